@@ -1,0 +1,97 @@
+// Bare C++ harness: the same libwhisper/libparakeet and WAV front end as the
+// addon, the same parameters, no Node. Benchmarks divide the addon's time by
+// this one's. Prints one JSON line per run.
+// Usage: stt-harness <whisper|parakeet> <model> <wav> <threads> <runs> [max_tokens] [audio_ctx]
+#include <whisper.h>
+#include <parakeet.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "resampler.h"
+#include "wav_decoder.h"
+
+namespace {
+
+void quiet(ggml_log_level, const char*, void*) {}
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 6) {
+    std::fprintf(stderr, "usage: %s <whisper|parakeet> <model> <wav> <threads> <runs> [max_tokens] [audio_ctx]\n", argv[0]);
+    return 2;
+  }
+  const std::string family = argv[1];
+  const int threads = std::stoi(argv[4]);
+  const int runs = std::stoi(argv[5]);
+  const int max_tokens = argc > 6 ? std::stoi(argv[6]) : 0;
+  const int audio_ctx = argc > 7 ? std::stoi(argv[7]) : 0;
+  whisper_log_set(quiet, nullptr);
+  parakeet_log_set(quiet, nullptr);
+  ggml_log_set(quiet, nullptr);
+
+  std::ifstream file(argv[3], std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  stt::DecodedWav wav = stt::decode_wav(bytes.data(), bytes.size());
+  std::vector<float> pcm = stt::Resampler::resample(wav.mono, wav.info.sample_rate, 16000);
+
+  const double t_load = now_ms();
+  if (family == "whisper") {
+    whisper_context_params cp = whisper_context_default_params();
+    cp.use_gpu = false;
+    cp.flash_attn = true;
+    whisper_context* ctx = whisper_init_from_file_with_params_no_state(argv[2], cp);
+    if (!ctx) return 1;
+    whisper_state* state = whisper_init_state(ctx);
+    std::printf("{\"event\":\"loaded\",\"ms\":%.3f}\n", now_ms() - t_load);
+    for (int r = 0; r < runs; ++r) {
+      whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+      p.n_threads = threads;
+      p.print_progress = false;
+      p.print_realtime = false;
+      p.print_timestamps = false;
+      p.language = "en";
+      p.temperature_inc = 0.0f;
+      p.max_tokens = max_tokens;
+      p.audio_ctx = audio_ctx;
+      whisper_reset_timings(ctx);
+      const double t0 = now_ms();
+      if (whisper_full_with_state(ctx, state, p, pcm.data(), static_cast<int>(pcm.size())) != 0) return 1;
+      const double total = now_ms() - t0;
+      int n_tokens = 0;
+      for (int i = 0; i < whisper_full_n_segments_from_state(state); ++i) n_tokens += whisper_full_n_tokens_from_state(state, i);
+      std::printf("{\"event\":\"run\",\"ms\":%.3f,\"tokens\":%d}\n", total, n_tokens);
+    }
+    whisper_free_state(state);
+    whisper_free(ctx);
+  } else {
+    parakeet_context_params cp = parakeet_context_default_params();
+    cp.use_gpu = false;
+    parakeet_context* ctx = parakeet_init_from_file_with_params_no_state(argv[2], cp);
+    if (!ctx) return 1;
+    parakeet_state* state = parakeet_init_state(ctx);
+    std::printf("{\"event\":\"loaded\",\"ms\":%.3f}\n", now_ms() - t_load);
+    for (int r = 0; r < runs; ++r) {
+      parakeet_full_params p = parakeet_full_default_params(PARAKEET_SAMPLING_GREEDY);
+      p.n_threads = threads;
+      const double t0 = now_ms();
+      if (parakeet_full_with_state(ctx, state, p, pcm.data(), static_cast<int>(pcm.size())) != 0) return 1;
+      const double total = now_ms() - t0;
+      int n_tokens = 0;
+      for (int i = 0; i < parakeet_full_n_segments_from_state(state); ++i) n_tokens += parakeet_full_n_tokens_from_state(state, i);
+      std::printf("{\"event\":\"run\",\"ms\":%.3f,\"tokens\":%d}\n", total, n_tokens);
+    }
+    parakeet_free_state(state);
+    parakeet_free(ctx);
+  }
+  return 0;
+}

@@ -1,0 +1,40 @@
+// Module entry: registers the surface declared in src/native/index.ts.
+#include <whisper.h>
+
+#include <mutex>
+
+#include "bindings.h"
+
+namespace stt {
+namespace {
+
+Napi::Value system_info(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), whisper_print_system_info());
+}
+
+}  // namespace
+
+Napi::Object init(Napi::Env env, Napi::Object exports) {
+  static std::once_flag log_once;
+  std::call_once(log_once, install_log_bridge);
+
+  auto* data = new AddonData();
+  Napi::Function model = define_model(env);
+  data->model_constructor = Napi::Persistent(model);
+  env.SetInstanceData<AddonData>(data);  // deleted by N-API when this environment goes away
+
+  exports.Set("Model", model);
+  exports.Set("AbortFlag", define_abort_flag(env));
+  exports.Set("loadModel", Napi::Function::New(env, load_model, "loadModel"));
+  exports.Set("decodeWav", Napi::Function::New(env, decode_wav, "decodeWav"));
+  exports.Set("setLogHandler", Napi::Function::New(env, set_log_handler, "setLogHandler"));
+  exports.Set("systemInfo", Napi::Function::New(env, system_info, "systemInfo"));
+  exports.Set("whisperVersion", Napi::String::New(env, whisper_version()));
+  return exports;
+}
+
+}  // namespace stt
+
+static Napi::Object Init(Napi::Env env, Napi::Object exports) { return stt::init(env, exports); }
+
+NODE_API_MODULE(stt_native, Init)

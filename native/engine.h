@@ -1,0 +1,111 @@
+// What a loaded model can do, independent of its family. The N-API layer
+// converts JS values to these plain structs on the main thread; engines run
+// on libuv worker threads and never touch N-API.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace stt {
+
+using AbortFlag = std::shared_ptr<std::atomic<bool>>;
+
+struct TranscribeOptions {
+  std::string language;  // empty: detect (Whisper)
+  bool translate = false;
+  std::string prompt;
+  float temperature = 0.0f;
+  bool temperature_fallback = true;  // whisper.cpp's +0.2 retries on low-confidence windows
+  int threads = 1;
+  bool word_timestamps = false;
+  int max_tokens = 0;  // per segment; 0 = the model's own limit
+  int audio_ctx = 0;   // 0 = the full 30-s window; smaller trades accuracy for speed on short clips
+  AbortFlag abort;
+};
+
+struct Word {
+  double start = 0, end = 0;
+  std::string text;
+  float probability = 0;
+};
+
+struct Segment {
+  double start = 0, end = 0;
+  std::string text;
+  std::vector<int> tokens;
+  float avg_logprob = 0;
+  float no_speech_prob = 0;
+  std::vector<Word> words;
+};
+
+struct TranscribeResult {
+  std::string text;
+  std::string language;
+  double duration = 0;
+  std::vector<Segment> segments;
+};
+
+struct EngineStats {
+  size_t states_created = 0;
+  size_t states_idle = 0;
+  size_t jobs_running = 0;
+};
+
+// Thrown when a job stops because its abort flag was set.
+class AbortedError : public std::runtime_error {
+ public:
+  AbortedError() : std::runtime_error("transcription aborted") {}
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual const char* family() const = 0;
+  virtual TranscribeResult transcribe(const float* pcm, size_t n_samples, const TranscribeOptions& options) = 0;
+  virtual EngineStats stats() const = 0;
+
+  // Sets the abort flag of every job in flight (used by dispose()).
+  void abort_all() {
+    std::lock_guard<std::mutex> lock(jobs_mutex_);
+    for (auto* flag : jobs_) flag->store(true);
+  }
+
+ protected:
+  // Registers a job's flag for abort_all() while the job runs.
+  class JobScope {
+   public:
+    JobScope(Engine& engine, std::atomic<bool>* flag) : engine_(engine), flag_(flag) {
+      std::lock_guard<std::mutex> lock(engine_.jobs_mutex_);
+      engine_.jobs_.insert(flag_);
+    }
+    ~JobScope() {
+      std::lock_guard<std::mutex> lock(engine_.jobs_mutex_);
+      engine_.jobs_.erase(flag_);
+    }
+    JobScope(const JobScope&) = delete;
+    JobScope& operator=(const JobScope&) = delete;
+
+   private:
+    Engine& engine_;
+    std::atomic<bool>* flag_;
+  };
+
+  size_t running_jobs() const {
+    std::lock_guard<std::mutex> lock(jobs_mutex_);
+    return jobs_.size();
+  }
+
+ private:
+  mutable std::mutex jobs_mutex_;
+  std::set<std::atomic<bool>*> jobs_;
+};
+
+std::unique_ptr<Engine> load_whisper_engine(const std::string& path);
+std::unique_ptr<Engine> load_parakeet_engine(const std::string& path);
+
+}  // namespace stt

@@ -1,0 +1,251 @@
+// Model: the JS object for one loaded model. Loading and transcription run as
+// AsyncWorkers; every worker holds its own reference to the engine, so
+// dispose() while jobs run only aborts them and the engine is freed after the
+// last one finishes.
+#include <memory>
+
+#include "bindings.h"
+
+namespace stt {
+namespace {
+
+struct Loaded {
+  std::shared_ptr<Engine> engine;
+  int64_t external_bytes;
+};
+
+std::string get_string(const Napi::Object& o, const char* key, const std::string& fallback = "") {
+  Napi::Value v = o.Get(key);
+  return v.IsString() ? v.As<Napi::String>().Utf8Value() : fallback;
+}
+bool get_bool(const Napi::Object& o, const char* key, bool fallback) {
+  Napi::Value v = o.Get(key);
+  return v.IsBoolean() ? v.As<Napi::Boolean>().Value() : fallback;
+}
+double get_number(const Napi::Object& o, const char* key, double fallback) {
+  Napi::Value v = o.Get(key);
+  return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : fallback;
+}
+
+TranscribeOptions options_from(const Napi::Object& o) {
+  TranscribeOptions t;
+  t.language = get_string(o, "language");
+  t.translate = get_bool(o, "translate", false);
+  t.prompt = get_string(o, "prompt");
+  t.temperature = static_cast<float>(get_number(o, "temperature", 0.0));
+  t.temperature_fallback = get_bool(o, "temperatureFallback", true);
+  t.threads = static_cast<int>(get_number(o, "threads", 1));
+  t.word_timestamps = get_bool(o, "wordTimestamps", false);
+  t.max_tokens = static_cast<int>(get_number(o, "maxTokens", 0));
+  t.audio_ctx = static_cast<int>(get_number(o, "audioCtx", 0));
+  return t;
+}
+
+Napi::Object result_to_js(Napi::Env env, const TranscribeResult& r) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("text", r.text);
+  out.Set("language", r.language);
+  out.Set("duration", r.duration);
+  Napi::Array segments = Napi::Array::New(env, r.segments.size());
+  for (size_t i = 0; i < r.segments.size(); ++i) {
+    const Segment& s = r.segments[i];
+    Napi::Object seg = Napi::Object::New(env);
+    seg.Set("start", s.start);
+    seg.Set("end", s.end);
+    seg.Set("text", s.text);
+    Napi::Array tokens = Napi::Array::New(env, s.tokens.size());
+    for (size_t j = 0; j < s.tokens.size(); ++j) tokens.Set(static_cast<uint32_t>(j), s.tokens[j]);
+    seg.Set("tokens", tokens);
+    seg.Set("avgLogprob", s.avg_logprob);
+    seg.Set("noSpeechProb", s.no_speech_prob);
+    if (!s.words.empty()) {
+      Napi::Array words = Napi::Array::New(env, s.words.size());
+      for (size_t j = 0; j < s.words.size(); ++j) {
+        Napi::Object w = Napi::Object::New(env);
+        w.Set("word", s.words[j].text);
+        w.Set("start", s.words[j].start);
+        w.Set("end", s.words[j].end);
+        w.Set("probability", s.words[j].probability);
+        words.Set(static_cast<uint32_t>(j), w);
+      }
+      seg.Set("words", words);
+    }
+    segments.Set(static_cast<uint32_t>(i), seg);
+  }
+  out.Set("segments", segments);
+  return out;
+}
+
+Napi::Error coded_error(Napi::Env env, const std::string& message, const char* code) {
+  Napi::Error e = Napi::Error::New(env, message);
+  e.Set("code", code);
+  return e;
+}
+
+class ModelWrap : public Napi::ObjectWrap<ModelWrap> {
+ public:
+  explicit ModelWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ModelWrap>(info) {
+    if (info.Length() < 1 || !info[0].IsExternal()) {
+      throw Napi::TypeError::New(info.Env(), "Model objects are created by loadModel()");
+    }
+    std::unique_ptr<Loaded> loaded(info[0].As<Napi::External<Loaded>>().Data());
+    engine_ = loaded->engine;
+    external_bytes_ = loaded->external_bytes;
+    Napi::MemoryManagement::AdjustExternalMemory(info.Env(), external_bytes_);
+  }
+
+  ~ModelWrap() override { release(); }
+
+  Napi::Value transcribe(const Napi::CallbackInfo& info);
+
+  Napi::Value dispose(const Napi::CallbackInfo& info) {
+    if (engine_) engine_->abort_all();
+    release();
+    return info.Env().Undefined();
+  }
+
+  Napi::Value family(const Napi::CallbackInfo& info) {
+    return engine_ ? Napi::String::New(info.Env(), engine_->family()) : info.Env().Null();
+  }
+
+  Napi::Value stats(const Napi::CallbackInfo& info) {
+    Napi::Object out = Napi::Object::New(info.Env());
+    const EngineStats s = engine_ ? engine_->stats() : EngineStats{};
+    out.Set("statesCreated", static_cast<double>(s.states_created));
+    out.Set("statesIdle", static_cast<double>(s.states_idle));
+    out.Set("jobsRunning", static_cast<double>(s.jobs_running));
+    out.Set("disposed", !engine_);
+    return out;
+  }
+
+ private:
+  void release() {
+    if (!engine_) return;
+    engine_.reset();
+    // Finalizers may run during environment teardown, where adjusting is pointless but harmless.
+    Napi::MemoryManagement::AdjustExternalMemory(Env(), -external_bytes_);
+  }
+
+  std::shared_ptr<Engine> engine_;
+  int64_t external_bytes_ = 0;
+};
+
+class TranscribeWorker : public Napi::AsyncWorker {
+ public:
+  TranscribeWorker(Napi::Env env, std::shared_ptr<Engine> engine, Napi::Float32Array pcm, TranscribeOptions options)
+      : Napi::AsyncWorker(env, "stt:transcribe"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        engine_(std::move(engine)),
+        pcm_ref_(Napi::Persistent(pcm)),
+        pcm_(pcm.Data()),
+        n_samples_(pcm.ElementLength()),
+        options_(std::move(options)) {}
+
+  Napi::Promise promise() { return deferred_.Promise(); }
+
+  void Execute() override {
+    try {
+      result_ = engine_->transcribe(pcm_, n_samples_, options_);
+    } catch (const AbortedError& e) {
+      code_ = "aborted";
+      SetError(e.what());
+    } catch (const std::exception& e) {
+      code_ = "runtime_error";
+      SetError(e.what());
+    }
+    engine_.reset();  // the last job of a disposed model frees it here, off the main thread
+  }
+
+  void OnOK() override { deferred_.Resolve(result_to_js(Env(), result_)); }
+  void OnError(const Napi::Error& error) override {
+    deferred_.Reject(coded_error(Env(), error.Message(), code_.c_str()).Value());
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::shared_ptr<Engine> engine_;
+  Napi::Reference<Napi::Float32Array> pcm_ref_;  // zero-copy: the samples stay in the JS buffer
+  const float* pcm_;
+  size_t n_samples_;
+  TranscribeOptions options_;
+  TranscribeResult result_;
+  std::string code_;
+};
+
+Napi::Value ModelWrap::transcribe(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!engine_) throw coded_error(env, "model has been disposed", "disposed");
+  if (info.Length() < 1 || !info[0].IsTypedArray() ||
+      info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) {
+    throw Napi::TypeError::New(env, "transcribe expects a Float32Array of 16 kHz mono samples");
+  }
+  TranscribeOptions options = info.Length() > 1 && info[1].IsObject() ? options_from(info[1].As<Napi::Object>())
+                                                                      : TranscribeOptions{};
+  options.abort = abort_flag_of(info.Length() > 2 ? info[2] : env.Undefined());
+  auto* worker = new TranscribeWorker(env, engine_, info[0].As<Napi::Float32Array>(), std::move(options));
+  Napi::Promise promise = worker->promise();
+  worker->Queue();
+  return promise;
+}
+
+class LoadModelWorker : public Napi::AsyncWorker {
+ public:
+  LoadModelWorker(Napi::Env env, std::string path, std::string family, int64_t bytes)
+      : Napi::AsyncWorker(env, "stt:loadModel"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        path_(std::move(path)),
+        family_(std::move(family)),
+        bytes_(bytes) {}
+
+  Napi::Promise promise() { return deferred_.Promise(); }
+
+  void Execute() override {
+    try {
+      engine_ = family_ == "parakeet" ? load_parakeet_engine(path_) : load_whisper_engine(path_);
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    auto* loaded = new Loaded{std::move(engine_), bytes_};
+    Napi::FunctionReference& ctor = env.GetInstanceData<AddonData>()->model_constructor;
+    deferred_.Resolve(ctor.New({Napi::External<Loaded>::New(env, loaded)}));
+  }
+  void OnError(const Napi::Error& error) override {
+    deferred_.Reject(coded_error(Env(), error.Message(), "model_load_failed").Value());
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::string path_, family_;
+  int64_t bytes_;
+  std::shared_ptr<Engine> engine_;
+};
+
+}  // namespace
+
+Napi::Function define_model(Napi::Env env) {
+  return ModelWrap::DefineClass(env, "Model",
+                                {ModelWrap::InstanceMethod<&ModelWrap::transcribe>("transcribe"),
+                                 ModelWrap::InstanceMethod<&ModelWrap::dispose>("dispose"),
+                                 ModelWrap::InstanceMethod<&ModelWrap::stats>("stats"),
+                                 ModelWrap::InstanceAccessor<&ModelWrap::family>("family")});
+}
+
+// loadModel(path, family, externalBytes) -> Promise<Model>. The TS layer has
+// already checked the file's structure and read its family.
+Napi::Value load_model(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsString() || !info[1].IsString() || !info[2].IsNumber()) {
+    throw Napi::TypeError::New(env, "loadModel(path, family, externalBytes)");
+  }
+  auto* worker = new LoadModelWorker(env, info[0].As<Napi::String>().Utf8Value(), info[1].As<Napi::String>().Utf8Value(),
+                                     info[2].As<Napi::Number>().Int64Value());
+  Napi::Promise promise = worker->promise();
+  worker->Queue();
+  return promise;
+}
+
+}  // namespace stt

@@ -1,0 +1,116 @@
+// Whisper through whisper.cpp: one context without state, a pool of states.
+#include <whisper.h>
+
+#include <cmath>
+#include <memory>
+
+#include "engine.h"
+#include "state_pool.h"
+
+namespace stt {
+namespace {
+
+bool abort_requested(void* flag) { return static_cast<std::atomic<bool>*>(flag)->load(); }
+bool encoder_may_begin(whisper_context*, whisper_state*, void* flag) { return !abort_requested(flag); }
+
+// whisper.cpp times are in 10 ms units.
+double seconds(int64_t t) { return static_cast<double>(t) / 100.0; }
+
+class WhisperEngine : public Engine {
+ public:
+  explicit WhisperEngine(whisper_context* ctx)
+      : ctx_(ctx, whisper_free),
+        pool_([ctx] { return whisper_init_state(ctx); }, [](whisper_state* s) { whisper_free_state(s); }) {}
+
+  const char* family() const override { return "whisper"; }
+
+  EngineStats stats() const override { return {pool_.created(), pool_.idle(), running_jobs()}; }
+
+  TranscribeResult transcribe(const float* pcm, size_t n_samples, const TranscribeOptions& o) override {
+    std::atomic<bool>* flag = o.abort.get();
+    JobScope job(*this, flag);
+    if (flag->load()) throw AbortedError();
+    typename StatePool<whisper_state>::Lease lease(pool_, pool_.acquire());
+    whisper_state* state = lease.get();
+
+    whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+    p.n_threads = o.threads;
+    p.print_progress = false;
+    p.print_realtime = false;
+    p.print_timestamps = false;
+    p.print_special = false;
+    p.translate = o.translate;
+    p.language = o.language.empty() ? "auto" : o.language.c_str();
+    p.initial_prompt = o.prompt.empty() ? nullptr : o.prompt.c_str();
+    p.temperature = o.temperature;
+    if (!o.temperature_fallback) p.temperature_inc = 0.0f;
+    p.token_timestamps = o.word_timestamps;
+    p.max_tokens = o.max_tokens;
+    p.audio_ctx = o.audio_ctx;
+    p.abort_callback = abort_requested;
+    p.abort_callback_user_data = flag;
+    p.encoder_begin_callback = encoder_may_begin;
+    p.encoder_begin_callback_user_data = flag;
+
+    const int rc = whisper_full_with_state(ctx_.get(), state, p, pcm, static_cast<int>(n_samples));
+    if (flag->load()) throw AbortedError();
+    if (rc != 0) throw std::runtime_error("whisper inference failed (code " + std::to_string(rc) + ")");
+
+    TranscribeResult result;
+    result.duration = static_cast<double>(n_samples) / WHISPER_SAMPLE_RATE;
+    const int lang_id = whisper_full_lang_id_from_state(state);
+    result.language = lang_id >= 0 ? whisper_lang_str(lang_id) : o.language;
+    const whisper_token eot = whisper_token_eot(ctx_.get());
+
+    const int n_segments = whisper_full_n_segments_from_state(state);
+    for (int i = 0; i < n_segments; ++i) {
+      Segment seg;
+      seg.start = seconds(whisper_full_get_segment_t0_from_state(state, i));
+      seg.end = seconds(whisper_full_get_segment_t1_from_state(state, i));
+      seg.text = whisper_full_get_segment_text_from_state(state, i);
+      seg.no_speech_prob = whisper_full_get_segment_no_speech_prob_from_state(state, i);
+      double logprob_sum = 0;
+      const int n_tokens = whisper_full_n_tokens_from_state(state, i);
+      for (int j = 0; j < n_tokens; ++j) {
+        const whisper_token_data td = whisper_full_get_token_data_from_state(state, i, j);
+        if (td.id >= eot) continue;  // timestamps and other special tokens
+        seg.tokens.push_back(td.id);
+        logprob_sum += td.plog;
+        if (!o.word_timestamps) continue;
+        const char* piece = whisper_token_to_str(ctx_.get(), td.id);
+        const bool starts_word = seg.words.empty() || piece[0] == ' ';
+        if (starts_word) seg.words.push_back(Word{seconds(td.t0), seconds(td.t1), piece, td.p});
+        else {
+          Word& w = seg.words.back();
+          w.text += piece;
+          w.end = seconds(td.t1);
+          w.probability = std::min(w.probability, td.p);
+        }
+      }
+      seg.avg_logprob = seg.tokens.empty() ? 0.0f : static_cast<float>(logprob_sum / seg.tokens.size());
+      for (Word& w : seg.words) {
+        if (!w.text.empty() && w.text[0] == ' ') w.text.erase(0, 1);
+      }
+      result.text += seg.text;
+      result.segments.push_back(std::move(seg));
+    }
+    return result;
+  }
+
+ private:
+  std::unique_ptr<whisper_context, void (*)(whisper_context*)> ctx_;
+  StatePool<whisper_state> pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> load_whisper_engine(const std::string& path) {
+  whisper_context_params cp = whisper_context_default_params();
+  cp.use_gpu = false;
+  cp.flash_attn = true;  // whisper-cli's default, so parity and benchmarks compare like with like
+  whisper_context* ctx = whisper_init_from_file_with_params_no_state(path.c_str(), cp);
+  if (!ctx) throw std::runtime_error("whisper.cpp could not load the model file");
+  return std::make_unique<WhisperEngine>(ctx);
+}
+
+}  // namespace stt
