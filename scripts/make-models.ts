@@ -1,0 +1,205 @@
+// Generates loadable Whisper models with random weights from the fixture
+// headers in ../shared/fixtures/models (real vocabulary and mel filters).
+// Compute cost depends on shapes, not values, so the exact base/small shapes
+// serve benchmarks; the micro shape keeps tests fast.
+// Usage: tsx scripts/make-models.ts [--out DIR] [name ...]   (default: the test set)
+import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import path from 'node:path';
+import { GGML_QNT_VERSION_FACTOR } from '../src/native/ggml-types';
+
+export const FIXTURES = path.resolve(__dirname, '..', '..', 'shared', 'fixtures', 'models');
+export const SYNTHETIC_DIR = path.resolve(__dirname, '..', 'models', 'synthetic');
+
+type Quant = 'f16' | 'q8_0';
+interface Shape {
+  header: string;
+  quant: Quant;
+  /** Overrides of the header's hyper-parameters (micro shapes for tests). */
+  state?: number;
+  heads?: number;
+  layers?: number;
+}
+
+export const SHAPES: Record<string, Shape> = {
+  'micro-f16': { header: 'for-tests-ggml-tiny.bin', quant: 'f16', state: 64, heads: 2, layers: 1 },
+  'tiny-f16': { header: 'for-tests-ggml-tiny.bin', quant: 'f16' },
+  'base-f16': { header: 'for-tests-ggml-base.bin', quant: 'f16' },
+  'base-q8_0': { header: 'for-tests-ggml-base.bin', quant: 'q8_0' },
+  'small-f16': { header: 'for-tests-ggml-small.bin', quant: 'f16' },
+  'small-q8_0': { header: 'for-tests-ggml-small.bin', quant: 'q8_0' },
+};
+export const TEST_SET = ['micro-f16'];
+
+const TYPE_F32 = 0;
+const TYPE_F16 = 1;
+const TYPE_Q8_0 = 8;
+const FTYPE = { f16: 1, q8_0: 7 };
+
+/** xorshift32: deterministic, so a model of a given name is always the same file. */
+class Rng {
+  constructor(private s: number) {}
+  next(): number {
+    let x = this.s;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    this.s = x >>> 0;
+    return this.s / 4294967296;
+  }
+  uniform(scale: number): number {
+    return (this.next() * 2 - 1) * scale;
+  }
+}
+
+const halfScratch = new Float32Array(1);
+const halfBits = new Uint32Array(halfScratch.buffer);
+function toHalf(v: number): number {
+  halfScratch[0] = v;
+  const u = halfBits[0];
+  const sign = (u >>> 16) & 0x8000;
+  const exp = ((u >>> 23) & 0xff) - 127 + 15;
+  const mant = u & 0x7fffff;
+  if (exp <= 0) return sign;
+  if (exp >= 31) return sign | 0x7c00;
+  return sign | (exp << 10) | (mant >>> 13);
+}
+
+interface Tensor {
+  name: string;
+  dims: number[]; // ggml order: ne[0] first
+  type: number;
+  fill: 'random' | 'ones' | 'zeros';
+}
+
+function whisperTensors(h: Record<string, number>, wtype: number): Tensor[] {
+  const s = h.n_audio_state;
+  const t: Tensor[] = [];
+  const add = (name: string, dims: number[], type: number, fill: Tensor['fill'] = 'random') => t.push({ name, dims, type, fill });
+  const convType = wtype === TYPE_F32 ? TYPE_F32 : TYPE_F16;
+  add('encoder.positional_embedding', [s, h.n_audio_ctx], TYPE_F32);
+  add('encoder.conv1.weight', [3, h.n_mels, s], convType);
+  add('encoder.conv1.bias', [1, s], TYPE_F32, 'zeros');
+  add('encoder.conv2.weight', [3, s, s], convType);
+  add('encoder.conv2.bias', [1, s], TYPE_F32, 'zeros');
+  add('encoder.ln_post.weight', [s], TYPE_F32, 'ones');
+  add('encoder.ln_post.bias', [s], TYPE_F32, 'zeros');
+  const block = (prefix: string, cross: boolean) => {
+    add(`${prefix}.mlp_ln.weight`, [s], TYPE_F32, 'ones');
+    add(`${prefix}.mlp_ln.bias`, [s], TYPE_F32, 'zeros');
+    add(`${prefix}.mlp.0.weight`, [s, 4 * s], wtype);
+    add(`${prefix}.mlp.0.bias`, [4 * s], TYPE_F32, 'zeros');
+    add(`${prefix}.mlp.2.weight`, [4 * s, s], wtype);
+    add(`${prefix}.mlp.2.bias`, [s], TYPE_F32, 'zeros');
+    const attn = (a: string) => {
+      add(`${prefix}.${a}_ln.weight`, [s], TYPE_F32, 'ones');
+      add(`${prefix}.${a}_ln.bias`, [s], TYPE_F32, 'zeros');
+      add(`${prefix}.${a}.query.weight`, [s, s], wtype);
+      add(`${prefix}.${a}.query.bias`, [s], TYPE_F32, 'zeros');
+      add(`${prefix}.${a}.key.weight`, [s, s], wtype);
+      add(`${prefix}.${a}.value.weight`, [s, s], wtype);
+      add(`${prefix}.${a}.value.bias`, [s], TYPE_F32, 'zeros');
+      add(`${prefix}.${a}.out.weight`, [s, s], wtype);
+      add(`${prefix}.${a}.out.bias`, [s], TYPE_F32, 'zeros');
+    };
+    attn('attn');
+    if (cross) attn('cross_attn');
+  };
+  for (let i = 0; i < h.n_audio_layer; i++) block(`encoder.blocks.${i}`, false);
+  add('decoder.positional_embedding', [s, h.n_text_ctx], TYPE_F32);
+  add('decoder.token_embedding.weight', [s, h.n_vocab], wtype);
+  add('decoder.ln.weight', [s], TYPE_F32, 'ones');
+  add('decoder.ln.bias', [s], TYPE_F32, 'zeros');
+  for (let i = 0; i < h.n_text_layer; i++) block(`decoder.blocks.${i}`, true);
+  return t;
+}
+
+function tensorData(t: Tensor, rng: Rng): Buffer {
+  const n = t.dims.reduce((a, b) => a * b, 1);
+  const value = t.fill === 'ones' ? 1 : 0;
+  if (t.type === TYPE_F32) {
+    const out = new Float32Array(n);
+    for (let i = 0; i < n; i++) out[i] = t.fill === 'random' ? rng.uniform(0.05) : value;
+    return Buffer.from(out.buffer);
+  }
+  if (t.type === TYPE_F16) {
+    const out = new Uint16Array(n);
+    for (let i = 0; i < n; i++) out[i] = toHalf(t.fill === 'random' ? rng.uniform(0.05) : value);
+    return Buffer.from(out.buffer);
+  }
+  // q8_0: blocks of an f16 scale and 32 signed bytes.
+  const blocks = n / 32;
+  const out = Buffer.alloc(blocks * 34);
+  const scale = toHalf(0.05 / 127);
+  for (let b = 0; b < blocks; b++) {
+    out.writeUInt16LE(scale, b * 34);
+    for (let i = 0; i < 32; i++) out.writeInt8(Math.round(rng.uniform(127)), b * 34 + 2 + i);
+  }
+  return out;
+}
+
+async function write(stream: NodeJS.WritableStream, chunk: Buffer): Promise<void> {
+  if (!stream.write(chunk)) await new Promise((resolve) => stream.once('drain', resolve));
+}
+
+export async function makeWhisperModel(name: string, outDir = SYNTHETIC_DIR): Promise<string> {
+  const shape = SHAPES[name];
+  if (!shape) throw new Error(`unknown synthetic model ${name}; known: ${Object.keys(SHAPES).join(', ')}`);
+  const file = path.join(outDir, `synthetic-${name}.bin`);
+  if (existsSync(file)) return file;
+  mkdirSync(outDir, { recursive: true });
+
+  const src = readFileSync(path.join(FIXTURES, shape.header));
+  const names = ['n_vocab', 'n_audio_ctx', 'n_audio_state', 'n_audio_head', 'n_audio_layer', 'n_text_ctx',
+    'n_text_state', 'n_text_head', 'n_text_layer', 'n_mels', 'ftype'];
+  const h: Record<string, number> = {};
+  names.forEach((k, i) => (h[k] = src.readInt32LE(4 + i * 4)));
+  if (shape.state) h.n_audio_state = h.n_text_state = shape.state;
+  if (shape.heads) h.n_audio_head = h.n_text_head = shape.heads;
+  if (shape.layers) h.n_audio_layer = h.n_text_layer = shape.layers;
+  h.ftype = FTYPE[shape.quant] + (shape.quant === 'q8_0' ? 2 * GGML_QNT_VERSION_FACTOR : 0);
+
+  // The fixture holds magic, hparams, mel filters and vocabulary, and no tensors.
+  const header = Buffer.from(src);
+  names.forEach((k, i) => header.writeInt32LE(h[k], 4 + i * 4));
+
+  const tmp = `${file}.tmp-${process.pid}`;
+  const out = createWriteStream(tmp);
+  await write(out, header);
+  const rng = new Rng(0x5eed ^ name.length);
+  const wtype = shape.quant === 'q8_0' ? TYPE_Q8_0 : TYPE_F16;
+  for (const t of whisperTensors(h, wtype)) {
+    const nameBytes = Buffer.from(t.name);
+    const rec = Buffer.alloc(12 + 4 * t.dims.length);
+    rec.writeInt32LE(t.dims.length, 0);
+    rec.writeInt32LE(nameBytes.length, 4);
+    rec.writeInt32LE(t.type, 8);
+    t.dims.forEach((d, i) => rec.writeInt32LE(d, 12 + 4 * i));
+    await write(out, rec);
+    await write(out, nameBytes);
+    await write(out, tensorData(t, rng));
+  }
+  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  renameSync(tmp, file);
+  return file;
+}
+
+/** The tiny random Parakeet fixture is already a complete model. */
+export const PARAKEET_FIXTURE = path.join(FIXTURES, 'for-tests-ggml-parakeet-tdt.bin');
+
+if (require.main === module) {
+  const args = process.argv.slice(2);
+  const outAt = args.indexOf('--out');
+  const outDir = outAt >= 0 ? path.resolve(args[outAt + 1]) : SYNTHETIC_DIR;
+  const wanted = args.filter((a, i) => !a.startsWith('--') && (outAt < 0 || i !== outAt + 1));
+  const list = wanted.includes('all') ? Object.keys(SHAPES) : wanted.length ? wanted : TEST_SET;
+  (async () => {
+    for (const name of list) {
+      const started = Date.now();
+      const file = await makeWhisperModel(name, outDir);
+      console.log(`${name}: ${file} (${Date.now() - started} ms)`);
+    }
+  })().catch((err) => {
+    console.error(err.message);
+    process.exit(1);
+  });
+}

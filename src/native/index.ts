@@ -1,0 +1,210 @@
+// The native addon's whole surface, typed. Loads the binary through
+// node-gyp-build (a matching prebuild first, then build/Release) and wraps it
+// so callers get validated options, AbortSignal support and typed errors.
+import path from 'node:path';
+import { existsSync } from 'node:fs';
+import { inspectModelFile, ModelFileError, type ModelFamily, type ModelFileInfo } from './model-file';
+
+export { ModelFileError, inspectModelFile, type ModelFamily, type ModelFileInfo };
+
+export interface DecodedAudio {
+  /** 16 kHz mono samples. */
+  pcm: Float32Array;
+  sampleRate: number;
+  channels: number;
+  bitsPerSample: number;
+  sampleFormat: 'pcm_u8' | 'pcm_s16' | 'pcm_s24' | 'pcm_s32' | 'float32' | 'float64' | 'alaw' | 'mulaw';
+  extensible: boolean;
+  durationSeconds: number;
+}
+
+export type WavErrorCode =
+  | 'not_riff_wave'
+  | 'truncated_header'
+  | 'unsupported_codec'
+  | 'unsupported_sample_rate'
+  | 'invalid_format'
+  | 'no_samples'
+  | 'size_out_of_bounds';
+
+export interface WavError extends Error {
+  name: 'WavError';
+  code: WavErrorCode;
+}
+
+export interface TranscribeOptions {
+  /** ISO-639-1 code; omitted means detect (Whisper). */
+  language?: string;
+  translate?: boolean;
+  prompt?: string;
+  temperature?: number;
+  /** whisper.cpp's +0.2 temperature retries on low-confidence windows (default true). */
+  temperatureFallback?: boolean;
+  threads?: number;
+  wordTimestamps?: boolean;
+  /** Tokens per segment; 0 = the model's own limit. */
+  maxTokens?: number;
+  /** Encoder window in frames (1500 = 30 s); 0 = full. Shrinking it speeds up short clips at an accuracy cost. */
+  audioCtx?: number;
+  signal?: AbortSignal;
+}
+
+export interface Word {
+  word: string;
+  start: number;
+  end: number;
+  probability: number;
+}
+
+export interface Segment {
+  start: number;
+  end: number;
+  text: string;
+  tokens: number[];
+  avgLogprob: number;
+  noSpeechProb: number;
+  words?: Word[];
+}
+
+export interface Transcription {
+  text: string;
+  language: string;
+  duration: number;
+  segments: Segment[];
+}
+
+export interface ModelStats {
+  statesCreated: number;
+  statesIdle: number;
+  jobsRunning: number;
+  disposed: boolean;
+}
+
+/** Rejection of transcribe(): `aborted`, `disposed` or `runtime_error`. */
+export interface TranscribeError extends Error {
+  code: 'aborted' | 'disposed' | 'runtime_error';
+}
+
+interface NativeModel {
+  readonly family: ModelFamily | null;
+  transcribe(pcm: Float32Array, options: object, flag?: NativeAbortFlag): Promise<Transcription>;
+  dispose(): void;
+  stats(): ModelStats;
+}
+
+interface NativeAbortFlag {
+  abort(): void;
+  readonly aborted: boolean;
+}
+
+interface NativeAddon {
+  loadModel(path: string, family: ModelFamily, externalBytes: number): Promise<NativeModel>;
+  decodeWav(bytes: Uint8Array): Promise<DecodedAudio>;
+  setLogHandler(handler: ((level: number, line: string) => void) | null): void;
+  systemInfo(): string;
+  whisperVersion: string;
+  AbortFlag: new () => NativeAbortFlag;
+}
+
+function packageRoot(): string {
+  let dir = __dirname;
+  while (!existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('stt-gateway: package root not found');
+    dir = parent;
+  }
+  return dir;
+}
+
+function loadAddon(): NativeAddon {
+  const root = packageRoot();
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('node-gyp-build')(root) as NativeAddon;
+  } catch (err) {
+    throw new Error(
+      'stt-gateway: the native addon is not built for this platform (' + process.platform + '-' + process.arch + '). ' +
+        'Run `npm run build:native` (needs g++, cmake and python3), or install a matching prebuild into prebuilds/. ' +
+        `Cause: ${(err as Error).message}`,
+    );
+  }
+}
+
+const addon = loadAddon();
+
+export const whisperVersion: string = addon.whisperVersion;
+export const systemInfo = (): string => addon.systemInfo();
+
+/** ggml levels: 1 debug, 2 info, 3 warn, 4 error, 5 continuation. */
+export function setLogHandler(handler: ((level: number, line: string) => void) | null): void {
+  addon.setLogHandler(handler);
+}
+
+/** Decodes a WAV file to 16 kHz mono float32. Rejects with a WavError carrying a stable code. */
+export function decodeWav(bytes: Uint8Array): Promise<DecodedAudio> {
+  return addon.decodeWav(bytes);
+}
+
+export class Model {
+  private constructor(
+    private readonly native: NativeModel,
+    readonly family: ModelFamily,
+    readonly file: ModelFileInfo,
+  ) {}
+
+  /** @internal */
+  static wrap(native: NativeModel, file: ModelFileInfo): Model {
+    return new Model(native, file.family, file);
+  }
+
+  transcribe(pcm: Float32Array, options: TranscribeOptions = {}): Promise<Transcription> {
+    const { signal, ...rest } = options;
+    if (!(pcm instanceof Float32Array)) throw new TypeError('pcm must be a Float32Array');
+    validateOptions(rest);
+    const flag = new addon.AbortFlag();
+    if (signal?.aborted) flag.abort();
+    const onAbort = (): void => flag.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    return this.native.transcribe(pcm, rest, flag).finally(() => signal?.removeEventListener('abort', onAbort));
+  }
+
+  stats(): ModelStats {
+    return this.native.stats();
+  }
+
+  /** Aborts jobs in flight and frees the model once the last of them has returned. */
+  dispose(): void {
+    this.native.dispose();
+  }
+}
+
+function validateOptions(o: Omit<TranscribeOptions, 'signal'>): void {
+  const intIn = (v: unknown, name: string, min: number, max: number): void => {
+    if (v === undefined) return;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+      throw new RangeError(`${name} must be an integer in ${min}..${max}`);
+    }
+  };
+  intIn(o.threads, 'threads', 1, 256);
+  intIn(o.maxTokens, 'maxTokens', 0, 100000);
+  intIn(o.audioCtx, 'audioCtx', 0, 100000);
+  if (o.temperature !== undefined && !(typeof o.temperature === 'number' && o.temperature >= 0 && o.temperature <= 1)) {
+    throw new RangeError('temperature must be a number in 0..1');
+  }
+  if (o.language !== undefined && !/^[a-z]{2,3}$/.test(o.language)) throw new RangeError('language must be an ISO-639-1 code');
+}
+
+export interface LoadModelOptions {
+  /** Rejects unless the file is of this family. */
+  family?: ModelFamily;
+}
+
+/** Checks the file's structure, then loads it on the thread pool. */
+export async function loadModel(file: string, options: LoadModelOptions = {}): Promise<Model> {
+  const info = await inspectModelFile(file);
+  if (options.family && info.family !== options.family) {
+    throw new ModelFileError('model_file_foreign', `expected a ${options.family} model, found ${info.family}`);
+  }
+  const native = await addon.loadModel(path.resolve(file), info.family, info.bytes);
+  return Model.wrap(native, info);
+}
