@@ -1,0 +1,170 @@
+// Loading, parity with whisper.cpp's own tools, concurrency, cancellation and
+// lifetime of the native Model.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { decodeWav, loadModel, type Transcription } from '../../src/native';
+import { AUDIO_DIR, BIN_DIR, ROOT, SHARED } from '../helpers/paths';
+import { microModel, tinyModel, PARAKEET_FIXTURE } from '../helpers/models';
+
+const run = promisify(execFile);
+const JFK = path.join(AUDIO_DIR, 'jfk.wav');
+const WHISPER_EOT = 50257; // multilingual vocabularies: ids from here on are special tokens
+const GREEDY = { threads: 2, language: 'en', temperatureFallback: false } as const;
+let micro: string;
+let tiny: string;
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'stt-model-'));
+
+before(async () => {
+  micro = await microModel();
+  tiny = await tinyModel();
+});
+
+const pcmOf = async (file: string) => (await decodeWav(readFileSync(file))).pcm;
+const tokensOf = (r: Transcription) => r.segments.flatMap((s) => s.tokens);
+
+test('loadModel reads the family from the file', async () => {
+  const w = await loadModel(micro);
+  assert.equal(w.family, 'whisper');
+  w.dispose();
+  const p = await loadModel(PARAKEET_FIXTURE);
+  assert.equal(p.family, 'parakeet');
+  p.dispose();
+});
+
+test('missing, truncated, corrupt, foreign and weightless files reject with clear codes', async () => {
+  const bytes = readFileSync(micro);
+  const truncated = path.join(tmp, 'truncated.bin');
+  writeFileSync(truncated, bytes.subarray(0, Math.floor(bytes.length / 2)));
+  const corrupt = path.join(tmp, 'corrupt.bin');
+  const bad = Buffer.from(bytes);
+  // The first tensor record (2 dims) ends with its name: give it rank 100.
+  const firstRecord = bad.indexOf('encoder.positional_embedding') - (12 + 2 * 4);
+  bad.writeInt32LE(100, firstRecord);
+  writeFileSync(corrupt, bad);
+  const cases: [string, string][] = [
+    [path.join(tmp, 'nope.bin'), 'model_file_missing'],
+    [truncated, 'model_file_truncated'],
+    [JFK, 'model_file_foreign'],
+    [path.join(SHARED, 'fixtures', 'models', 'for-tests-ggml-base.bin'), 'model_file_incomplete'],
+    [path.join(SHARED, 'fixtures', 'models', 'for-tests-silero-v6.2.0-ggml.bin'), 'model_file_foreign'],
+  ];
+  for (const [file, code] of cases) {
+    await assert.rejects(loadModel(file), (e: Error & { code?: string }) => e.code === code, `${path.basename(file)} -> ${code}`);
+  }
+  await assert.rejects(loadModel(corrupt), (e: Error & { code?: string }) => e.code === 'model_file_invalid');
+  const ok = await loadModel(micro); // still healthy
+  assert.equal(ok.family, 'whisper');
+  ok.dispose();
+});
+
+async function whisperCli(model: string, wav: string): Promise<{ tokens: number[]; text: string }> {
+  const out = path.join(tmp, `cli-${path.basename(model)}-${path.basename(wav)}`);
+  await run(path.join(BIN_DIR, 'whisper-cli'), ['-m', model, '-f', wav, '-t', '2', '-l', 'en', '-bs', '1', '-nf', '-ng', '-np', '-ojf', '-of', out]);
+  const json = JSON.parse(readFileSync(`${out}.json`, 'utf8'));
+  const segs = json.transcription as { text: string; tokens: { id: number }[] }[];
+  return { tokens: segs.flatMap((s) => s.tokens.map((t) => t.id).filter((id) => id < WHISPER_EOT)), text: segs.map((s) => s.text).join('') };
+}
+
+for (const [name, model] of [['micro', () => micro], ['tiny', () => tiny]] as const) {
+  test(`parity: ${name} Whisper model gives whisper-cli's tokens and text (greedy, en, 2 threads)`, async () => {
+    const m = await loadModel(model());
+    for (const wav of [JFK, path.join(AUDIO_DIR, 'pocketsphinx_testdata', 'librivox', 'sense_and_sensibility_01_austen_64kb-0870.wav')]) {
+      const ours = await m.transcribe(await pcmOf(wav), GREEDY);
+      const cli = await whisperCli(model(), wav);
+      assert.ok(cli.tokens.length > 0, 'the reference produced tokens');
+      assert.deepEqual(tokensOf(ours), cli.tokens, path.basename(wav));
+      assert.equal(ours.text, cli.text);
+    }
+    m.dispose();
+  });
+}
+
+test("parity: Parakeet model gives parakeet-cli's tokens and text", async () => {
+  const m = await loadModel(PARAKEET_FIXTURE);
+  const ours = await m.transcribe(await pcmOf(JFK), { threads: 2 });
+  const { stdout, stderr } = await run(path.join(BIN_DIR, 'parakeet-cli'), ['-m', PARAKEET_FIXTURE, '-t', '2', '-ng', '-ps', JFK]);
+  const ids = [...stderr.matchAll(/^\s*\[\s*\d+\] id=\s*(\d+)/gm)].map((x) => Number(x[1]));
+  assert.ok(ids.length > 0);
+  assert.deepEqual(tokensOf(ours), ids);
+  assert.equal(ours.text.trim(), stdout.trim());
+  m.dispose();
+});
+
+test('parallel transcriptions on one model equal the sequential results and reuse states', async () => {
+  const m = await loadModel(tiny);
+  const clips = await Promise.all([JFK, ...librivox(3)].map(pcmOf));
+  const opts = { ...GREEDY, threads: 1, maxTokens: 16 };
+  const sequential: Transcription[] = [];
+  for (const c of clips) sequential.push(await m.transcribe(c, opts));
+  assert.equal(m.stats().statesCreated, 1);
+  const parallel = await Promise.all(clips.map((c) => m.transcribe(c, opts)));
+  assert.deepEqual(parallel.map(tokensOf), sequential.map(tokensOf));
+  const created = m.stats().statesCreated;
+  assert.ok(created >= 2 && created <= clips.length);
+  await Promise.all(clips.map((c) => m.transcribe(c, opts)));
+  assert.equal(m.stats().statesCreated, created, 'a second burst reuses the pooled states');
+  m.dispose();
+});
+
+test('aborting one job leaves the others and later ones correct', async () => {
+  const m = await loadModel(tiny);
+  const [a, b] = await Promise.all([pcmOf(JFK), pcmOf(librivox(1)[0])]);
+  const opts = { ...GREEDY, threads: 1 };
+  const expectedB = await m.transcribe(b, opts);
+  const controller = new AbortController();
+  const victim = m.transcribe(a, { ...opts, signal: controller.signal });
+  const survivor = m.transcribe(b, opts);
+  setTimeout(() => controller.abort(), 50);
+  await assert.rejects(victim, (e: Error & { code?: string }) => e.code === 'aborted');
+  assert.deepEqual(tokensOf(await survivor), tokensOf(expectedB));
+  assert.deepEqual(tokensOf(await m.transcribe(b, opts)), tokensOf(expectedB), 'the aborted state went back clean');
+  await assert.rejects(m.transcribe(b, { ...opts, signal: AbortSignal.abort() }), (e: Error & { code?: string }) => e.code === 'aborted');
+  m.dispose();
+});
+
+test('disposing with jobs in flight settles them, rejects new work, and does not leak', async () => {
+  const pcm = await pcmOf(JFK);
+  const rssBefore = process.memoryUsage().rss;
+  const size = readFileSync(tiny).length;
+  for (let i = 0; i < 6; i++) {
+    const m = await loadModel(tiny);
+    const jobs = [1, 2, 3].map(() => m.transcribe(pcm, { ...GREEDY, threads: 1 }).then(() => 'done', (e) => e.code));
+    await new Promise((r) => setTimeout(r, 20));
+    m.dispose();
+    for (const outcome of await Promise.all(jobs)) assert.ok(outcome === 'done' || outcome === 'aborted', String(outcome));
+    assert.throws(() => m.transcribe(pcm), (e: Error & { code?: string }) => e.code === 'disposed');
+    assert.equal(m.stats().disposed, true);
+  }
+  const growth = process.memoryUsage().rss - rssBefore;
+  assert.ok(growth < 2 * size, `RSS grew ${growth} bytes over 6 load/dispose cycles of a ${size}-byte model`);
+});
+
+test('the addon loads and transcribes inside a worker thread', async () => {
+  const code = `
+    const { workerData, parentPort } = require('node:worker_threads');
+    const addon = require('node-gyp-build')(workerData.root);
+    (async () => {
+      const audio = await addon.decodeWav(require('node:fs').readFileSync(workerData.wav));
+      const model = await addon.loadModel(workerData.model, 'whisper', 0);
+      const r = await model.transcribe(audio.pcm, { threads: 2, language: 'en', temperatureFallback: false }, new addon.AbortFlag());
+      model.dispose();
+      parentPort.postMessage(r.segments.flatMap((s) => s.tokens));
+    })().catch((e) => parentPort.postMessage({ error: e.message }));`;
+  const worker = new Worker(code, { eval: true, workerData: { root: ROOT, wav: JFK, model: micro } });
+  const tokens = await new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject));
+  await worker.terminate();
+  const m = await loadModel(micro);
+  assert.deepEqual(tokens, tokensOf(await m.transcribe(await pcmOf(JFK), GREEDY)));
+  m.dispose();
+});
+
+function librivox(n: number): string[] {
+  const dir = path.join(AUDIO_DIR, 'pocketsphinx_testdata', 'librivox');
+  return require('node:fs').readdirSync(dir).filter((f: string) => f.endsWith('.wav')).sort().slice(0, n).map((f: string) => path.join(dir, f));
+}
