@@ -2,7 +2,7 @@
 // node-gyp-build (a matching prebuild first, then build/Release) and wraps it
 // so callers get validated options, AbortSignal support and typed errors.
 import path from 'node:path';
-import { existsSync } from 'node:fs';
+import { packageRoot } from '../package-root';
 import { inspectModelFile, ModelFileError, type ModelFamily, type ModelFileInfo } from './model-file';
 
 export { ModelFileError, inspectModelFile, type ModelFamily, type ModelFileInfo };
@@ -104,16 +104,6 @@ interface NativeAddon {
   systemInfo(): string;
   whisperVersion: string;
   AbortFlag: new () => NativeAbortFlag;
-}
-
-function packageRoot(): string {
-  let dir = __dirname;
-  while (!existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('stt-gateway: package root not found');
-    dir = parent;
-  }
-  return dir;
 }
 
 function loadAddon(): NativeAddon {

@@ -1,0 +1,105 @@
+// The one place environment variables are read. Every variable is documented
+// in docs/configuration.md; a bad value stops start-up with one line naming it.
+import os from 'node:os';
+import path from 'node:path';
+import { accessSync, constants, mkdirSync } from 'node:fs';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  modelsDir: string;
+  adminKey: string | null;
+  threads: number;
+  parallel: number;
+  queueCapacity: number;
+  maxUploadBytes: number;
+  modelBaseUrl: string;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  shrinkEncoderWindow: boolean;
+  deadlineBaseMs: number;
+  deadlinePerAudioSecondMs: number;
+  shutdownTimeoutMs: number;
+  secretKey: string | null;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `expected an integer, got "${raw}"`);
+  const v = Number(raw);
+  if (v < min || v > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${v}`);
+  return v;
+}
+
+function bool(env: Env, name: string): boolean {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  if (raw === '' || raw === '0' || raw === 'false' || raw === 'no') return false;
+  if (raw === '1' || raw === 'true' || raw === 'yes') return true;
+  throw new ConfigError(name, `expected true or false, got "${env[name]}"`);
+}
+
+function writableDir(name: string, dir: string): string {
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.R_OK | constants.W_OK);
+  } catch {
+    throw new ConfigError(name, `directory "${dir}" cannot be created or is not writable`);
+  }
+  return dir;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const DEFAULT_MODEL_BASE_URL = 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main';
+
+export function loadConfig(env: Env = process.env): Config {
+  const cores = os.availableParallelism();
+  const dataDir = writableDir('STT_DATA_DIR', path.resolve(env.STT_DATA_DIR || './data'));
+  const modelsDir = writableDir('STT_MODELS_DIR', path.resolve(env.STT_MODELS_DIR || path.join(dataDir, 'models')));
+  const threads = int(env, 'STT_THREADS', cores, 1, 1024);
+  const parallel = int(env, 'STT_PARALLEL', Math.min(2, threads), 1, 64);
+  if (parallel > threads) throw new ConfigError('STT_PARALLEL', `cannot exceed STT_THREADS (${threads})`);
+  const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}`);
+  const host = env.HOST || '127.0.0.1';
+  const modelBaseUrl = env.STT_MODEL_BASE_URL || DEFAULT_MODEL_BASE_URL;
+  try {
+    const u = new URL(modelBaseUrl);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+  } catch {
+    throw new ConfigError('STT_MODEL_BASE_URL', `expected an http(s) URL, got "${modelBaseUrl}"`);
+  }
+  const adminKey = env.STT_ADMIN_KEY?.trim() || null;
+  if (adminKey !== null && adminKey.length < 16) throw new ConfigError('STT_ADMIN_KEY', 'must be at least 16 characters');
+  const secretKey = env.STT_SECRET_KEY?.trim() || null;
+  if (secretKey !== null && !/^[0-9a-fA-F]{64}$/.test(secretKey)) {
+    throw new ConfigError('STT_SECRET_KEY', 'must be 64 hex characters (32 bytes)');
+  }
+  return {
+    port: int(env, 'PORT', 8080, 0, 65535),
+    host,
+    dataDir,
+    modelsDir,
+    adminKey,
+    threads,
+    parallel,
+    queueCapacity: int(env, 'STT_QUEUE_CAPACITY', 16, 0, 10000),
+    maxUploadBytes: int(env, 'STT_MAX_UPLOAD_BYTES', 26214400, 1024, 2 ** 31),
+    modelBaseUrl,
+    logLevel,
+    shrinkEncoderWindow: bool(env, 'STT_SHRINK_ENCODER_WINDOW'),
+    deadlineBaseMs: int(env, 'STT_DEADLINE_BASE_MS', 60000, 100, 3_600_000),
+    deadlinePerAudioSecondMs: int(env, 'STT_DEADLINE_PER_AUDIO_SECOND_MS', 3000, 0, 600_000),
+    shutdownTimeoutMs: int(env, 'STT_SHUTDOWN_TIMEOUT_MS', 30000, 0, 3_600_000),
+    secretKey,
+  };
+}

@@ -1,0 +1,32 @@
+// Gives every request an id (X-Request-Id) and writes one structured log line
+// when it ends: status, duration, audio seconds and runtime. Never keys, audio
+// or transcripts.
+import { randomUUID } from 'node:crypto';
+import type { Context, Next } from 'koa';
+import type { Logger } from '../../log';
+
+export function requestLog(logger: Logger) {
+  return async function logRequest(ctx: Context, next: Next): Promise<void> {
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      const clientGone = ctx.state.clientGone === true;
+      logger[ctx.status >= 500 ? 'error' : 'info']({
+        requestId,
+        method: ctx.method,
+        path: ctx.path,
+        status: clientGone ? 499 : ctx.status,
+        durationMs: Math.round(durationMs * 10) / 10,
+        audioSeconds: ctx.state.audioSeconds,
+        runtime: ctx.state.runtime,
+        errorCode: ctx.state.errorCode,
+      }, 'request');
+    }
+  };
+}

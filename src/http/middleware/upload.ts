@@ -1,0 +1,63 @@
+// Multipart parsing for the transcription route only. Files are collected in
+// memory (bounded by STT_MAX_UPLOAD_BYTES), so no temp file ever exists; an
+// oversize body is refused from its Content-Length before reading, or cut off
+// by formidable as soon as the streamed file passes the limit.
+import { Writable } from 'node:stream';
+import type { Context, Next } from 'koa';
+import { koaBody } from 'koa-body';
+import { ApiError, badRequest } from '../errors';
+
+/** Room for multipart framing and the small text fields around the file. */
+const FRAMING_ALLOWANCE = 256 * 1024;
+const MAX_FIELDS_BYTES = 64 * 1024;
+
+export interface UploadedFile {
+  buffer: Buffer;
+  originalFilename: string | null;
+  mimetype: string | null;
+  size: number;
+}
+
+export function multipartUpload(maxBytes: number) {
+  const parse = koaBody({
+    multipart: true,
+    urlencoded: false,
+    json: false,
+    text: false,
+    formidable: {
+      maxFileSize: maxBytes,
+      maxTotalFileSize: maxBytes,
+      maxFieldsSize: MAX_FIELDS_BYTES,
+      maxFields: 32,
+      maxFiles: 4,
+      allowEmptyFiles: true,
+      minFileSize: 0,
+      fileWriteStreamHandler: (file) => {
+        const chunks: Buffer[] = [];
+        return new Writable({
+          write(chunk: Buffer, _encoding, callback) {
+            chunks.push(chunk);
+            callback();
+          },
+          final(callback) {
+            (file as unknown as { buffer: Buffer }).buffer = Buffer.concat(chunks);
+            callback();
+          },
+        });
+      },
+    },
+  });
+
+  return async function upload(ctx: Context, next: Next): Promise<void> {
+    if (!ctx.is('multipart/form-data')) {
+      throw new ApiError(415, 'unsupported_media_type', 'Send the request as multipart/form-data.');
+    }
+    const declared = Number(ctx.get('Content-Length'));
+    if (Number.isFinite(declared) && declared > maxBytes + FRAMING_ALLOWANCE) {
+      throw new ApiError(413, 'file_too_large', `The upload is larger than ${maxBytes} bytes.`, 'file');
+    }
+    await parse(ctx, async () => {});
+    if (!ctx.request.body || typeof ctx.request.body !== 'object') throw badRequest('invalid_multipart', 'Empty multipart body.');
+    await next();
+  };
+}

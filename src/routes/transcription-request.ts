@@ -1,0 +1,104 @@
+// Validates the multipart fields of POST /v1/audio/transcriptions in the
+// contract's check order, against what the current target can honour.
+import { badRequest } from '../http/errors';
+import type { UploadedFile } from '../http/middleware/upload';
+import { RESPONSE_FORMATS, type ResponseFormat } from '../stt/formats';
+import type { Target } from '../stt/router';
+
+export interface TranscriptionRequest {
+  file: UploadedFile;
+  format: ResponseFormat;
+  language?: string;
+  prompt?: string;
+  temperature?: number;
+  granularities: Set<'segment' | 'word'>;
+}
+
+const TEXT_FIELDS = new Set(['model', 'language', 'response_format', 'prompt', 'temperature', 'timestamp_granularities[]', 'timestamp_granularities']);
+const MAX_PROMPT_CHARS = 4096;
+
+type Fields = Record<string, unknown>;
+
+function single(fields: Fields, name: string): string | undefined {
+  const v = fields[name];
+  if (v === undefined) return undefined;
+  if (Array.isArray(v)) throw badRequest('duplicate_field', `The field "${name}" was sent more than once.`, name);
+  if (typeof v !== 'string') throw badRequest('invalid_type', `The field "${name}" must be a text field.`, name);
+  return v;
+}
+
+export function parseTranscriptionRequest(fields: Fields, files: Record<string, unknown>, target: Target): TranscriptionRequest {
+  // 1. file
+  const raw = files.file;
+  if (raw === undefined) {
+    if (typeof fields.file === 'string') throw badRequest('invalid_type', 'The field "file" must be a file upload, not text.', 'file');
+    throw badRequest('missing_file', 'The "file" field is required.', 'file');
+  }
+  if (Array.isArray(raw)) throw badRequest('duplicate_field', 'Send exactly one "file".', 'file');
+  const f = raw as { buffer?: Buffer; originalFilename?: string | null; mimetype?: string | null; size?: number };
+  const file: UploadedFile = {
+    buffer: f.buffer ?? Buffer.alloc(0),
+    originalFilename: f.originalFilename ?? null,
+    mimetype: f.mimetype ?? null,
+    size: f.size ?? 0,
+  };
+  for (const name of Object.keys(files)) {
+    if (name !== 'file') throw badRequest('unknown_parameter', `Unknown file field "${name}".`, name);
+  }
+  for (const name of Object.keys(fields)) {
+    if (!TEXT_FIELDS.has(name)) throw badRequest('unknown_parameter', `Unknown field "${name}".`, name);
+  }
+
+  // 2. model
+  const model = single(fields, 'model');
+  if (model !== undefined && model !== target.alias) {
+    throw badRequest('model_not_found', `The model "${model}" is not served here; use "${target.alias}".`, 'model');
+  }
+
+  // 3. response_format
+  const formatRaw = single(fields, 'response_format') ?? 'json';
+  if (!(RESPONSE_FORMATS as readonly string[]).includes(formatRaw)) {
+    throw badRequest('invalid_response_format', `response_format must be one of ${RESPONSE_FORMATS.join(', ')}.`, 'response_format');
+  }
+  const format = formatRaw as ResponseFormat;
+
+  // 4. language
+  const languageRaw = single(fields, 'language');
+  const language = languageRaw === undefined || languageRaw === '' ? undefined : languageRaw.trim().toLowerCase();
+  if (language !== undefined && target.languages && !target.languages.has(language)) {
+    throw badRequest('unsupported_language', `The language "${languageRaw}" is not supported by the active model.`, 'language');
+  }
+
+  // Then the optional OpenAI fields, each rejected when the target cannot honour it.
+  const prompt = single(fields, 'prompt');
+  if (prompt !== undefined && prompt !== '') {
+    if (!target.supportsPrompt) throw badRequest('unsupported_parameter', 'The active model does not accept a prompt.', 'prompt');
+    if (prompt.length > MAX_PROMPT_CHARS) throw badRequest('invalid_value', `prompt is limited to ${MAX_PROMPT_CHARS} characters.`, 'prompt');
+  }
+  const temperatureRaw = single(fields, 'temperature');
+  let temperature: number | undefined;
+  if (temperatureRaw !== undefined && temperatureRaw !== '') {
+    temperature = Number(temperatureRaw);
+    if (!/^\s*\d*\.?\d+\s*$/.test(temperatureRaw) || !(temperature >= 0 && temperature <= 1)) {
+      throw badRequest('invalid_value', 'temperature must be a number between 0 and 1.', 'temperature');
+    }
+  }
+  const granularityValues = [fields['timestamp_granularities[]'], fields.timestamp_granularities]
+    .flat()
+    .filter((v): v is unknown => v !== undefined);
+  const granularities = new Set<'segment' | 'word'>();
+  for (const g of granularityValues) {
+    if (g !== 'segment' && g !== 'word') {
+      throw badRequest('invalid_value', 'timestamp_granularities[] accepts "segment" and "word".', 'timestamp_granularities[]');
+    }
+    granularities.add(g);
+  }
+  if (granularities.size > 0 && format !== 'verbose_json') {
+    throw badRequest('invalid_value', 'timestamp_granularities[] requires response_format=verbose_json.', 'timestamp_granularities[]');
+  }
+  if (granularities.has('word') && !target.supportsWords) {
+    throw badRequest('unsupported_parameter', 'The selected provider does not return word timestamps.', 'timestamp_granularities[]');
+  }
+  if (granularities.size === 0) granularities.add('segment');
+  return { file, format, language, prompt: prompt || undefined, temperature, granularities };
+}

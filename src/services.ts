@@ -1,0 +1,82 @@
+// Builds everything the HTTP layer needs from a validated config, and tears
+// it down again in order.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Config } from './config';
+import type { Logger } from './log';
+import { Database } from './store/db';
+import { SettingsStore } from './store/settings';
+import { ApiKeyStore } from './store/api-keys';
+import { resolveAdminKey, type AdminKey } from './store/admin-key';
+import { Scheduler } from './stt/local/scheduler';
+import { LocalEngine } from './stt/local/engine';
+import { SttRouter } from './stt/router';
+import { setLogHandler } from './native';
+import { packageRoot } from './package-root';
+
+export interface Services {
+  config: Config;
+  logger: Logger;
+  db: Database;
+  settings: SettingsStore;
+  apiKeys: ApiKeyStore;
+  adminKey: AdminKey;
+  local: LocalEngine;
+  stt: SttRouter;
+  serviceId: string;
+  version: string;
+  startedAt: number;
+}
+
+export const VERSION: string = JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')).version;
+
+/** whisper.cpp logs at ggml levels 1..4; 5 continues a line. */
+function routeNativeLogs(logger: Logger): void {
+  const native = logger.child({ component: 'whisper.cpp' });
+  setLogHandler((level, line) => {
+    if (level >= 4) native.error(line);
+    else if (level === 3) native.warn(line);
+    else native.debug(line);
+  });
+}
+
+export async function createServices(config: Config, logger: Logger): Promise<Services> {
+  routeNativeLogs(logger);
+  const db = await Database.open(config.dataDir);
+  const settings = new SettingsStore(db);
+  const apiKeys = new ApiKeyStore(db, (err) => logger.warn({ err: err.message }, 'could not record key use'));
+  const adminKey = resolveAdminKey(config.dataDir, config.adminKey);
+  const scheduler = new Scheduler({ threads: config.threads, slots: config.parallel, capacity: config.queueCapacity });
+  const local = new LocalEngine({ modelsDir: config.modelsDir, scheduler, logger, shrinkEncoderWindow: config.shrinkEncoderWindow });
+  const stt = new SttRouter(settings, local, null);
+  const serviceId = await settings.serviceId();
+
+  const services: Services = { config, logger, db, settings, apiKeys, adminKey, local, stt, serviceId, version: VERSION, startedAt: Date.now() };
+  await syncRouting(services);
+  // The admin CLI may change routing in the database while the server runs.
+  routingPoll.set(services, setInterval(() => syncRouting(services).catch(() => {}), ROUTING_POLL_MS).unref());
+  return services;
+}
+
+const ROUTING_POLL_MS = 2000;
+const routingPoll = new WeakMap<Services, NodeJS.Timeout>();
+
+/** Makes the local engine follow the stored routing: activates (in the background) or deactivates. */
+export async function syncRouting(s: Services): Promise<void> {
+  const routing = await s.settings.routing();
+  s.stt.invalidate(routing);
+  const status = s.local.status();
+  if (!routing.localModel) {
+    if (status.state !== 'none') s.local.deactivate();
+  } else if (status.activeModel !== routing.localModel && status.state !== 'error') {
+    // /health answers at once; transcriptions get 503 model_loading until ready.
+    s.local.activate(routing.localModel).catch(() => {});
+  }
+}
+
+export async function closeServices(s: Services): Promise<void> {
+  clearInterval(routingPoll.get(s));
+  await s.local.close();
+  setLogHandler(null);
+  await s.db.close();
+}

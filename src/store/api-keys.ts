@@ -1,0 +1,95 @@
+// External API keys: high-entropy secrets with a visible prefix. Only a
+// SHA-256 of the key is stored (the key has 256 bits of entropy, so a slow
+// hash adds nothing); lookup is by prefix, comparison in constant time.
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Database } from './db';
+
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+interface Row {
+  id: string;
+  name: string;
+  prefix: string;
+  hash: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export const KEY_PREFIX = 'sk-stt-';
+const PREFIX_LENGTH = KEY_PREFIX.length + 8;
+/** lastUsedAt is written at most this often per key, off the request path. */
+const LAST_USED_RESOLUTION_MS = 10_000;
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest();
+const toRecord = (r: Row): ApiKeyRecord => ({
+  id: r.id,
+  name: r.name,
+  prefix: r.prefix,
+  createdAt: r.created_at,
+  lastUsedAt: r.last_used_at,
+  revokedAt: r.revoked_at,
+});
+
+export class ApiKeyStore {
+  private readonly lastWritten = new Map<string, number>();
+
+  constructor(private readonly db: Database, private readonly onError: (err: Error) => void = () => {}) {}
+
+  async create(name: string): Promise<ApiKeyRecord & { key: string }> {
+    const key = KEY_PREFIX + randomBytes(32).toString('base64url');
+    const row: Row = {
+      id: randomUUID(),
+      name,
+      prefix: key.slice(0, PREFIX_LENGTH),
+      hash: sha256(key).toString('hex'),
+      created_at: new Date().toISOString(),
+      last_used_at: null,
+      revoked_at: null,
+    };
+    await this.db.run('INSERT INTO api_keys (id, name, prefix, hash, created_at) VALUES (?, ?, ?, ?, ?)', [
+      row.id, row.name, row.prefix, row.hash, row.created_at,
+    ]);
+    return { ...toRecord(row), key };
+  }
+
+  async list(): Promise<ApiKeyRecord[]> {
+    const rows = await this.db.all<Row>('SELECT * FROM api_keys ORDER BY created_at, rowid');
+    return rows.map(toRecord);
+  }
+
+  async get(id: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db.get<Row>('SELECT * FROM api_keys WHERE id = ?', [id]);
+    return row && toRecord(row);
+  }
+
+  /** Idempotent: a second revoke keeps the first revokedAt. */
+  async revoke(id: string): Promise<ApiKeyRecord | undefined> {
+    await this.db.run('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?', [new Date().toISOString(), id]);
+    return this.get(id);
+  }
+
+  /** The record for a presented key, or null for unknown, malformed or revoked keys. */
+  async verify(presented: string): Promise<ApiKeyRecord | null> {
+    if (!presented.startsWith(KEY_PREFIX) || presented.length < PREFIX_LENGTH + 8 || presented.length > 200) return null;
+    const row = await this.db.get<Row>('SELECT * FROM api_keys WHERE prefix = ?', [presented.slice(0, PREFIX_LENGTH)]);
+    if (!row || row.revoked_at) return null;
+    if (!timingSafeEqual(sha256(presented), Buffer.from(row.hash, 'hex'))) return null;
+    this.touch(row.id);
+    return toRecord(row);
+  }
+
+  private touch(id: string): void {
+    const now = Date.now();
+    if (now - (this.lastWritten.get(id) ?? 0) < LAST_USED_RESOLUTION_MS) return;
+    this.lastWritten.set(id, now);
+    this.db.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', [new Date(now).toISOString(), id]).catch(this.onError);
+  }
+}

@@ -1,0 +1,45 @@
+// Key/value settings: the service id and the routing state.
+import { randomUUID } from 'node:crypto';
+import type { Database } from './db';
+
+export type Mode = 'local' | 'cloud';
+export interface Routing {
+  mode: Mode;
+  localModel: string | null;
+  cloud: { providerId: string; model: string } | null;
+}
+
+export const DEFAULT_ROUTING: Routing = { mode: 'local', localModel: null, cloud: null };
+
+export class SettingsStore {
+  constructor(private readonly db: Database) {}
+
+  private async read<T>(key: string): Promise<T | undefined> {
+    const row = await this.db.get<{ value: string }>('SELECT value FROM settings WHERE key = ?', [key]);
+    return row ? (JSON.parse(row.value) as T) : undefined;
+  }
+
+  private async write(key: string, value: unknown): Promise<void> {
+    await this.db.run('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value', [
+      key,
+      JSON.stringify(value),
+    ]);
+  }
+
+  /** Created once, kept across restarts. */
+  async serviceId(): Promise<string> {
+    const existing = await this.read<string>('service_id');
+    if (existing) return existing;
+    const id = randomUUID();
+    await this.db.run('INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)', ['service_id', JSON.stringify(id)]);
+    return (await this.read<string>('service_id')) ?? id;
+  }
+
+  async routing(): Promise<Routing> {
+    return { ...DEFAULT_ROUTING, ...(await this.read<Routing>('routing')) };
+  }
+
+  async setRouting(routing: Routing): Promise<void> {
+    await this.write('routing', routing);
+  }
+}

@@ -1,0 +1,82 @@
+// The built-in local runtimes (contract: "Built-in local runtimes") and where
+// their files come from. Only these ids and file names are ever used to build
+// a path: nothing a client sends becomes part of one.
+import path from 'node:path';
+import { stat } from 'node:fs/promises';
+import { PARAKEET_V3_LANGUAGES, WHISPER_LANGUAGES } from './languages';
+import type { ModelFamily } from '../native';
+
+export interface RuntimeFile {
+  name: string;
+  /** Path under STT_MODEL_BASE_URL. */
+  urlPath: string;
+  bytes?: number;
+  sha256?: string;
+}
+
+export interface RuntimeSpec {
+  id: string;
+  family: ModelFamily;
+  /** First found wins. */
+  files: RuntimeFile[];
+  languages: ReadonlySet<string>;
+  supportsPrompt: boolean;
+  supportsTranslate: boolean;
+}
+
+const whisperLanguages = new Set(Object.keys(WHISPER_LANGUAGES));
+// Official sizes and checksums from ../shared/fixtures/models/README.md; others are recorded on download.
+const file = (name: string, bytes?: number, sha256?: string, urlPath = name): RuntimeFile => ({ name, urlPath, bytes, sha256 });
+
+export const RUNTIMES: readonly RuntimeSpec[] = [
+  {
+    id: 'whisper-base',
+    family: 'whisper',
+    files: [
+      file('ggml-base-q8_0.bin'),
+      file('ggml-base.bin', 147951465, '60ed5bc3dd14eea856493d334349b405782ddcaf0028d4b5df4088345fba2efe'),
+      file('ggml-base-q5_1.bin', 59707625, '422f1ae452ade6f30a004d7e5c6a43195e4433bc370bf23fac9cc591f01a8898'),
+    ],
+    languages: whisperLanguages,
+    supportsPrompt: true,
+    supportsTranslate: true,
+  },
+  {
+    id: 'whisper-small',
+    family: 'whisper',
+    files: [
+      file('ggml-small-q8_0.bin'),
+      file('ggml-small.bin'),
+      file('ggml-small-q5_1.bin', 190085487, 'ae85e4a935d7a567bd102fe55afc16bb595bdb618e11b2fc7591bc08120411bb'),
+    ],
+    languages: whisperLanguages,
+    supportsPrompt: true,
+    supportsTranslate: true,
+  },
+  {
+    id: 'parakeet-tdt-0.6b-v3',
+    family: 'parakeet',
+    files: [file('parakeet-tdt-0.6b-v3-q8_0.bin'), file('parakeet-tdt-0.6b-v3-f16.bin')],
+    languages: PARAKEET_V3_LANGUAGES,
+    supportsPrompt: false,
+    supportsTranslate: false,
+  },
+];
+
+export function runtimeById(id: string): RuntimeSpec | undefined {
+  return RUNTIMES.find((r) => r.id === id);
+}
+
+/** The first of the runtime's files present in the models directory. */
+export async function installedFile(modelsDir: string, spec: RuntimeSpec): Promise<{ path: string; name: string; bytes: number } | null> {
+  for (const f of spec.files) {
+    const p = path.join(modelsDir, f.name);
+    try {
+      const s = await stat(p);
+      if (s.isFile()) return { path: p, name: f.name, bytes: s.size };
+    } catch {
+      // not this one
+    }
+  }
+  return null;
+}

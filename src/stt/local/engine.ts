@@ -1,0 +1,155 @@
+// The local runtime: which model is active, loading and switching models
+// without dropping requests, and running transcriptions through the scheduler.
+import type { Logger } from '../../log';
+import { loadModel, type Model, type Transcription, type TranscribeOptions } from '../../native';
+import { ApiError, unavailable } from '../../http/errors';
+import { installedFile, runtimeById, type RuntimeSpec } from '../catalogue';
+import { AbortedError, QueueFullError, Scheduler } from './scheduler';
+
+export type LocalState = 'none' | 'loading' | 'ready' | 'error';
+
+interface Loaded {
+  spec: RuntimeSpec;
+  model: Model;
+  jobs: number;
+  retired: boolean;
+}
+
+export interface LocalRequest {
+  pcm: Float32Array;
+  durationSeconds: number;
+  options: Omit<TranscribeOptions, 'signal' | 'threads'>;
+  signal: AbortSignal;
+}
+
+export interface LocalEngineOptions {
+  modelsDir: string;
+  scheduler: Scheduler;
+  logger: Logger;
+  /** Shrink Whisper's 30-s encoder window for short clips (STT_SHRINK_ENCODER_WINDOW). */
+  shrinkEncoderWindow: boolean;
+}
+
+/** Whisper's encoder sees 50 frames per second of audio, 1500 for the full window. */
+const WHISPER_FRAMES_PER_SECOND = 50;
+const WHISPER_FULL_WINDOW = 1500;
+/** Margin so the last words are not cut off by a window that ends exactly at the audio's end. */
+const SHRINK_MARGIN_FRAMES = 64;
+
+export class LocalEngine {
+  private current: Loaded | null = null;
+  private loadingId: string | null = null;
+  private loadError: string | null = null;
+  private loadGeneration = 0;
+
+  constructor(private readonly opts: LocalEngineOptions) {}
+
+  get scheduler(): Scheduler {
+    return this.opts.scheduler;
+  }
+
+  status(): { activeModel: string | null; state: LocalState; error: string | null } {
+    if (this.loadingId) return { activeModel: this.loadingId, state: 'loading', error: null };
+    if (this.loadError) return { activeModel: null, state: 'error', error: this.loadError };
+    if (this.current) return { activeModel: this.current.spec.id, state: 'ready', error: null };
+    return { activeModel: null, state: 'none', error: null };
+  }
+
+  activeRuntime(): RuntimeSpec | null {
+    return this.current?.spec ?? (this.loadingId ? runtimeById(this.loadingId) ?? null : null);
+  }
+
+  /**
+   * Loads a runtime and makes it active once ready. The previous model keeps
+   * serving meanwhile and is released after its last job.
+   */
+  async activate(id: string): Promise<void> {
+    const spec = runtimeById(id);
+    if (!spec) throw new Error(`unknown runtime ${id}`);
+    if (this.current?.spec.id === id && !this.loadingId) return;
+    const generation = ++this.loadGeneration;
+    this.loadingId = id;
+    this.loadError = null;
+    const started = Date.now();
+    try {
+      const file = await installedFile(this.opts.modelsDir, spec);
+      if (!file) throw new Error(`runtime ${id} is not installed`);
+      const model = await loadModel(file.path, { family: spec.family });
+      if (generation !== this.loadGeneration) {
+        model.dispose(); // a newer activate() or deactivate() won
+        return;
+      }
+      const previous = this.current;
+      this.current = { spec, model, jobs: 0, retired: false };
+      this.loadingId = null;
+      this.opts.logger.info({ runtime: id, file: file.name, loadMs: Date.now() - started }, 'local runtime ready');
+      if (previous) this.retire(previous);
+    } catch (err) {
+      if (generation === this.loadGeneration) {
+        this.loadingId = null;
+        this.loadError = (err as Error).message;
+        this.opts.logger.error({ runtime: id, err: (err as Error).message }, 'local runtime failed to load');
+      }
+      throw err;
+    }
+  }
+
+  deactivate(): void {
+    this.loadGeneration++;
+    this.loadingId = null;
+    this.loadError = null;
+    if (this.current) this.retire(this.current);
+    this.current = null;
+  }
+
+  private retire(loaded: Loaded): void {
+    loaded.retired = true;
+    if (loaded.jobs === 0) loaded.model.dispose();
+  }
+
+  async transcribe(req: LocalRequest): Promise<{ result: Transcription; runtime: string }> {
+    if (!this.current) {
+      const { state } = this.status();
+      if (state === 'loading') throw unavailable('model_loading', 'The local model is still loading; retry shortly.', 5);
+      throw new ApiError(502, 'no_active_model', 'No local speech model is active. The host must activate one in /settings.');
+    }
+    try {
+      return await this.opts.scheduler.submit(req.durationSeconds, req.signal, async (threads) => {
+        const loaded = this.current; // requests move to a newly activated model when they start
+        if (!loaded) throw new ApiError(502, 'no_active_model', 'No local speech model is active.');
+        loaded.jobs++;
+        try {
+          const result = await loaded.model.transcribe(req.pcm, {
+            ...req.options,
+            threads,
+            audioCtx: this.audioCtxFor(loaded.spec, req.durationSeconds),
+            signal: req.signal,
+          });
+          return { result, runtime: loaded.spec.id };
+        } finally {
+          loaded.jobs--;
+          if (loaded.retired && loaded.jobs === 0) loaded.model.dispose();
+        }
+      });
+    } catch (err) {
+      if (err instanceof QueueFullError) {
+        throw unavailable('queue_full', 'The local transcription queue is full; retry later.', err.retryAfterSeconds);
+      }
+      if (err instanceof AbortedError || (err as { code?: string }).code === 'aborted') throw new AbortedError();
+      if (err instanceof ApiError) throw err;
+      this.opts.logger.error({ err: (err as Error).message }, 'local inference failed');
+      throw new ApiError(502, 'runtime_error', 'The local speech model failed to transcribe the audio.');
+    }
+  }
+
+  private audioCtxFor(spec: RuntimeSpec, seconds: number): number {
+    if (!this.opts.shrinkEncoderWindow || spec.family !== 'whisper' || seconds >= 30) return 0;
+    return Math.min(WHISPER_FULL_WINDOW, Math.ceil(seconds * WHISPER_FRAMES_PER_SECOND) + SHRINK_MARGIN_FRAMES);
+  }
+
+  /** Waits for running and queued jobs, then frees the model. */
+  async close(): Promise<void> {
+    await this.opts.scheduler.idle();
+    this.deactivate();
+  }
+}

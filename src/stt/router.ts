@@ -1,0 +1,96 @@
+// Routes a transcription to whatever the routing state selects: the active
+// local runtime, or a cloud provider. Also owns the public alias.
+import type { SettingsStore, Routing } from '../store/settings';
+import type { LocalEngine } from './local/engine';
+import type { RuntimeSpec } from './catalogue';
+import type { OutputTranscription } from './formats';
+import type { CloudRequest, CloudService } from './cloud/service';
+
+export const LOCAL_ALIAS = 'service-local-stt';
+
+/** What the transcription route checks a request against. */
+export interface Target {
+  mode: 'local' | 'cloud';
+  alias: string;
+  /** Local: the runtime's capabilities; cloud: the provider's. */
+  languages: ReadonlySet<string> | null;
+  supportsPrompt: boolean;
+  supportsWords: boolean;
+  supportsTranslate: boolean;
+  runtime: RuntimeSpec | null;
+}
+
+export interface TranscribeInput extends CloudRequest {
+  pcm: Float32Array;
+  durationSeconds: number;
+  signal: AbortSignal;
+}
+
+export class SttRouter {
+  private routing: Routing | null = null;
+
+  constructor(
+    private readonly settings: SettingsStore,
+    readonly local: LocalEngine,
+    private readonly cloud: CloudService | null,
+  ) {}
+
+  async current(): Promise<Routing> {
+    this.routing ??= await this.settings.routing();
+    return this.routing;
+  }
+
+  /** Called after every routing change so the next request sees it. */
+  invalidate(routing?: Routing): void {
+    this.routing = routing ?? null;
+  }
+
+  async publicModel(): Promise<string> {
+    const r = await this.current();
+    if (r.mode === 'cloud' && r.cloud && this.cloud) return this.cloud.aliasFor(r.cloud.providerId, r.cloud.model);
+    return LOCAL_ALIAS;
+  }
+
+  /** Model ids /v1/models lists: empty in Local mode with no active runtime. */
+  async listedModels(): Promise<string[]> {
+    const r = await this.current();
+    if (r.mode === 'cloud') return [await this.publicModel()];
+    return r.localModel ? [LOCAL_ALIAS] : [];
+  }
+
+  async target(): Promise<Target> {
+    const r = await this.current();
+    if (r.mode === 'cloud' && r.cloud && this.cloud) {
+      const caps = await this.cloud.capabilities(r.cloud.providerId);
+      return { mode: 'cloud', alias: await this.publicModel(), runtime: null, ...caps };
+    }
+    const spec = this.local.activeRuntime();
+    return {
+      mode: 'local',
+      alias: LOCAL_ALIAS,
+      languages: spec?.languages ?? null,
+      supportsPrompt: spec?.supportsPrompt ?? true,
+      supportsWords: true,
+      supportsTranslate: spec?.supportsTranslate ?? false,
+      runtime: spec,
+    };
+  }
+
+  async transcribe(input: TranscribeInput): Promise<{ result: OutputTranscription; runtime: string }> {
+    const r = await this.current();
+    if (r.mode === 'cloud' && r.cloud && this.cloud) {
+      return this.cloud.transcribe(r.cloud.providerId, r.cloud.model, input);
+    }
+    return this.local.transcribe({
+      pcm: input.pcm,
+      durationSeconds: input.durationSeconds,
+      signal: input.signal,
+      options: {
+        language: input.language,
+        prompt: input.prompt,
+        temperature: input.temperature,
+        wordTimestamps: input.granularities.has('word'),
+      },
+    });
+  }
+}

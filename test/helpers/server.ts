@@ -1,0 +1,88 @@
+// Starts the real server in-process on 127.0.0.1:0 with a temp data dir and
+// generated models installed under their catalogue file names.
+import { mkdtempSync, mkdirSync, symlinkSync, existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../src/config';
+import { createLogger } from '../../src/log';
+import { startServer, type RunningServer } from '../../src/server';
+import { Database } from '../../src/store/db';
+import { SettingsStore, type Routing } from '../../src/store/settings';
+import { makeWhisperModel, PARAKEET_FIXTURE } from '../../scripts/make-models';
+
+export interface TestServer extends RunningServer {
+  dataDir: string;
+  adminKey: string;
+  apiKey: string;
+  auth: { Authorization: string };
+}
+
+export interface TestServerOptions {
+  dataDir?: string;
+  env?: Record<string, string>;
+  /** Which synthetic Whisper shape is installed as whisper-base (and whisper-small). */
+  whisper?: 'micro-f16' | 'tiny-f16';
+  /** Active runtime at start; undefined keeps what the data dir has. */
+  routing?: Partial<Routing>;
+  createKey?: boolean;
+}
+
+export function tempDataDir(): string {
+  return mkdtempSync(path.join(os.tmpdir(), 'stt-test-'));
+}
+
+export async function installModels(dataDir: string, whisper: 'micro-f16' | 'tiny-f16' = 'micro-f16'): Promise<void> {
+  const models = path.join(dataDir, 'models');
+  mkdirSync(models, { recursive: true });
+  const file = await makeWhisperModel(whisper);
+  for (const name of ['ggml-base.bin', 'ggml-small.bin']) {
+    if (!existsSync(path.join(models, name))) symlinkSync(file, path.join(models, name));
+  }
+  const pk = path.join(models, 'parakeet-tdt-0.6b-v3-f16.bin');
+  if (!existsSync(pk)) symlinkSync(PARAKEET_FIXTURE, pk);
+}
+
+export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? tempDataDir();
+  await installModels(dataDir, opts.whisper);
+  if (opts.routing) {
+    const db = await Database.open(dataDir);
+    const settings = new SettingsStore(db);
+    await settings.setRouting({ ...(await settings.routing()), ...opts.routing });
+    await db.close();
+  }
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    STT_DATA_DIR: dataDir,
+    STT_ADMIN_KEY: 'test-admin-key-0123456789',
+    STT_THREADS: '2',
+    LOG_LEVEL: 'silent',
+    ...opts.env,
+  });
+  const running = await startServer(config, createLogger(config.logLevel));
+  const local = running.services.local;
+  for (let i = 0; i < 600 && local.status().state === 'loading'; i++) await new Promise((r) => setTimeout(r, 20));
+  const apiKey = opts.createKey === false ? '' : (await running.services.apiKeys.create('test')).key;
+  return { ...running, dataDir, adminKey: config.adminKey!, apiKey, auth: { Authorization: `Bearer ${apiKey}` } };
+}
+
+/** Posts a multipart transcription request with fetch. */
+export async function transcribe(
+  server: { url: string },
+  fields: Record<string, string | string[] | Blob | undefined>,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<Response> {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined) continue;
+    for (const item of Array.isArray(v) ? v : [v]) {
+      if (item instanceof Blob) form.append(k, item, 'audio.wav');
+      else form.append(k, item);
+    }
+  }
+  return fetch(`${server.url}/v1/audio/transcriptions`, { method: 'POST', body: form, headers, signal });
+}
+
+export const wavBlob = (bytes: Buffer): Blob => new Blob([bytes], { type: 'audio/wav' });
