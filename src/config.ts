@@ -17,6 +17,8 @@ export interface Config {
   modelBaseUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   shrinkEncoderWindow: boolean;
+  maxTokens: number;
+  temperatureFallback: boolean;
   deadlineBaseMs: number;
   deadlinePerAudioSecondMs: number;
   shutdownTimeoutMs: number;
@@ -97,6 +99,8 @@ export function loadConfig(env: Env = process.env): Config {
     modelBaseUrl,
     logLevel,
     shrinkEncoderWindow: bool(env, 'STT_SHRINK_ENCODER_WINDOW'),
+    maxTokens: int(env, 'STT_MAX_TOKENS', 0, 0, 100000),
+    temperatureFallback: env.STT_TEMPERATURE_FALLBACK === undefined ? true : bool(env, 'STT_TEMPERATURE_FALLBACK'),
     deadlineBaseMs: int(env, 'STT_DEADLINE_BASE_MS', 60000, 100, 3_600_000),
     deadlinePerAudioSecondMs: int(env, 'STT_DEADLINE_PER_AUDIO_SECOND_MS', 3000, 0, 600_000),
     shutdownTimeoutMs: int(env, 'STT_SHUTDOWN_TIMEOUT_MS', 30000, 0, 3_600_000),

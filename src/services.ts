@@ -47,7 +47,14 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   const apiKeys = new ApiKeyStore(db, (err) => logger.warn({ err: err.message }, 'could not record key use'));
   const adminKey = resolveAdminKey(config.dataDir, config.adminKey);
   const scheduler = new Scheduler({ threads: config.threads, slots: config.parallel, capacity: config.queueCapacity });
-  const local = new LocalEngine({ modelsDir: config.modelsDir, scheduler, logger, shrinkEncoderWindow: config.shrinkEncoderWindow });
+  const local = new LocalEngine({
+    modelsDir: config.modelsDir,
+    scheduler,
+    logger,
+    shrinkEncoderWindow: config.shrinkEncoderWindow,
+    maxTokens: config.maxTokens,
+    temperatureFallback: config.temperatureFallback,
+  });
   const stt = new SttRouter(settings, local, null);
   const serviceId = await settings.serviceId();
 

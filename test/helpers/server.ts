@@ -58,6 +58,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     STT_ADMIN_KEY: 'test-admin-key-0123456789',
     STT_THREADS: '2',
     LOG_LEVEL: 'silent',
+    // Random weights decode to the cap and trigger every temperature retry: bound the work.
+    STT_MAX_TOKENS: '16',
+    STT_TEMPERATURE_FALLBACK: 'false',
     ...opts.env,
   });
   const running = await startServer(config, createLogger(config.logLevel));

@@ -28,6 +28,10 @@ export interface LocalEngineOptions {
   logger: Logger;
   /** Shrink Whisper's 30-s encoder window for short clips (STT_SHRINK_ENCODER_WINDOW). */
   shrinkEncoderWindow: boolean;
+  /** Tokens per segment, 0 = the model's limit (STT_MAX_TOKENS). */
+  maxTokens: number;
+  /** whisper.cpp's temperature retries on low-confidence windows (STT_TEMPERATURE_FALLBACK). */
+  temperatureFallback: boolean;
 }
 
 /** Whisper's encoder sees 50 frames per second of audio, 1500 for the full window. */
@@ -113,6 +117,7 @@ export class LocalEngine {
       if (state === 'loading') throw unavailable('model_loading', 'The local model is still loading; retry shortly.', 5);
       throw new ApiError(502, 'no_active_model', 'No local speech model is active. The host must activate one in /settings.');
     }
+    this.opts.logger.debug({ audioSeconds: req.durationSeconds, ...this.opts.scheduler.stats() }, 'local job queued');
     try {
       return await this.opts.scheduler.submit(req.durationSeconds, req.signal, async (threads) => {
         const loaded = this.current; // requests move to a newly activated model when they start
@@ -120,6 +125,8 @@ export class LocalEngine {
         loaded.jobs++;
         try {
           const result = await loaded.model.transcribe(req.pcm, {
+            maxTokens: this.opts.maxTokens,
+            temperatureFallback: this.opts.temperatureFallback,
             ...req.options,
             threads,
             audioCtx: this.audioCtxFor(loaded.spec, req.durationSeconds),

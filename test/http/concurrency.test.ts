@@ -1,0 +1,81 @@
+// The local scheduler seen through HTTP: parallel requests, short clips
+// overtaking long ones, queue overflow, client aborts.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
+import { speechClip } from '../helpers/clips';
+
+const servers: TestServer[] = [];
+after(() => Promise.all(servers.map((s) => s.close())));
+
+async function server(env: Record<string, string>, whisper: 'micro-f16' | 'tiny-f16' = 'micro-f16'): Promise<TestServer> {
+  const s = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, whisper, env });
+  servers.push(s);
+  return s;
+}
+
+/** Polls a condition on the in-process scheduler; bounded, and not a timing assertion. */
+async function until(what: string, cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000; i++) {
+    if (cond()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+test('8 parallel requests all succeed', async () => {
+  const s = await server({ STT_PARALLEL: '2', STT_QUEUE_CAPACITY: '16' });
+  const clip = wavBlob(speechClip(4));
+  const results = await Promise.all(Array.from({ length: 8 }, () => transcribe(s, { file: clip }, s.auth)));
+  for (const r of results) {
+    assert.equal(r.status, 200);
+    assert.equal(typeof (await r.json()).text, 'string');
+  }
+});
+
+test('a short clip sent after long ones returns first', async () => {
+  const s = await server({ STT_PARALLEL: '2', STT_QUEUE_CAPACITY: '16' }, 'tiny-f16');
+  const long = wavBlob(speechClip(60));
+  const order: string[] = [];
+  const track = (name: string, p: Promise<Response>) => p.then(async (r) => { assert.equal(r.status, 200); await r.text(); order.push(name); });
+  const longs = [track('long-1', transcribe(s, { file: long }, s.auth)), track('long-2', transcribe(s, { file: long }, s.auth))];
+  await until('both long jobs accepted', () => { const st = s.services.local.scheduler.stats(); return st.running + st.waiting === 2; });
+  await track('short', transcribe(s, { file: wavBlob(speechClip(3)) }, s.auth));
+  await Promise.all(longs);
+  assert.equal(order[0], 'short', order.join(' < '));
+});
+
+test('queue overflow answers 503 with Retry-After', async () => {
+  const s = await server({ STT_PARALLEL: '1', STT_QUEUE_CAPACITY: '1' }, 'tiny-f16');
+  const long = wavBlob(speechClip(60));
+  const first = transcribe(s, { file: long }, s.auth);
+  await until('first running', () => s.services.local.scheduler.stats().running === 1);
+  const second = transcribe(s, { file: long }, s.auth);
+  await until('second waiting', () => s.services.local.scheduler.stats().waiting === 1);
+  const third = await transcribe(s, { file: long }, s.auth);
+  assert.equal(third.status, 503);
+  assert.match(third.headers.get('retry-after') ?? '', /^\d+$/);
+  const body = await third.json();
+  assert.equal(body.error.code, 'queue_full');
+  assert.equal(body.error.type, 'server_error');
+  assert.equal((await first).status, 200);
+  assert.equal((await second).status, 200);
+});
+
+test('an aborted client frees its slot and its queue place', async () => {
+  const s = await server({ STT_PARALLEL: '1', STT_QUEUE_CAPACITY: '4' }, 'tiny-f16');
+  const long = wavBlob(speechClip(120));
+  const running = new AbortController();
+  const queued = new AbortController();
+  const a = transcribe(s, { file: long }, s.auth, running.signal).catch((e) => e);
+  await until('running', () => s.services.local.scheduler.stats().running === 1);
+  const b = transcribe(s, { file: long }, s.auth, queued.signal).catch((e) => e);
+  await until('queued', () => s.services.local.scheduler.stats().waiting === 1);
+  queued.abort();
+  await until('queue place freed', () => s.services.local.scheduler.stats().waiting === 0);
+  running.abort();
+  await until('slot freed', () => s.services.local.scheduler.stats().running === 0);
+  await Promise.all([a, b]);
+  const after = await transcribe(s, { file: wavBlob(speechClip(2)) }, s.auth);
+  assert.equal(after.status, 200);
+});

@@ -1,0 +1,86 @@
+// What survives a restart, and graceful shutdown of a real process.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { startTestServer, tempDataDir, installModels, transcribe, wavBlob } from '../helpers/server';
+import { AUDIO_DIR, ROOT } from '../helpers/paths';
+import { speechClip } from '../helpers/clips';
+
+const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
+
+test('a restart keeps serviceId, API keys and the active runtime', async () => {
+  const dataDir = tempDataDir();
+  const first = await startTestServer({ dataDir, routing: { mode: 'local', localModel: 'parakeet-tdt-0.6b-v3' } });
+  const health1 = await (await fetch(`${first.url}/health`)).json();
+  const revoked = await first.services.apiKeys.create('revoked');
+  await first.services.apiKeys.revoke(revoked.id);
+  await first.close();
+
+  const second = await startTestServer({ dataDir, createKey: false });
+  try {
+    const health2 = await (await fetch(`${second.url}/health`)).json();
+    assert.equal(health2.serviceId, health1.serviceId);
+    assert.deepEqual(second.services.local.status(), { activeModel: 'parakeet-tdt-0.6b-v3', state: 'ready', error: null });
+    const ok = await transcribe(second, { file: wavBlob(JFK) }, first.auth);
+    assert.equal(ok.status, 200, 'the key created before the restart still works');
+    assert.equal((await transcribe(second, { file: wavBlob(JFK) }, { Authorization: `Bearer ${revoked.key}` })).status, 401);
+  } finally {
+    await second.close();
+  }
+});
+
+test('SIGTERM stops accepting, finishes in-flight work and exits 0', async () => {
+  const dataDir = tempDataDir();
+  await installModels(dataDir, 'tiny-f16');
+  const env = {
+    ...process.env, PORT: '0', STT_DATA_DIR: dataDir, STT_ADMIN_KEY: 'test-admin-key-0123456789', STT_THREADS: '2',
+    STT_MAX_TOKENS: '16', STT_TEMPERATURE_FALLBACK: 'false', LOG_LEVEL: 'debug',
+  };
+  const admin = (args: string[]) =>
+    new Promise<string>((resolve, reject) => {
+      const p = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/admin.ts'), ...args], { env, cwd: ROOT });
+      let out = '';
+      p.stdout.on('data', (d) => (out += d));
+      p.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`admin ${args.join(' ')} exited ${code}`))));
+    });
+  await admin(['runtime', 'activate', 'whisper-base']);
+  const { key } = JSON.parse(await admin(['keys', 'create', 'ci']));
+
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/server.ts')], { env, cwd: ROOT });
+  const lines: Record<string, unknown>[] = [];
+  let buffered = '';
+  child.stdout.on('data', (d) => {
+    buffered += d;
+    let nl;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      try { lines.push(JSON.parse(line)); } catch { /* banner lines */ }
+    }
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const waitFor = async (msg: string) => {
+    for (let i = 0; i < 1500 && !lines.some((l) => l.msg === msg); i++) await new Promise((r) => setTimeout(r, 20));
+    const found = lines.find((l) => l.msg === msg);
+    assert.ok(found, `log line "${msg}"`);
+    return found;
+  };
+  const { port } = (await waitFor('listening')) as { port: number };
+  await waitFor('local runtime ready');
+  const url = `http://127.0.0.1:${port}`;
+  const inFlight = transcribe({ url }, { file: wavBlob(speechClip(20)) }, { Authorization: `Bearer ${key}` });
+  await waitFor('local job queued');
+  child.kill('SIGTERM');
+  const res = await inFlight;
+  assert.equal(res.status, 200, 'in-flight request finished');
+  assert.equal(await exited, 0);
+  await assert.rejects(fetch(`${url}/health`), 'no longer accepting');
+  assert.ok(lines.some((l) => l.msg === 'stopped'));
+  const requestLine = lines.find((l) => l.msg === 'request' && l.path === '/v1/audio/transcriptions')!;
+  assert.equal(requestLine.status, 200);
+  assert.equal(requestLine.audioSeconds, 20);
+  assert.equal(requestLine.runtime, 'whisper-base');
+  assert.doesNotMatch(JSON.stringify(lines), new RegExp(key.slice(10)), 'the key never reaches the log');
+});

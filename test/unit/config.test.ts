@@ -1,0 +1,39 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import os from 'node:os';
+import path from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { loadConfig, ConfigError } from '../../src/config';
+
+const dataDir = path.join(os.tmpdir(), 'stt-config-test');
+const aFile = path.join(os.tmpdir(), 'stt-config-test-file');
+writeFileSync(aFile, 'not a directory');
+
+test('defaults follow the contract', () => {
+  const c = loadConfig({ STT_DATA_DIR: dataDir });
+  assert.equal(c.port, 8080);
+  assert.equal(c.host, '127.0.0.1');
+  assert.equal(c.maxUploadBytes, 26214400);
+  assert.equal(c.modelsDir, path.join(dataDir, 'models'));
+  assert.equal(c.threads, os.availableParallelism());
+  assert.equal(c.logLevel, 'info');
+  assert.equal(c.shrinkEncoderWindow, false);
+});
+
+test('a bad value names its variable', () => {
+  const bad: [Record<string, string>, string][] = [
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ STT_THREADS: '0' }, 'STT_THREADS'],
+    [{ STT_MAX_UPLOAD_BYTES: '-5' }, 'STT_MAX_UPLOAD_BYTES'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ STT_DATA_DIR: path.join(aFile, 'data') }, 'STT_DATA_DIR'],
+    [{ STT_MODEL_BASE_URL: 'ftp://x' }, 'STT_MODEL_BASE_URL'],
+    [{ STT_ADMIN_KEY: 'short' }, 'STT_ADMIN_KEY'],
+    [{ STT_SHRINK_ENCODER_WINDOW: 'maybe' }, 'STT_SHRINK_ENCODER_WINDOW'],
+    [{ STT_THREADS: '2', STT_PARALLEL: '4' }, 'STT_PARALLEL'],
+  ];
+  for (const [env, variable] of bad) {
+    assert.throws(() => loadConfig({ STT_DATA_DIR: dataDir, ...env }), (e) => e instanceof ConfigError && e.variable === variable, variable);
+  }
+});
