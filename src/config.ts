@@ -22,6 +22,8 @@ export interface Config {
   deadlineBaseMs: number;
   deadlinePerAudioSecondMs: number;
   shutdownTimeoutMs: number;
+  providerTimeoutBaseMs: number;
+  providerTimeoutPerAudioSecondMs: number;
   secretKey: string | null;
 }
 
@@ -104,6 +106,8 @@ export function loadConfig(env: Env = process.env): Config {
     deadlineBaseMs: int(env, 'STT_DEADLINE_BASE_MS', 60000, 100, 3_600_000),
     deadlinePerAudioSecondMs: int(env, 'STT_DEADLINE_PER_AUDIO_SECOND_MS', 3000, 0, 600_000),
     shutdownTimeoutMs: int(env, 'STT_SHUTDOWN_TIMEOUT_MS', 30000, 0, 3_600_000),
+    providerTimeoutBaseMs: int(env, 'STT_PROVIDER_TIMEOUT_BASE_MS', 30000, 100, 3_600_000),
+    providerTimeoutPerAudioSecondMs: int(env, 'STT_PROVIDER_TIMEOUT_PER_AUDIO_SECOND_MS', 1000, 0, 600_000),
     secretKey,
   };
 }

@@ -11,6 +11,10 @@ import { resolveAdminKey, type AdminKey } from './store/admin-key';
 import { Scheduler } from './stt/local/scheduler';
 import { LocalEngine } from './stt/local/engine';
 import { SttRouter } from './stt/router';
+import { CloudService } from './stt/cloud/service';
+import { ModelDownloader } from './stt/local/downloader';
+import { ProviderStore } from './store/providers';
+import { SecretBox } from './store/secret-box';
 import { setLogHandler } from './native';
 import { packageRoot } from './package-root';
 
@@ -23,6 +27,9 @@ export interface Services {
   adminKey: AdminKey;
   local: LocalEngine;
   stt: SttRouter;
+  providers: ProviderStore;
+  cloud: CloudService;
+  downloader: ModelDownloader;
   serviceId: string;
   version: string;
   startedAt: number;
@@ -55,10 +62,16 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     maxTokens: config.maxTokens,
     temperatureFallback: config.temperatureFallback,
   });
-  const stt = new SttRouter(settings, local, null);
+  const providers = new ProviderStore(db, SecretBox.open(config.dataDir, config.secretKey));
+  await providers.seedBuiltIns();
+  const cloud = new CloudService(providers, { baseMs: config.providerTimeoutBaseMs, perAudioSecondMs: config.providerTimeoutPerAudioSecondMs }, logger);
+  const stt = new SttRouter(settings, local, cloud);
+  const downloader = new ModelDownloader(config.modelsDir, config.modelBaseUrl, logger);
   const serviceId = await settings.serviceId();
 
-  const services: Services = { config, logger, db, settings, apiKeys, adminKey, local, stt, serviceId, version: VERSION, startedAt: Date.now() };
+  const services: Services = {
+    config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, serviceId, version: VERSION, startedAt: Date.now(),
+  };
   await syncRouting(services);
   // The admin CLI may change routing in the database while the server runs.
   routingPoll.set(services, setInterval(() => syncRouting(services).catch(() => {}), ROUTING_POLL_MS).unref());
@@ -83,6 +96,7 @@ export async function syncRouting(s: Services): Promise<void> {
 
 export async function closeServices(s: Services): Promise<void> {
   clearInterval(routingPoll.get(s));
+  s.downloader.abortAll();
   await s.local.close();
   setLogHandler(null);
   await s.db.close();

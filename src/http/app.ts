@@ -6,6 +6,7 @@ import { errorHandler } from './middleware/errors';
 import { requestLog } from './middleware/request-log';
 import { publicRoutes } from '../routes/public';
 import { transcriptionRoutes } from '../routes/transcriptions';
+import { adminRoutes } from '../routes/admin';
 
 export function createApp(s: Services): Koa {
   const app = new Koa({ proxy: false });
@@ -13,6 +14,7 @@ export function createApp(s: Services): Koa {
   const router = new Router();
   publicRoutes(router, s);
   transcriptionRoutes(router, s);
+  adminRoutes(router, s);
   app.use(requestLog(s.logger)); // outermost, so it logs the status the error handler settles on
   app.use(errorHandler(s.logger));
   app.use(router.routes());

@@ -54,6 +54,7 @@ export function transcriptionRoutes(router: Router, s: Services): void {
           signal,
           wav: req.file.buffer,
           filename: req.file.originalFilename || 'audio.wav',
+          format: req.format,
           language: req.language,
           prompt: req.prompt,
           temperature: req.temperature,

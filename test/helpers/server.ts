@@ -25,6 +25,8 @@ export interface TestServerOptions {
   /** Active runtime at start; undefined keeps what the data dir has. */
   routing?: Partial<Routing>;
   createKey?: boolean;
+  /** Install the generated models under catalogue names (default true). */
+  installModels?: boolean;
 }
 
 export function tempDataDir(): string {
@@ -44,7 +46,7 @@ export async function installModels(dataDir: string, whisper: 'micro-f16' | 'tin
 
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDataDir();
-  await installModels(dataDir, opts.whisper);
+  if (opts.installModels !== false) await installModels(dataDir, opts.whisper);
   if (opts.routing) {
     const db = await Database.open(dataDir);
     const settings = new SettingsStore(db);
@@ -73,7 +75,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
 /** Posts a multipart transcription request with fetch. */
 export async function transcribe(
   server: { url: string },
-  fields: Record<string, string | string[] | Blob | undefined>,
+  fields: Record<string, string | Blob | (string | Blob)[] | undefined>,
   headers: Record<string, string> = {},
   signal?: AbortSignal,
 ): Promise<Response> {
@@ -88,4 +90,4 @@ export async function transcribe(
   return fetch(`${server.url}/v1/audio/transcriptions`, { method: 'POST', body: form, headers, signal });
 }
 
-export const wavBlob = (bytes: Buffer): Blob => new Blob([bytes], { type: 'audio/wav' });
+export const wavBlob = (bytes: Buffer): Blob => new Blob([bytes as unknown as BlobPart], { type: 'audio/wav' });

@@ -161,7 +161,7 @@ test('the official openai client transcribes (json and text)', async () => {
 
 test('bad input gets a clear 4xx and the service stays healthy', async () => {
   const raw = readFileSync(path.join(AUDIO_DIR, 'pocketsphinx_testdata', 'numbers.raw'));
-  const cases: [Record<string, string | string[] | Blob>, number, string, string | null][] = [
+  const cases: [Record<string, string | Blob | (string | Blob)[]>, number, string, string | null][] = [
     [{ file: wavBlob(Buffer.from('{"not": "audio"}')) }, 400, 'invalid_audio', 'file'],
     [{ file: wavBlob(raw) }, 400, 'invalid_audio', 'file'],
     [{ file: wavBlob(JFK.subarray(0, 30)) }, 400, 'invalid_audio', 'file'],

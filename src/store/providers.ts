@@ -1,0 +1,120 @@
+// Cloud provider records. Keys are sealed with SecretBox; the API only ever
+// sees whether a key is set and a short hint.
+import type { Database } from './db';
+import type { SecretBox } from './secret-box';
+
+export type ProviderKind = 'openai' | 'deepgram';
+
+export interface ProviderModel {
+  id: string;
+  alias: string | null;
+}
+
+export interface ProviderRecord {
+  id: string;
+  name: string;
+  kind: ProviderKind;
+  baseUrl: string;
+  enabled: boolean;
+  apiKeySet: boolean;
+  apiKeyHint: string | null;
+  models: ProviderModel[];
+}
+
+export interface ProviderUpdate {
+  name?: string;
+  kind?: ProviderKind;
+  baseUrl?: string;
+  /** A string sets the key, null clears it. */
+  apiKey?: string | null;
+  enabled?: boolean;
+  models?: { id: string; alias?: string | null }[];
+}
+
+interface Row {
+  id: string;
+  name: string;
+  kind: ProviderKind;
+  base_url: string;
+  enabled: number;
+  api_key_enc: string | null;
+  api_key_hint: string | null;
+  models: string;
+}
+
+export const BUILT_IN_PROVIDERS: (Omit<ProviderRecord, 'apiKeySet' | 'apiKeyHint' | 'enabled'>)[] = [
+  { id: 'openai', name: 'OpenAI', kind: 'openai', baseUrl: 'https://api.openai.com/v1',
+    models: [{ id: 'whisper-1', alias: null }, { id: 'gpt-4o-transcribe', alias: null }, { id: 'gpt-4o-mini-transcribe', alias: null }] },
+  { id: 'groq', name: 'Groq', kind: 'openai', baseUrl: 'https://api.groq.com/openai/v1',
+    models: [{ id: 'whisper-large-v3', alias: null }, { id: 'whisper-large-v3-turbo', alias: null }] },
+  { id: 'deepgram', name: 'Deepgram', kind: 'deepgram', baseUrl: 'https://api.deepgram.com/v1',
+    models: [{ id: 'nova-3', alias: null }, { id: 'nova-2', alias: null }] },
+];
+
+const hintOf = (key: string) => (key.length > 8 ? `…${key.slice(-4)}` : '…');
+
+function toRecord(r: Row): ProviderRecord {
+  return {
+    id: r.id,
+    name: r.name,
+    kind: r.kind,
+    baseUrl: r.base_url,
+    enabled: r.enabled === 1,
+    apiKeySet: r.api_key_enc !== null,
+    apiKeyHint: r.api_key_hint,
+    models: JSON.parse(r.models) as ProviderModel[],
+  };
+}
+
+export class ProviderStore {
+  constructor(private readonly db: Database, private readonly box: SecretBox) {}
+
+  async seedBuiltIns(): Promise<void> {
+    const now = new Date().toISOString();
+    for (const p of BUILT_IN_PROVIDERS) {
+      await this.db.run(
+        'INSERT OR IGNORE INTO providers (id, name, kind, base_url, enabled, models, created_at, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?, ?)',
+        [p.id, p.name, p.kind, p.baseUrl, JSON.stringify(p.models), now, now],
+      );
+    }
+  }
+
+  async list(): Promise<ProviderRecord[]> {
+    return (await this.db.all<Row>('SELECT * FROM providers ORDER BY created_at, id')).map(toRecord);
+  }
+
+  async get(id: string): Promise<ProviderRecord | undefined> {
+    const row = await this.db.get<Row>('SELECT * FROM providers WHERE id = ?', [id]);
+    return row && toRecord(row);
+  }
+
+  /** The decrypted key, for adapters only. */
+  async apiKey(id: string): Promise<string | null> {
+    const row = await this.db.get<Row>('SELECT api_key_enc FROM providers WHERE id = ?', [id]);
+    return row?.api_key_enc ? this.box.open(row.api_key_enc) : null;
+  }
+
+  /** Creates or updates in one statement; the caller validated `update` against the existing record. */
+  async upsert(id: string, existing: ProviderRecord | undefined, update: ProviderUpdate): Promise<ProviderRecord> {
+    const now = new Date().toISOString();
+    const models = update.models?.map((m) => ({ id: m.id, alias: m.alias ?? null })) ?? existing?.models ?? [];
+    const keyChange = update.apiKey === undefined ? undefined : update.apiKey === null ? null : update.apiKey;
+    const row = {
+      name: update.name ?? existing?.name ?? id,
+      kind: update.kind ?? existing!.kind,
+      base_url: update.baseUrl ?? existing!.baseUrl,
+      enabled: (update.enabled ?? existing?.enabled ?? false) ? 1 : 0,
+      models: JSON.stringify(models),
+    };
+    const sets = ['name = excluded.name', 'kind = excluded.kind', 'base_url = excluded.base_url', 'enabled = excluded.enabled',
+      'models = excluded.models', 'updated_at = excluded.updated_at'];
+    if (keyChange !== undefined) sets.push('api_key_enc = excluded.api_key_enc', 'api_key_hint = excluded.api_key_hint');
+    await this.db.run(
+      `INSERT INTO providers (id, name, kind, base_url, enabled, api_key_enc, api_key_hint, models, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET ${sets.join(', ')}`,
+      [id, row.name, row.kind, row.base_url, row.enabled,
+        keyChange ? this.box.seal(keyChange) : null, keyChange ? hintOf(keyChange) : null, row.models, now, now],
+    );
+    return (await this.get(id))!;
+  }
+}

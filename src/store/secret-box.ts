@@ -1,0 +1,41 @@
+// Encrypts provider keys at rest with AES-256-GCM. The key is STT_SECRET_KEY
+// (64 hex characters) or a random key kept in $STT_DATA_DIR/secret.key (0600).
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+const VERSION = 'v1';
+
+export class SecretBox {
+  private constructor(private readonly key: Buffer) {}
+
+  static open(dataDir: string, fromEnv: string | null): SecretBox {
+    if (fromEnv) return new SecretBox(Buffer.from(fromEnv, 'hex'));
+    const file = path.join(dataDir, 'secret.key');
+    try {
+      const hex = readFileSync(file, 'utf8').trim();
+      if (/^[0-9a-f]{64}$/i.test(hex)) return new SecretBox(Buffer.from(hex, 'hex'));
+    } catch {
+      // first start
+    }
+    const key = randomBytes(32);
+    writeFileSync(file, key.toString('hex') + '\n', { mode: 0o600 });
+    return new SecretBox(key);
+  }
+
+  seal(plain: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return `${VERSION}:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
+  }
+
+  open(sealed: string): string {
+    const [version, payload] = sealed.split(':');
+    if (version !== VERSION || !payload) throw new Error('unknown secret format');
+    const raw = Buffer.from(payload, 'base64');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+  }
+}

@@ -1,0 +1,56 @@
+// OpenAI-compatible providers (OpenAI, Groq, any compatible server):
+// multipart POST {baseUrl}/audio/transcriptions with a Bearer key.
+import type { OutputTranscription } from '../formats';
+import { ProviderError, providerFetch } from './provider-fetch';
+import type { AdapterCall } from './adapter';
+
+interface VerboseResponse {
+  text?: unknown;
+  language?: unknown;
+  duration?: unknown;
+  segments?: { start?: number; end?: number; text?: string; tokens?: number[]; avg_logprob?: number; no_speech_prob?: number }[];
+  words?: { word?: string; start?: number; end?: number }[];
+}
+
+
+export async function openaiTranscribe(call: AdapterCall): Promise<OutputTranscription> {
+  const { provider, apiKey, model, request } = call;
+  // Segments and words only come with verbose_json; plain json is enough for json/text.
+  const needsDetail = call.wantsSegments || request.granularities.has('word');
+  const init = (): RequestInit => {
+    const form = new FormData();
+    form.append('file', new Blob([request.wav as unknown as BlobPart], { type: 'audio/wav' }), request.filename);
+    form.append('model', model);
+    form.append('response_format', needsDetail ? 'verbose_json' : 'json');
+    if (request.language) form.append('language', request.language);
+    if (request.prompt) form.append('prompt', request.prompt);
+    if (request.temperature !== undefined) form.append('temperature', String(request.temperature));
+    if (needsDetail) for (const g of request.granularities) form.append('timestamp_granularities[]', g);
+    return { method: 'POST', body: form, headers: { Authorization: `Bearer ${apiKey}` } };
+  };
+  const body = (await providerFetch(`${provider.baseUrl.replace(/\/+$/, '')}/audio/transcriptions`, init, call.fetch)) as VerboseResponse;
+  if (!body || typeof body.text !== 'string') {
+    throw new ProviderError(provider.id, 200, 'bad_response', 'answered without a "text" field');
+  }
+  const duration = typeof body.duration === 'number' ? body.duration : request.durationSeconds;
+  const segments = Array.isArray(body.segments)
+    ? body.segments.map((s) => ({
+        start: Number(s.start) || 0,
+        end: Number(s.end) || 0,
+        text: String(s.text ?? ''),
+        tokens: Array.isArray(s.tokens) ? s.tokens.filter((t) => typeof t === 'number') : [],
+        avgLogprob: Number(s.avg_logprob) || 0,
+        noSpeechProb: Number(s.no_speech_prob) || 0,
+      }))
+    : [{ start: 0, end: duration, text: body.text, tokens: [], avgLogprob: 0, noSpeechProb: 0 }];
+  if (Array.isArray(body.words) && segments.length > 0) {
+    // OpenAI returns words at the top level; hang each on the segment it falls in.
+    for (const w of body.words) {
+      const word = { word: String(w.word ?? ''), start: Number(w.start) || 0, end: Number(w.end) || 0 };
+      const seg = segments.find((s) => word.start < s.end) ?? segments[segments.length - 1];
+      ((seg as { words?: typeof word[] }).words ??= []).push(word);
+    }
+  }
+  const language = typeof body.language === 'string' ? body.language : request.language ?? '';
+  return { text: body.text, language, duration, segments };
+}

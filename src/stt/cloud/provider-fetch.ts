@@ -1,0 +1,61 @@
+// One HTTP exchange with a provider: a deadline scaled by audio length, one
+// retry on a connection failure or a 5xx, and every failure turned into a
+// ProviderError that says what happened without the key.
+export class ProviderError extends Error {
+  constructor(
+    readonly providerId: string,
+    /** The provider's HTTP status, or null when there was no response. */
+    readonly status: number | null,
+    readonly reason: 'http_status' | 'timeout' | 'connection' | 'bad_response',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+
+  get isAuthFailure(): boolean {
+    return this.status === 401 || this.status === 403;
+  }
+}
+
+export interface ProviderFetchOptions {
+  providerId: string;
+  timeoutMs: number;
+  signal: AbortSignal;
+}
+
+/** Builds the request afresh for each attempt (a FormData body is single-use). */
+export async function providerFetch(
+  url: string,
+  init: () => RequestInit,
+  opts: ProviderFetchOptions,
+): Promise<unknown> {
+  let lastError: ProviderError | null = null;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const timeout = AbortSignal.timeout(opts.timeoutMs);
+    let res: Response;
+    try {
+      res = await fetch(url, { ...init(), signal: AbortSignal.any([timeout, opts.signal]), redirect: 'error' });
+    } catch (err) {
+      if (opts.signal.aborted) throw err;
+      if (timeout.aborted) throw new ProviderError(opts.providerId, null, 'timeout', `no answer within ${Math.round(opts.timeoutMs / 1000)} s`);
+      lastError = new ProviderError(opts.providerId, null, 'connection', `connection failed (${(err as Error & { cause?: { code?: string } }).cause?.code ?? 'network error'})`);
+      continue;
+    }
+    if (res.status >= 500) {
+      await res.body?.cancel();
+      lastError = new ProviderError(opts.providerId, res.status, 'http_status', `answered HTTP ${res.status}`);
+      continue;
+    }
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new ProviderError(opts.providerId, res.status, 'http_status', `answered HTTP ${res.status}`);
+    }
+    try {
+      return await res.json();
+    } catch {
+      throw new ProviderError(opts.providerId, res.status, 'bad_response', 'answered with a body that is not valid JSON');
+    }
+  }
+  throw lastError!;
+}
