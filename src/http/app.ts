@@ -7,6 +7,7 @@ import { requestLog } from './middleware/request-log';
 import { publicRoutes } from '../routes/public';
 import { transcriptionRoutes } from '../routes/transcriptions';
 import { adminRoutes } from '../routes/admin';
+import { settingsRoutes } from '../routes/settings';
 
 export function createApp(s: Services): Koa {
   const app = new Koa({ proxy: false });
@@ -15,6 +16,7 @@ export function createApp(s: Services): Koa {
   publicRoutes(router, s);
   transcriptionRoutes(router, s);
   adminRoutes(router, s);
+  settingsRoutes(router);
   app.use(requestLog(s.logger)); // outermost, so it logs the status the error handler settles on
   app.use(errorHandler(s.logger));
   app.use(router.routes());

@@ -1,0 +1,168 @@
+// The settings page in Debian's Chromium, driven by playwright-core: every
+// main flow, checked through the public API afterwards. Screenshots of each
+// view go to test/.artifacts/screenshots/ for a reviewer.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startTestServer, tempDataDir, transcribe, wavBlob, type TestServer } from '../helpers/server';
+import { startOpenAiLike, startModelServer, type FakeServer, type ModelServer } from '../helpers/fake-providers';
+import { AUDIO_DIR, ROOT } from '../helpers/paths';
+import { microModel } from '../helpers/models';
+
+const SHOTS = path.join(ROOT, 'test', '.artifacts', 'screenshots');
+const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
+const PROVIDER_KEY = 'sk-browser-provider-key-9876';
+let server: TestServer;
+let provider: FakeServer;
+let models: ModelServer;
+let browser: Browser;
+let page: Page;
+
+before(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  provider = await startOpenAiLike(PROVIDER_KEY);
+  models = await startModelServer();
+  const micro = await microModel();
+  models.files.set('ggml-small-q8_0.bin', readFileSync(micro));
+  models.throttle = { chunk: 512 * 1024, delayMs: 150 };
+  const dataDir = tempDataDir();
+  mkdirSync(path.join(dataDir, 'models'));
+  symlinkSync(micro, path.join(dataDir, 'models', 'ggml-base.bin'));
+  server = await startTestServer({ dataDir, installModels: false, routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MODEL_BASE_URL: models.url } });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+  page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  page.on('dialog', (d) => void d.accept());
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+  await Promise.all([provider?.close(), models?.close()]);
+});
+
+const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+const notice = () => page.locator('#notice');
+const statusField = (name: string) => page.locator(`#status-list dd[data-field="${name}"]`);
+
+test('the page is served with a strict CSP and no secrets', async () => {
+  const res = await fetch(`${server.url}/settings`);
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-security-policy')!, /default-src 'none'; script-src 'self'/);
+  const html = await res.text();
+  const js = await (await fetch(`${server.url}/settings/app.js`)).text();
+  for (const secret of [server.adminKey, server.apiKey]) assert.ok(!html.includes(secret) && !js.includes(secret));
+});
+
+test('a wrong admin key shows a clear message and nothing else', async () => {
+  await page.goto(`${server.url}/settings`);
+  await shot('1-login');
+  await page.getByLabel('Admin key').fill('not-the-admin-key-123');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await notice().filter({ hasText: 'That admin key was not accepted.' }).waitFor();
+  assert.equal(await page.locator('#app').isHidden(), true);
+  await shot('2-wrong-key');
+});
+
+test('sign in shows status at a glance', async () => {
+  await page.getByLabel('Admin key').fill(server.adminKey);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await statusField('Mode').filter({ hasText: 'Local' }).waitFor();
+  assert.equal(await statusField('Public model').textContent(), 'service-local-stt');
+  await statusField('Active runtime').filter({ hasText: 'whisper-base (ready)' }).waitFor();
+  assert.match((await statusField('Version').textContent())!, /^\d+\.\d+\.\d+$/);
+  await shot('3-status');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await shot('3b-status-phone');
+  await page.setViewportSize({ width: 1200, height: 900 });
+});
+
+test('create a key (shown once, names rendered as text), then revoke it', async () => {
+  await page.getByLabel('Name', { exact: true }).fill('<img src=x onerror=alert(1)>');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.locator('#new-key').waitFor({ state: 'visible' });
+  const key = (await page.locator('#new-key-value').textContent())!;
+  assert.match(key, /^sk-stt-/);
+  const row = page.locator('#key-table tbody tr', { hasText: '<img src=x onerror=alert(1)>' });
+  await row.waitFor();
+  assert.equal(await page.locator('#key-table img').count(), 0, 'the name is text, not markup');
+  assert.equal((await transcribe(server, { file: wavBlob(JFK) }, { Authorization: `Bearer ${key}` })).status, 200);
+  await shot('4-keys');
+  await row.getByRole('button', { name: /Revoke/ }).click();
+  await row.filter({ hasText: 'revoked' }).waitFor();
+  assert.equal((await transcribe(server, { file: wavBlob(JFK) }, { Authorization: `Bearer ${key}` })).status, 401);
+});
+
+test('configure a provider and switch to Cloud, then back to Local', async () => {
+  await page.locator('#new-provider-id').fill('loopback');
+  await page.locator('#new-provider-url').fill(provider.url);
+  await page.getByRole('button', { name: 'Add provider' }).click();
+  const card = page.locator('form[data-provider="loopback"]');
+  await card.waitFor();
+  await card.getByLabel('Enabled').check();
+  await card.getByLabel(/API key/).fill(PROVIDER_KEY);
+  await card.getByLabel(/Models/).fill('whisper-1');
+  await card.getByRole('button', { name: /Save/ }).click();
+  await notice().filter({ hasText: 'saved' }).waitFor();
+  await card.getByText(/API key \(set, …9876\)/).waitFor();
+  assert.ok(!(await page.content()).includes(PROVIDER_KEY), 'the key is never shown again');
+
+  await page.getByLabel('Cloud provider').check();
+  await page.locator('#cloud-provider').selectOption('loopback');
+  await page.locator('#cloud-model').selectOption('whisper-1');
+  await page.getByRole('button', { name: 'Use this cloud model' }).click();
+  await statusField('Public model').filter({ hasText: 'loopback/whisper-1' }).waitFor();
+  await shot('5-cloud');
+  const res = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
+  assert.deepEqual(await res.json(), { text: 'cloud transcript from whisper-1' });
+
+  await page.getByLabel('Local model').check();
+  await statusField('Mode').filter({ hasText: 'Local' }).waitFor();
+  assert.equal((await (await fetch(`${server.url}/health`)).json()).publicModel, 'service-local-stt');
+});
+
+test('download a runtime with a moving progress bar, activate it, transcribe through it', async () => {
+  const row = page.locator('tr[data-runtime="whisper-small"]');
+  await row.getByRole('button', { name: 'Download', exact: true }).click();
+  const bar = row.locator('progress');
+  const seen = new Set<number>();
+  for (let i = 0; i < 400; i++) {
+    if (await bar.count()) {
+      const value = Number(await bar.getAttribute('value'));
+      const max = Number(await bar.getAttribute('max'));
+      if (value > 0 && value < max) seen.add(value);
+    }
+    if ((await row.locator('[data-field="state"]').textContent()) === 'installed') break;
+    if (seen.size === 1) await shot('6-downloading');
+    await page.waitForTimeout(50);
+  }
+  assert.ok(seen.size >= 2, `the progress bar moved (${[...seen].join(', ')})`);
+  await row.locator('[data-field="state"]').filter({ hasText: 'installed' }).waitFor();
+  await row.getByRole('button', { name: 'Activate' }).click();
+  await statusField('Active runtime').filter({ hasText: 'whisper-small (ready)' }).waitFor();
+  await shot('7-activated');
+  const res = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
+  assert.equal(res.status, 200);
+  const status = await (await fetch(`${server.url}/admin/status`, { headers: { Authorization: `Bearer ${server.adminKey}` } })).json();
+  assert.equal(status.local.activeModel, 'whisper-small');
+});
+
+test('server errors are shown, not swallowed', async () => {
+  await page.locator('#new-provider-id').fill('broken');
+  await page.locator('#new-provider-url').fill('http://127.0.0.1:1/v1');
+  await page.locator('#new-provider-kind').selectOption('deepgram');
+  await page.getByRole('button', { name: 'Add provider' }).click();
+  await page.locator('form[data-provider="broken"]').waitFor();
+  await page.getByLabel('Cloud provider').check();
+  await page.locator('#cloud-provider').selectOption('broken');
+  await page.getByRole('button', { name: 'Use this cloud model' }).click();
+  await page.locator('#notice.error').waitFor();
+  assert.match((await notice().textContent())!, /cloud|model|disabled/i);
+  await shot('8-error');
+});
