@@ -179,10 +179,12 @@ function providerCard(p: Json): HTMLElement {
 }
 
 function renderProviders(providers: Json[]): void {
-  const editing = document.activeElement?.closest('#provider-list');
+  // Do not replace a form the host is typing into.
+  const focused = document.activeElement;
+  const editing = focused?.closest('#provider-list') && ['INPUT', 'TEXTAREA', 'SELECT'].includes(focused.tagName);
   providersCache = providers;
   if (!editing) $('#provider-list').replaceChildren(...providers.map(providerCard));
-  if (!document.activeElement?.closest('#cloud-form')) renderCloudForm();
+  if (!(focused?.closest('#cloud-form') && focused.tagName === 'SELECT')) renderCloudForm();
 }
 
 function renderKeys(keys: Json[]): void {

@@ -84,7 +84,7 @@ test('sign in shows status at a glance', async () => {
 });
 
 test('create a key (shown once, names rendered as text), then revoke it', async () => {
-  await page.getByLabel('Name', { exact: true }).fill('<img src=x onerror=alert(1)>');
+  await page.locator('#key-form').getByLabel('Name').fill('<img src=x onerror=alert(1)>');
   await page.getByRole('button', { name: 'Create key' }).click();
   await page.locator('#new-key').waitFor({ state: 'visible' });
   const key = (await page.locator('#new-key-value').textContent())!;
@@ -113,7 +113,7 @@ test('configure a provider and switch to Cloud, then back to Local', async () =>
   await card.getByText(/API key \(set, …9876\)/).waitFor();
   assert.ok(!(await page.content()).includes(PROVIDER_KEY), 'the key is never shown again');
 
-  await page.getByLabel('Cloud provider').check();
+  await page.getByRole('radio', { name: 'Cloud provider' }).check();
   await page.locator('#cloud-provider').selectOption('loopback');
   await page.locator('#cloud-model').selectOption('whisper-1');
   await page.getByRole('button', { name: 'Use this cloud model' }).click();
@@ -122,7 +122,7 @@ test('configure a provider and switch to Cloud, then back to Local', async () =>
   const res = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
   assert.deepEqual(await res.json(), { text: 'cloud transcript from whisper-1' });
 
-  await page.getByLabel('Local model').check();
+  await page.getByRole('radio', { name: 'Local model' }).check();
   await statusField('Mode').filter({ hasText: 'Local' }).waitFor();
   assert.equal((await (await fetch(`${server.url}/health`)).json()).publicModel, 'service-local-stt');
 });
@@ -159,7 +159,7 @@ test('server errors are shown, not swallowed', async () => {
   await page.locator('#new-provider-kind').selectOption('deepgram');
   await page.getByRole('button', { name: 'Add provider' }).click();
   await page.locator('form[data-provider="broken"]').waitFor();
-  await page.getByLabel('Cloud provider').check();
+  await page.getByRole('radio', { name: 'Cloud provider' }).check();
   await page.locator('#cloud-provider').selectOption('broken');
   await page.getByRole('button', { name: 'Use this cloud model' }).click();
   await page.locator('#notice.error').waitFor();
