@@ -5,6 +5,8 @@
 #include <whisper.h>
 #include <parakeet.h>
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -93,5 +95,8 @@ int main(int argc, char** argv) {
     parakeet_free_state(state);
     parakeet_free(ctx);
   }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf("{\"event\":\"done\",\"maxRssKb\":%ld}\n", usage.ru_maxrss);
   return 0;
 }
