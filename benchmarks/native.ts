@@ -1,10 +1,11 @@
 // npm run bench:native — the addon against a bare C++ harness that links the
-// same libwhisper/libparakeet with the same parameters, side by side in one
-// run, on generated models of the exact base/small shapes (random weights:
-// decoding is capped at the same token count for both).
+// same libwhisper/libparakeet with the same parameters (greedy, language en,
+// no temperature fallback, same threads, the model's own token cap), side by
+// side in one run, on generated models of the exact base/small shapes.
 //
-// Prints: encode ms per 30-s window, decode ms per token, RSS per model and
-// per extra state, addon/harness time ratio, and 2nd vs 10th request.
+// Prints: encode ms per 30-s window and decode ms per token (whisper.cpp's own
+// timings), RSS per model and per extra state, the addon ÷ harness time ratio,
+// and the 2nd request against the 10th.
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -16,47 +17,44 @@ import { harness } from './lib/harness';
 import { fmt, median, range } from './lib/stats';
 
 const THREADS = Number(process.env.BENCH_THREADS ?? Math.min(4, os.availableParallelism()));
-const REPS = Number(process.env.BENCH_REPS ?? 3);
-const DECODE_TOKENS = 32;
+const REPS = Number(process.env.BENCH_REPS ?? 2);
 const quick = process.argv.includes('--quick');
 const WORK = path.resolve(__dirname, '.work');
+const OPTIONS = { threads: THREADS, language: 'en', temperatureFallback: false } as const;
 
 interface Row {
   model: string;
-  encodeMs: number[];
-  decodeMsPerToken: number;
+  encodeMs: number | null;
+  decodeMsPerToken: number | null;
   tokens: number;
   addonMs: number[];
   harnessMs: number[];
   ratio: number;
   rssModelMb: number;
   rssStateMb: number;
-  secondVsTenth: number;
 }
 
-async function timeAddon(model: Model, pcm: Float32Array, maxTokens: number): Promise<{ ms: number; tokens: number }> {
+async function timeAddon(model: Model, pcm: Float32Array): Promise<{ ms: number; tokens: number }> {
   const t = process.hrtime.bigint();
-  const r = await model.transcribe(pcm, { threads: THREADS, language: 'en', temperatureFallback: false, maxTokens });
+  const r = await model.transcribe(pcm, OPTIONS);
   return { ms: Number(process.hrtime.bigint() - t) / 1e6, tokens: r.segments.reduce((n, s) => n + s.tokens.length, 0) };
 }
 
 /** Memory is measured in a fresh process per model so one model's pages do not blur another's. */
-function measureRss(file: string): Promise<{ model: number; state: number }> {
+function measureRss(file: string, wav: string): Promise<{ model: number; state: number }> {
   const script = `
     const { loadModel, decodeWav } = require(${JSON.stringify(path.resolve(__dirname, '../src/native'))});
-    const wav = require('node:fs').readFileSync(${JSON.stringify(path.join(WORK, 'clip-30.wav'))});
     (async () => {
-      const audio = await decodeWav(wav);
-      global.gc && global.gc();
+      const audio = await decodeWav(require('node:fs').readFileSync(${JSON.stringify(wav)}));
       const r0 = process.memoryUsage().rss;
       const m = await loadModel(${JSON.stringify(file)});
       const r1 = process.memoryUsage().rss;
-      const o = { threads: 1, language: 'en', temperatureFallback: false, maxTokens: 1 };
+      const o = ${JSON.stringify({ ...OPTIONS, threads: 1 })};
       await m.transcribe(audio.pcm, o);
       const r2 = process.memoryUsage().rss;
       await Promise.all([m.transcribe(audio.pcm, o), m.transcribe(audio.pcm, o)]);
       const r3 = process.memoryUsage().rss;
-      process.stdout.write(JSON.stringify({ model: r1 - r0, state: r3 - r2, states: m.stats().statesCreated }));
+      process.stdout.write(JSON.stringify({ model: r1 - r0, state: r3 - r2 }));
     })();`;
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -69,72 +67,75 @@ function measureRss(file: string): Promise<{ model: number; state: number }> {
 async function benchModel(name: string, file: string, family: 'whisper' | 'parakeet', wav: string, pcm: Float32Array): Promise<Row> {
   process.stderr.write(`${name}: `);
   const model = await loadModel(file);
-  await timeAddon(model, pcm, 1); // warm-up (creates the state)
-  const addonEncode: number[] = [], harnessEncode: number[] = [];
-  const addonFull: number[] = [], harnessFull: number[] = [];
-  let tokensCapped = 0, tokensOne = 0;
-  // A/B interleaved in blocks: harness (warm-up run discarded), then addon, twice.
+  const warm = await timeAddon(model, pcm);
+  const addonMs: number[] = [], harnessMs: number[] = [], encode: number[] = [], decode: number[] = [];
+  // A/B interleaved in blocks: the harness (its first run is a warm-up and dropped), then the addon.
   for (let block = 0; block < 2; block++) {
-    for (const [cap, addonList, harnessList] of [[1, addonEncode, harnessEncode], [DECODE_TOKENS, addonFull, harnessFull]] as const) {
-      const h = await harness(family, file, wav, THREADS, REPS + 1, cap);
-      harnessList.push(...h.runs.slice(1).map((r) => r.ms));
-      for (let i = 0; i < REPS; i++) {
-        const a = await timeAddon(model, pcm, cap);
-        addonList.push(a.ms);
-        if (cap === 1) tokensOne = a.tokens;
-        else tokensCapped = a.tokens;
-      }
-      process.stderr.write('.');
+    const h = await harness(family, file, wav, THREADS, REPS + 1);
+    for (const r of h.runs.slice(1)) {
+      harnessMs.push(r.ms);
+      if (r.encodeMs !== undefined) encode.push(r.encodeMs);
+      if (r.decodeMsPerToken !== undefined) decode.push(r.decodeMsPerToken);
     }
+    for (let i = 0; i < REPS; i++) addonMs.push((await timeAddon(model, pcm)).ms);
+    process.stderr.write('.');
   }
-  // State reuse: the 2nd request of a fresh model against its 10th.
-  const fresh = await loadModel(file);
-  const seq: number[] = [];
-  for (let i = 0; i < 10; i++) seq.push((await timeAddon(fresh, pcm, 1)).ms);
-  fresh.dispose();
   model.dispose();
-  const rss = await measureRss(file);
+  const rss = await measureRss(file, path.join(WORK, 'clip-5.wav'));
   process.stderr.write(' done\n');
-  const extraTokens = Math.max(1, tokensCapped - tokensOne);
   return {
     model: name,
-    encodeMs: addonEncode,
-    decodeMsPerToken: (median(addonFull) - median(addonEncode)) / extraTokens,
-    tokens: tokensCapped,
-    addonMs: [...addonEncode, ...addonFull],
-    harnessMs: [...harnessEncode, ...harnessFull],
-    ratio: (median(addonEncode) + median(addonFull)) / (median(harnessEncode) + median(harnessFull)),
+    encodeMs: encode.length ? median(encode) : null,
+    decodeMsPerToken: decode.length ? median(decode) : null,
+    tokens: warm.tokens,
+    addonMs,
+    harnessMs,
+    ratio: median(addonMs) / median(harnessMs),
     rssModelMb: rss.model / 1e6,
     rssStateMb: rss.state / 1e6,
-    secondVsTenth: seq[1] / seq[9],
   };
+}
+
+/** A fresh model's 2nd request against its 10th (state reuse: no set-up after the first). */
+async function secondVsTenth(file: string, pcm: Float32Array): Promise<number[]> {
+  const m = await loadModel(file);
+  const times: number[] = [];
+  for (let i = 0; i < 10; i++) times.push((await timeAddon(m, pcm)).ms);
+  m.dispose();
+  return times;
 }
 
 async function main(): Promise<void> {
   mkdirSync(WORK, { recursive: true });
   const wav = path.join(WORK, 'clip-30.wav');
   writeFileSync(wav, speechClip(30));
+  writeFileSync(path.join(WORK, 'clip-5.wav'), speechClip(5));
   const pcm = (await decodeWav(readFileSync(wav))).pcm;
   const shapes = quick ? ['base-q8_0'] : ['base-f16', 'base-q8_0', 'small-f16', 'small-q8_0'];
   const rows: Row[] = [];
   for (const s of shapes) rows.push(await benchModel(s, await makeWhisperModel(s), 'whisper', wav, pcm));
   rows.push(await benchModel('parakeet (tiny fixture)', PARAKEET_FIXTURE, 'parakeet', wav, pcm));
+  const seq = await secondVsTenth(await makeWhisperModel('base-q8_0'), (await decodeWav(readFileSync(path.join(WORK, 'clip-5.wav')))).pcm);
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const lines = [
-    `Machine: ${cpu}, ${os.availableParallelism()} cores; ${THREADS} threads per job; ${REPS}x2 repetitions after warm-up, medians (min–max).`,
+    `Machine: ${cpu}, ${os.availableParallelism()} cores; ${THREADS} threads per job; 2 interleaved blocks of ${REPS} runs per side after warm-up; medians (min–max).`,
     `ggml: ${systemInfo().trim()}`,
-    `Decoding capped at ${DECODE_TOKENS} tokens per segment for both sides (random weights); 30-s clip from ../shared/audio.`,
+    "Random weights: both sides decode to the model's own cap (n_text_ctx/2 per window); greedy, language en, no temperature fallback; 30-s clip from ../shared/audio.",
     '',
-    '| model | encode ms / 30-s window | decode ms / token | addon ÷ harness | RSS model MB | RSS per extra state MB | 2nd ÷ 10th request |',
-    '|---|---|---|---|---|---|---|',
+    '| model | encode ms / 30-s window | decode ms / token | tokens | addon ms | harness ms | addon ÷ harness | RSS model MB | RSS per extra state MB |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...rows.map((r) =>
-      `| ${r.model} | ${fmt(median(r.encodeMs))} (${range(r.encodeMs)}) | ${fmt(r.decodeMsPerToken, 2)} | ${fmt(r.ratio, 3)} | ${fmt(r.rssModelMb)} | ${fmt(r.rssStateMb)} | ${fmt(r.secondVsTenth, 2)} |`),
+      `| ${r.model} | ${r.encodeMs === null ? '—' : fmt(r.encodeMs)} | ${r.decodeMsPerToken === null ? '—' : fmt(r.decodeMsPerToken, 2)} | ${r.tokens} | ` +
+      `${fmt(median(r.addonMs), 0)} (${range(r.addonMs, 0)}) | ${fmt(median(r.harnessMs), 0)} (${range(r.harnessMs, 0)}) | ${fmt(r.ratio, 3)} | ${fmt(r.rssModelMb)} | ${fmt(r.rssStateMb)} |`),
+    '',
+    `State reuse (base-q8_0, 5-s clip, fresh model): 1st ${fmt(seq[0], 0)} ms, 2nd ${fmt(seq[1], 0)} ms, 10th ${fmt(seq[9], 0)} ms; 2nd ÷ 10th = ${fmt(seq[1] / seq[9], 3)}.`,
   ];
   console.log(lines.join('\n'));
   const out = path.resolve(__dirname, 'results');
   mkdirSync(out, { recursive: true });
-  writeFileSync(path.join(out, `native-${new Date().toISOString().slice(0, 10)}.json`), JSON.stringify({ cpu, threads: THREADS, reps: REPS, rows }, null, 2));
+  writeFileSync(path.join(out, `native-${new Date().toISOString().slice(0, 10)}.json`), JSON.stringify({ cpu, threads: THREADS, reps: REPS, rows, secondVsTenthMs: seq }, null, 2));
+  writeFileSync(path.join(out, `native-${new Date().toISOString().slice(0, 10)}.md`), lines.join('\n') + '\n');
 }
 
 main().catch((err) => {

@@ -22,13 +22,14 @@ interface Shape {
 
 export const SHAPES: Record<string, Shape> = {
   'micro-f16': { header: 'for-tests-ggml-tiny.bin', quant: 'f16', state: 64, heads: 2, layers: 1 },
+  'micro-q8_0': { header: 'for-tests-ggml-tiny.bin', quant: 'q8_0', state: 64, heads: 2, layers: 1 },
   'tiny-f16': { header: 'for-tests-ggml-tiny.bin', quant: 'f16' },
   'base-f16': { header: 'for-tests-ggml-base.bin', quant: 'f16' },
   'base-q8_0': { header: 'for-tests-ggml-base.bin', quant: 'q8_0' },
   'small-f16': { header: 'for-tests-ggml-small.bin', quant: 'f16' },
   'small-q8_0': { header: 'for-tests-ggml-small.bin', quant: 'q8_0' },
 };
-export const TEST_SET = ['micro-f16'];
+export const TEST_SET = ['micro-f16', 'micro-q8_0', 'tiny-f16'];
 
 const TYPE_F32 = 0;
 const TYPE_F16 = 1;

@@ -51,9 +51,9 @@ int main(int argc, char** argv) {
     whisper_context_params cp = whisper_context_default_params();
     cp.use_gpu = false;
     cp.flash_attn = true;
-    whisper_context* ctx = whisper_init_from_file_with_params_no_state(argv[2], cp);
+    // With a default state, so whisper_get_timings() can report encoder and decoder times.
+    whisper_context* ctx = whisper_init_from_file_with_params(argv[2], cp);
     if (!ctx) return 1;
-    whisper_state* state = whisper_init_state(ctx);
     std::printf("{\"event\":\"loaded\",\"ms\":%.3f}\n", now_ms() - t_load);
     for (int r = 0; r < runs; ++r) {
       whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
@@ -67,13 +67,15 @@ int main(int argc, char** argv) {
       p.audio_ctx = audio_ctx;
       whisper_reset_timings(ctx);
       const double t0 = now_ms();
-      if (whisper_full_with_state(ctx, state, p, pcm.data(), static_cast<int>(pcm.size())) != 0) return 1;
+      if (whisper_full(ctx, p, pcm.data(), static_cast<int>(pcm.size())) != 0) return 1;
       const double total = now_ms() - t0;
       int n_tokens = 0;
-      for (int i = 0; i < whisper_full_n_segments_from_state(state); ++i) n_tokens += whisper_full_n_tokens_from_state(state, i);
-      std::printf("{\"event\":\"run\",\"ms\":%.3f,\"tokens\":%d}\n", total, n_tokens);
+      for (int i = 0; i < whisper_full_n_segments(ctx); ++i) n_tokens += whisper_full_n_tokens(ctx, i);
+      whisper_timings* t = whisper_get_timings(ctx);
+      std::printf("{\"event\":\"run\",\"ms\":%.3f,\"tokens\":%d,\"encodeMs\":%.3f,\"decodeMsPerToken\":%.3f}\n", total, n_tokens,
+                  t->encode_ms, t->decode_ms);
+      delete t;
     }
-    whisper_free_state(state);
     whisper_free(ctx);
   } else {
     parakeet_context_params cp = parakeet_context_default_params();

@@ -16,6 +16,9 @@ export function requireBin(name: string): string {
 export interface HarnessRun {
   ms: number;
   tokens: number;
+  /** whisper.cpp's own timings (Whisper only): per encoder run and per decoded token. */
+  encodeMs?: number;
+  decodeMsPerToken?: number;
 }
 
 export async function harness(family: 'whisper' | 'parakeet', model: string, wav: string, threads: number, runs: number, maxTokens = 0): Promise<{ loadMs: number; runs: HarnessRun[]; maxRssBytes: number }> {
@@ -23,7 +26,7 @@ export async function harness(family: 'whisper' | 'parakeet', model: string, wav
   const events = stdout.trim().split('\n').map((l) => JSON.parse(l));
   return {
     loadMs: events.find((e) => e.event === 'loaded').ms,
-    runs: events.filter((e) => e.event === 'run').map((e) => ({ ms: e.ms, tokens: e.tokens })),
+    runs: events.filter((e) => e.event === 'run').map((e) => ({ ms: e.ms, tokens: e.tokens, encodeMs: e.encodeMs, decodeMsPerToken: e.decodeMsPerToken })),
     maxRssBytes: (events.find((e) => e.event === 'done')?.maxRssKb ?? 0) * 1024,
   };
 }

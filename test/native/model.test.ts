@@ -11,6 +11,7 @@ import { Worker } from 'node:worker_threads';
 import { decodeWav, loadModel, type Transcription } from '../../src/native';
 import { AUDIO_DIR, BIN_DIR, ROOT, SHARED } from '../helpers/paths';
 import { microModel, tinyModel, PARAKEET_FIXTURE } from '../helpers/models';
+import { makeWhisperModel } from '../../scripts/make-models';
 
 const run = promisify(execFile);
 const JFK = path.join(AUDIO_DIR, 'jfk.wav');
@@ -84,6 +85,15 @@ for (const [name, model] of [['micro', () => micro], ['tiny', () => tiny]] as co
     m.dispose();
   });
 }
+
+test('a q8_0 Whisper model transcribes with whisper-cli\'s tokens (regression: ggml AMX kernels crashed on quantised weights)', async () => {
+  const q8 = await makeWhisperModel('micro-q8_0');
+  const m = await loadModel(q8);
+  const ours = await m.transcribe(await pcmOf(JFK), GREEDY);
+  const cli = await whisperCli(q8, JFK);
+  assert.deepEqual(tokensOf(ours), cli.tokens);
+  m.dispose();
+});
 
 test("parity: Parakeet model gives parakeet-cli's tokens and text", async () => {
   const m = await loadModel(PARAKEET_FIXTURE);
