@@ -18,6 +18,8 @@ interface Shape {
   state?: number;
   heads?: number;
   layers?: number;
+  /** Decoder context; its half is whisper.cpp's token cap per window. Benchmarks shrink it to bound random-weight decoding for every contender alike. */
+  textCtx?: number;
 }
 
 export const SHAPES: Record<string, Shape> = {
@@ -28,6 +30,10 @@ export const SHAPES: Record<string, Shape> = {
   'base-q8_0': { header: 'for-tests-ggml-base.bin', quant: 'q8_0' },
   'small-f16': { header: 'for-tests-ggml-small.bin', quant: 'f16' },
   'small-q8_0': { header: 'for-tests-ggml-small.bin', quant: 'q8_0' },
+  'base-f16-ctx64': { header: 'for-tests-ggml-base.bin', quant: 'f16', textCtx: 64 },
+  'base-q8_0-ctx64': { header: 'for-tests-ggml-base.bin', quant: 'q8_0', textCtx: 64 },
+  'small-f16-ctx64': { header: 'for-tests-ggml-small.bin', quant: 'f16', textCtx: 64 },
+  'small-q8_0-ctx64': { header: 'for-tests-ggml-small.bin', quant: 'q8_0', textCtx: 64 },
 };
 export const TEST_SET = ['micro-f16', 'micro-q8_0', 'tiny-f16'];
 
@@ -157,6 +163,7 @@ export async function makeWhisperModel(name: string, outDir = SYNTHETIC_DIR): Pr
   if (shape.state) h.n_audio_state = h.n_text_state = shape.state;
   if (shape.heads) h.n_audio_head = h.n_text_head = shape.heads;
   if (shape.layers) h.n_audio_layer = h.n_text_layer = shape.layers;
+  if (shape.textCtx) h.n_text_ctx = shape.textCtx;
   h.ftype = FTYPE[shape.quant] + (shape.quant === 'q8_0' ? 2 * GGML_QNT_VERSION_FACTOR : 0);
 
   // The fixture holds magic, hparams, mel filters and vocabulary, and no tensors.
