@@ -2,11 +2,15 @@
 // addon, the same parameters, no Node. Benchmarks divide the addon's time by
 // this one's. Prints one JSON line per run.
 // Usage: stt-harness <whisper|parakeet> <model> <wav> <threads> <runs> [max_tokens] [audio_ctx]
+//        stt-harness matmul <threads> <n>      ggml_mul_mat ceiling (whisper-bench -w 2 style)
+#include <ggml-cpu.h>
+#include <ggml.h>
 #include <whisper.h>
 #include <parakeet.h>
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -25,9 +29,41 @@ double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// GFLOP/s of an n x n x n ggml_mul_mat for F16 and Q8_0 weights against F32
+// activations, best of a few runs: the machine's ceiling for the encoder's matmuls.
+int matmul_ceiling(int threads, int n) {
+  for (ggml_type type : {GGML_TYPE_F16, GGML_TYPE_Q8_0}) {
+    ggml_init_params ip = {static_cast<size_t>(n) * n * 16 + 64 * 1024 * 1024, nullptr, false};
+    ggml_context* ctx = ggml_init(ip);
+    ggml_tensor* a = ggml_new_tensor_2d(ctx, type, n, n);
+    ggml_tensor* b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n, n);
+    std::vector<float> src(static_cast<size_t>(n) * n);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+    ggml_quantize_chunk(type, src.data(), a->data, 0, n, n, nullptr);
+    std::copy(src.begin(), src.end(), static_cast<float*>(b->data));
+    ggml_tensor* c = ggml_mul_mat(ctx, a, b);
+    ggml_cgraph* gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, c);
+    double best = 1e30;
+    for (int r = 0; r < 5; ++r) {
+      const double t0 = now_ms();
+      ggml_graph_compute_with_ctx(ctx, gf, threads);
+      best = std::min(best, now_ms() - t0);
+    }
+    std::printf("{\"event\":\"matmul\",\"type\":\"%s\",\"n\":%d,\"gflops\":%.2f}\n", ggml_type_name(type), n,
+                2.0 * n * n * n / (best / 1000.0) / 1e9);
+    ggml_free(ctx);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 4 && std::string(argv[1]) == "matmul") {
+    ggml_log_set(quiet, nullptr);
+    return matmul_ceiling(std::stoi(argv[2]), std::stoi(argv[3]));
+  }
   if (argc < 6) {
     std::fprintf(stderr, "usage: %s <whisper|parakeet> <model> <wav> <threads> <runs> [max_tokens] [audio_ctx]\n", argv[0]);
     return 2;
