@@ -20,6 +20,15 @@ interface Shape {
   layers?: number;
   /** Decoder context; its half is whisper.cpp's token cap per window. Benchmarks shrink it to bound random-weight decoding for every contender alike. */
   textCtx?: number;
+  /**
+   * Make the decoder prefer text tokens: one constant hidden dimension (from
+   * decoder.ln.bias) against a negative weight in every special token's
+   * embedding. Random weights otherwise emit timestamp tokens at once, so
+   * whisper.cpp re-encodes a new window every second of audio; with this,
+   * every window decodes to the cap and the next window starts 30 s later,
+   * for every contender alike.
+   */
+  textOnly?: boolean;
 }
 
 export const SHAPES: Record<string, Shape> = {
@@ -30,10 +39,10 @@ export const SHAPES: Record<string, Shape> = {
   'base-q8_0': { header: 'for-tests-ggml-base.bin', quant: 'q8_0' },
   'small-f16': { header: 'for-tests-ggml-small.bin', quant: 'f16' },
   'small-q8_0': { header: 'for-tests-ggml-small.bin', quant: 'q8_0' },
-  'base-f16-ctx64': { header: 'for-tests-ggml-base.bin', quant: 'f16', textCtx: 64 },
-  'base-q8_0-ctx64': { header: 'for-tests-ggml-base.bin', quant: 'q8_0', textCtx: 64 },
-  'small-f16-ctx64': { header: 'for-tests-ggml-small.bin', quant: 'f16', textCtx: 64 },
-  'small-q8_0-ctx64': { header: 'for-tests-ggml-small.bin', quant: 'q8_0', textCtx: 64 },
+  'base-f16-ctx64': { header: 'for-tests-ggml-base.bin', quant: 'f16', textCtx: 64, textOnly: true },
+  'base-q8_0-ctx64': { header: 'for-tests-ggml-base.bin', quant: 'q8_0', textCtx: 64, textOnly: true },
+  'small-f16-ctx64': { header: 'for-tests-ggml-small.bin', quant: 'f16', textCtx: 64, textOnly: true },
+  'small-q8_0-ctx64': { header: 'for-tests-ggml-small.bin', quant: 'q8_0', textCtx: 64, textOnly: true },
 };
 export const TEST_SET = ['micro-f16', 'micro-q8_0', 'tiny-f16'];
 
@@ -120,6 +129,27 @@ function whisperTensors(h: Record<string, number>, wtype: number): Tensor[] {
   return t;
 }
 
+/** First special token (end of text) of the multilingual vocabulary. */
+const FIRST_SPECIAL = 50257;
+const BIAS_DIM_VALUE = 10;
+const SPECIAL_WEIGHT = -5;
+
+/** The text-preferring decoder of `textOnly`: see Shape.textOnly. */
+function preferText(t: Tensor, data: Buffer): void {
+  if (t.name === 'decoder.ln.bias') data.writeFloatLE(BIAS_DIM_VALUE, 0);
+  if (t.name !== 'decoder.token_embedding.weight') return;
+  const [state, vocab] = t.dims;
+  for (let row = FIRST_SPECIAL; row < vocab; row++) {
+    if (t.type === TYPE_F16) data.writeUInt16LE(toHalf(SPECIAL_WEIGHT), row * state * 2);
+    else {
+      const block = (row * state) / 32;
+      data.writeUInt16LE(toHalf(-SPECIAL_WEIGHT / 127), block * 34);
+      data.writeInt8(-127, block * 34 + 2);
+      for (let i = 1; i < 32; i++) data.writeInt8(0, block * 34 + 2 + i);
+    }
+  }
+}
+
 function tensorData(t: Tensor, rng: Rng): Buffer {
   const n = t.dims.reduce((a, b) => a * b, 1);
   const value = t.fill === 'ones' ? 1 : 0;
@@ -184,7 +214,9 @@ export async function makeWhisperModel(name: string, outDir = SYNTHETIC_DIR): Pr
     t.dims.forEach((d, i) => rec.writeInt32LE(d, 12 + 4 * i));
     await write(out, rec);
     await write(out, nameBytes);
-    await write(out, tensorData(t, rng));
+    const data = tensorData(t, rng);
+    if (shape.textOnly) preferText(t, data);
+    await write(out, data);
   }
   await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
   renameSync(tmp, file);
