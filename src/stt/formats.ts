@@ -3,32 +3,15 @@
 // format gets well-formed, non-decreasing timestamps within the audio.
 import { deflateRawSync } from 'node:zlib';
 import { languageName } from './languages';
+import type { Segment, Transcription, Word } from '../native';
 
 export const RESPONSE_FORMATS = ['json', 'text', 'verbose_json', 'srt', 'vtt'] as const;
 export type ResponseFormat = (typeof RESPONSE_FORMATS)[number];
 
-export interface OutputWord {
-  word: string;
-  start: number;
-  end: number;
-}
-
-export interface OutputSegment {
-  start: number;
-  end: number;
-  text: string;
-  tokens: number[];
-  avgLogprob: number;
-  noSpeechProb: number;
-  words?: OutputWord[];
-}
-
-export interface OutputTranscription {
-  text: string;
-  language: string;
-  duration: number;
-  segments: OutputSegment[];
-}
+/** What every runtime produces: the addon's Transcription, minus word probabilities (cloud providers differ there). */
+export type OutputWord = Omit<Word, 'probability'>;
+export type OutputSegment = Omit<Segment, 'words'> & { words?: OutputWord[] };
+export type OutputTranscription = Omit<Transcription, 'segments'> & { segments: OutputSegment[] };
 
 export interface RenderOptions {
   granularities: ReadonlySet<'segment' | 'word'>;
