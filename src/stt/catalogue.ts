@@ -21,7 +21,6 @@ export interface RuntimeSpec {
   files: RuntimeFile[];
   languages: ReadonlySet<string>;
   supportsPrompt: boolean;
-  supportsTranslate: boolean;
 }
 
 const whisperLanguages = new Set(Object.keys(WHISPER_LANGUAGES));
@@ -39,7 +38,6 @@ export const RUNTIMES: readonly RuntimeSpec[] = [
     ],
     languages: whisperLanguages,
     supportsPrompt: true,
-    supportsTranslate: true,
   },
   {
     id: 'whisper-small',
@@ -51,7 +49,6 @@ export const RUNTIMES: readonly RuntimeSpec[] = [
     ],
     languages: whisperLanguages,
     supportsPrompt: true,
-    supportsTranslate: true,
   },
   {
     id: 'parakeet-tdt-0.6b-v3',
@@ -59,7 +56,6 @@ export const RUNTIMES: readonly RuntimeSpec[] = [
     files: [file('parakeet-tdt-0.6b-v3-q8_0.bin'), file('parakeet-tdt-0.6b-v3-f16.bin')],
     languages: PARAKEET_V3_LANGUAGES,
     supportsPrompt: false,
-    supportsTranslate: false,
   },
 ];
 

@@ -2,7 +2,6 @@
 // local runtime, or a cloud provider. Also owns the public alias.
 import type { SettingsStore, Routing } from '../store/settings';
 import type { LocalEngine } from './local/engine';
-import type { RuntimeSpec } from './catalogue';
 import type { OutputTranscription } from './formats';
 import type { CloudRequest, CloudService } from './cloud/service';
 
@@ -16,8 +15,6 @@ export interface Target {
   languages: ReadonlySet<string> | null;
   supportsPrompt: boolean;
   supportsWords: boolean;
-  supportsTranslate: boolean;
-  runtime: RuntimeSpec | null;
 }
 
 export interface TranscribeInput extends CloudRequest {
@@ -62,7 +59,7 @@ export class SttRouter {
     const r = await this.current();
     if (r.mode === 'cloud' && r.cloud && this.cloud) {
       const caps = await this.cloud.capabilities(r.cloud.providerId);
-      return { mode: 'cloud', alias: await this.publicModel(), runtime: null, ...caps };
+      return { mode: 'cloud', alias: await this.publicModel(), ...caps };
     }
     const spec = this.local.activeRuntime();
     return {
@@ -71,8 +68,6 @@ export class SttRouter {
       languages: spec?.languages ?? null,
       supportsPrompt: spec?.supportsPrompt ?? true,
       supportsWords: true,
-      supportsTranslate: spec?.supportsTranslate ?? false,
-      runtime: spec,
     };
   }
 

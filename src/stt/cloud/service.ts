@@ -24,7 +24,6 @@ export interface CloudCapabilities {
   languages: ReadonlySet<string> | null;
   supportsPrompt: boolean;
   supportsWords: boolean;
-  supportsTranslate: boolean;
 }
 
 export interface ProviderFailure {
@@ -39,8 +38,8 @@ const DEEPGRAM_LANGUAGES = new Set(['bg', 'ca', 'zh', 'cs', 'da', 'nl', 'en', 'e
   'ja', 'ko', 'lv', 'lt', 'ms', 'no', 'pl', 'pt', 'ro', 'ru', 'sk', 'es', 'sv', 'th', 'tr', 'uk', 'vi']);
 
 const CAPABILITIES: Record<ProviderRecord['kind'], CloudCapabilities> = {
-  openai: { languages: OPENAI_LANGUAGES, supportsPrompt: true, supportsWords: true, supportsTranslate: false },
-  deepgram: { languages: DEEPGRAM_LANGUAGES, supportsPrompt: false, supportsWords: true, supportsTranslate: false },
+  openai: { languages: OPENAI_LANGUAGES, supportsPrompt: true, supportsWords: true },
+  deepgram: { languages: DEEPGRAM_LANGUAGES, supportsPrompt: false, supportsWords: true },
 };
 
 const ADAPTERS: Record<ProviderRecord['kind'], (call: AdapterCall) => Promise<OutputTranscription>> = {
