@@ -102,11 +102,16 @@ function renderStatus(s: Json): void {
   $('#status-list').replaceChildren(...rows.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v, 'data-field': k })]));
 }
 
+// True between choosing "Cloud provider" and submitting a target: the poll
+// must not flip the page back to Local while the host is still picking.
+let choosingCloud = false;
+
 function renderRouting(routing: Json, models: Json[]): void {
   routingCache = routing;
-  for (const r of document.querySelectorAll<HTMLInputElement>('input[name=mode]')) r.checked = r.value === routing.mode;
-  $('#local-panel').hidden = routing.mode !== 'local';
-  $('#cloud-panel').hidden = routing.mode !== 'cloud';
+  const shown = choosingCloud ? 'cloud' : routing.mode;
+  for (const r of document.querySelectorAll<HTMLInputElement>('input[name=mode]')) r.checked = r.value === shown;
+  $('#local-panel').hidden = shown !== 'local';
+  $('#cloud-panel').hidden = shown !== 'cloud';
   const rows = models.map((m) => {
     const d = m.download;
     const downloading = d && (d.state === 'downloading' || d.state === 'verifying');
@@ -235,6 +240,7 @@ function signedIn(): void {
 function signOut(message?: string): void {
   sessionStorage.removeItem(KEY_STORAGE);
   window.clearInterval(pollTimer);
+  choosingCloud = false;
   $('#app').hidden = true;
   $('#sign-out').hidden = true;
   $('#login').hidden = false;
@@ -261,6 +267,7 @@ function wire(): void {
 
   for (const radio of document.querySelectorAll<HTMLInputElement>('input[name=mode]')) {
     radio.addEventListener('change', () => {
+      choosingCloud = radio.value === 'cloud' && routingCache?.mode !== 'cloud';
       if (radio.value === 'local') void act('Switched to Local mode.', () => api('PUT', '/admin/routing', { mode: 'local' }));
       else {
         // Cloud needs a target: show the form and let the host pick one.
@@ -275,7 +282,10 @@ function wire(): void {
     event.preventDefault();
     const providerId = $<HTMLSelectElement>('#cloud-provider').value;
     const model = $<HTMLSelectElement>('#cloud-model').value;
-    void act(`Now routing to ${providerId}/${model}.`, () => api('PUT', '/admin/routing', { mode: 'cloud', cloud: { providerId, model } }));
+    void act(`Now routing to ${providerId}/${model}.`, async () => {
+      await api('PUT', '/admin/routing', { mode: 'cloud', cloud: { providerId, model } });
+      choosingCloud = false;
+    });
   });
 
   $('#provider-add').addEventListener('submit', (event) => {

@@ -114,6 +114,11 @@ test('configure a provider and switch to Cloud, then back to Local', async () =>
   assert.ok(!(await page.content()).includes(PROVIDER_KEY), 'the key is never shown again');
 
   await page.getByRole('radio', { name: 'Cloud provider' }).check();
+  // A status poll lands while the host is still choosing: the page must stay on Cloud.
+  await page.waitForResponse((r) => r.url().endsWith('/admin/routing') && r.request().method() === 'GET');
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
+  assert.equal(await page.getByRole('radio', { name: 'Cloud provider' }).isChecked(), true);
+  assert.equal(await page.locator('#cloud-panel').isVisible(), true);
   await page.locator('#cloud-provider').selectOption('loopback');
   await page.locator('#cloud-model').selectOption('whisper-1');
   await page.getByRole('button', { name: 'Use this cloud model' }).click();
@@ -160,6 +165,11 @@ test('server errors are shown, not swallowed', async () => {
   await page.getByRole('button', { name: 'Add provider' }).click();
   await page.locator('form[data-provider="broken"]').waitFor();
   await page.getByRole('radio', { name: 'Cloud provider' }).check();
+  // A status poll lands while the host is still choosing: the page must stay on Cloud.
+  await page.waitForResponse((r) => r.url().endsWith('/admin/routing') && r.request().method() === 'GET');
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
+  assert.equal(await page.getByRole('radio', { name: 'Cloud provider' }).isChecked(), true);
+  assert.equal(await page.locator('#cloud-panel').isVisible(), true);
   await page.locator('#cloud-provider').selectOption('broken');
   await page.getByRole('button', { name: 'Use this cloud model' }).click();
   await page.locator('#notice.error').waitFor();
