@@ -51,6 +51,15 @@ const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}
 const notice = () => page.locator('#notice');
 const statusField = (name: string) => page.locator(`#status-list dd[data-field="${name}"]`);
 
+/** Picks "Cloud provider" and checks a status poll landing before the submit leaves the form up. */
+async function chooseCloud(): Promise<void> {
+  await page.getByRole('radio', { name: 'Cloud provider' }).check();
+  await page.waitForResponse((r) => r.url().endsWith('/admin/routing') && r.request().method() === 'GET');
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
+  assert.equal(await page.getByRole('radio', { name: 'Cloud provider' }).isChecked(), true);
+  assert.equal(await page.locator('#cloud-panel').isVisible(), true);
+}
+
 test('the page is served with a strict CSP and no secrets', async () => {
   const res = await fetch(`${server.url}/settings`);
   assert.equal(res.status, 200);
@@ -113,12 +122,7 @@ test('configure a provider and switch to Cloud, then back to Local', async () =>
   await card.getByText(/API key \(set, …9876\)/).waitFor();
   assert.ok(!(await page.content()).includes(PROVIDER_KEY), 'the key is never shown again');
 
-  await page.getByRole('radio', { name: 'Cloud provider' }).check();
-  // A status poll lands while the host is still choosing: the page must stay on Cloud.
-  await page.waitForResponse((r) => r.url().endsWith('/admin/routing') && r.request().method() === 'GET');
-  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
-  assert.equal(await page.getByRole('radio', { name: 'Cloud provider' }).isChecked(), true);
-  assert.equal(await page.locator('#cloud-panel').isVisible(), true);
+  await chooseCloud();
   await page.locator('#cloud-provider').selectOption('loopback');
   await page.locator('#cloud-model').selectOption('whisper-1');
   await page.getByRole('button', { name: 'Use this cloud model' }).click();
@@ -164,12 +168,7 @@ test('server errors are shown, not swallowed', async () => {
   await page.locator('#new-provider-kind').selectOption('deepgram');
   await page.getByRole('button', { name: 'Add provider' }).click();
   await page.locator('form[data-provider="broken"]').waitFor();
-  await page.getByRole('radio', { name: 'Cloud provider' }).check();
-  // A status poll lands while the host is still choosing: the page must stay on Cloud.
-  await page.waitForResponse((r) => r.url().endsWith('/admin/routing') && r.request().method() === 'GET');
-  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
-  assert.equal(await page.getByRole('radio', { name: 'Cloud provider' }).isChecked(), true);
-  assert.equal(await page.locator('#cloud-panel').isVisible(), true);
+  await chooseCloud();
   await page.locator('#cloud-provider').selectOption('broken');
   await page.getByRole('button', { name: 'Use this cloud model' }).click();
   await page.locator('#notice.error').waitFor();
