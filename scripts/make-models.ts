@@ -1,16 +1,18 @@
 // Generates loadable Whisper models with random weights from the fixture
-// headers in ../shared/fixtures/models (real vocabulary and mel filters).
-// Compute cost depends on shapes, not values, so the exact base/small shapes
-// serve benchmarks; the micro shape keeps tests fast.
+// headers in ../shared/fixtures/models (real vocabulary and mel filters);
+// Parakeet shapes come from make-parakeet-model.ts. Compute cost depends on
+// shapes, not values, so the exact base/small shapes serve benchmarks; the
+// micro shape keeps tests fast.
 // Usage: tsx scripts/make-models.ts [--out DIR] [name ...]   (default: the test set)
-import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { GGML_QNT_VERSION_FACTOR } from '../src/native/ggml-types';
+import { FTYPE, ModelWriter, Rng, tensorData, toHalf, TYPE_F16, TYPE_F32, TYPE_Q8_0, type Quant, type Tensor } from './lib/ggml-writer';
+import { FIXTURES, SYNTHETIC_DIR } from './lib/model-paths';
+import { makeParakeetModel, PARAKEET_SHAPES } from './make-parakeet-model';
 
-export const FIXTURES = path.resolve(__dirname, '..', '..', 'shared', 'fixtures', 'models');
-export const SYNTHETIC_DIR = path.resolve(__dirname, '..', 'models', 'synthetic');
+export { FIXTURES, SYNTHETIC_DIR };
 
-type Quant = 'f16' | 'q8_0';
 interface Shape {
   header: string;
   quant: Quant;
@@ -45,47 +47,6 @@ export const SHAPES: Record<string, Shape> = {
   'small-q8_0-ctx64': { header: 'for-tests-ggml-small.bin', quant: 'q8_0', textCtx: 64, textOnly: true },
 };
 export const TEST_SET = ['micro-f16', 'micro-q8_0', 'tiny-f16'];
-
-const TYPE_F32 = 0;
-const TYPE_F16 = 1;
-const TYPE_Q8_0 = 8;
-const FTYPE = { f16: 1, q8_0: 7 };
-
-/** xorshift32: deterministic, so a model of a given name is always the same file. */
-class Rng {
-  constructor(private s: number) {}
-  next(): number {
-    let x = this.s;
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    this.s = x >>> 0;
-    return this.s / 4294967296;
-  }
-  uniform(scale: number): number {
-    return (this.next() * 2 - 1) * scale;
-  }
-}
-
-const halfScratch = new Float32Array(1);
-const halfBits = new Uint32Array(halfScratch.buffer);
-function toHalf(v: number): number {
-  halfScratch[0] = v;
-  const u = halfBits[0];
-  const sign = (u >>> 16) & 0x8000;
-  const exp = ((u >>> 23) & 0xff) - 127 + 15;
-  const mant = u & 0x7fffff;
-  if (exp <= 0) return sign;
-  if (exp >= 31) return sign | 0x7c00;
-  return sign | (exp << 10) | (mant >>> 13);
-}
-
-interface Tensor {
-  name: string;
-  dims: number[]; // ggml order: ne[0] first
-  type: number;
-  fill: 'random' | 'ones' | 'zeros';
-}
 
 function whisperTensors(h: Record<string, number>, wtype: number): Tensor[] {
   const s = h.n_audio_state;
@@ -150,34 +111,6 @@ function preferText(t: Tensor, data: Buffer): void {
   }
 }
 
-function tensorData(t: Tensor, rng: Rng): Buffer {
-  const n = t.dims.reduce((a, b) => a * b, 1);
-  const value = t.fill === 'ones' ? 1 : 0;
-  if (t.type === TYPE_F32) {
-    const out = new Float32Array(n);
-    for (let i = 0; i < n; i++) out[i] = t.fill === 'random' ? rng.uniform(0.05) : value;
-    return Buffer.from(out.buffer);
-  }
-  if (t.type === TYPE_F16) {
-    const out = new Uint16Array(n);
-    for (let i = 0; i < n; i++) out[i] = toHalf(t.fill === 'random' ? rng.uniform(0.05) : value);
-    return Buffer.from(out.buffer);
-  }
-  // q8_0: blocks of an f16 scale and 32 signed bytes.
-  const blocks = n / 32;
-  const out = Buffer.alloc(blocks * 34);
-  const scale = toHalf(0.05 / 127);
-  for (let b = 0; b < blocks; b++) {
-    out.writeUInt16LE(scale, b * 34);
-    for (let i = 0; i < 32; i++) out.writeInt8(Math.round(rng.uniform(127)), b * 34 + 2 + i);
-  }
-  return out;
-}
-
-async function write(stream: NodeJS.WritableStream, chunk: Buffer): Promise<void> {
-  if (!stream.write(chunk)) await new Promise((resolve) => stream.once('drain', resolve));
-}
-
 export async function makeWhisperModel(name: string, outDir = SYNTHETIC_DIR): Promise<string> {
   const shape = SHAPES[name];
   if (!shape) throw new Error(`unknown synthetic model ${name}; known: ${Object.keys(SHAPES).join(', ')}`);
@@ -200,27 +133,21 @@ export async function makeWhisperModel(name: string, outDir = SYNTHETIC_DIR): Pr
   const header = Buffer.from(src);
   names.forEach((k, i) => header.writeInt32LE(h[k], 4 + i * 4));
 
-  const tmp = `${file}.tmp-${process.pid}`;
-  const out = createWriteStream(tmp);
-  await write(out, header);
+  const out = new ModelWriter(file);
+  await out.write(header);
   const rng = new Rng(0x5eed ^ name.length);
   const wtype = shape.quant === 'q8_0' ? TYPE_Q8_0 : TYPE_F16;
   for (const t of whisperTensors(h, wtype)) {
-    const nameBytes = Buffer.from(t.name);
-    const rec = Buffer.alloc(12 + 4 * t.dims.length);
-    rec.writeInt32LE(t.dims.length, 0);
-    rec.writeInt32LE(nameBytes.length, 4);
-    rec.writeInt32LE(t.type, 8);
-    t.dims.forEach((d, i) => rec.writeInt32LE(d, 12 + 4 * i));
-    await write(out, rec);
-    await write(out, nameBytes);
     const data = tensorData(t, rng);
     if (shape.textOnly) preferText(t, data);
-    await write(out, data);
+    await out.tensor(t, data);
   }
-  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
-  renameSync(tmp, file);
-  return file;
+  return out.finish();
+}
+
+/** Any generated model by name: a Whisper shape or a Parakeet shape. */
+export function makeModel(name: string, outDir = SYNTHETIC_DIR): Promise<string> {
+  return name in PARAKEET_SHAPES ? makeParakeetModel(name, outDir) : makeWhisperModel(name, outDir);
 }
 
 /** The tiny random Parakeet fixture is already a complete model. */
@@ -231,11 +158,11 @@ if (require.main === module) {
   const outAt = args.indexOf('--out');
   const outDir = outAt >= 0 ? path.resolve(args[outAt + 1]) : SYNTHETIC_DIR;
   const wanted = args.filter((a, i) => !a.startsWith('--') && (outAt < 0 || i !== outAt + 1));
-  const list = wanted.includes('all') ? Object.keys(SHAPES) : wanted.length ? wanted : TEST_SET;
+  const list = wanted.includes('all') ? [...Object.keys(SHAPES), ...Object.keys(PARAKEET_SHAPES)] : wanted.length ? wanted : TEST_SET;
   (async () => {
     for (const name of list) {
       const started = Date.now();
-      const file = await makeWhisperModel(name, outDir);
+      const file = await makeModel(name, outDir);
       console.log(`${name}: ${file} (${Date.now() - started} ms)`);
     }
   })().catch((err) => {

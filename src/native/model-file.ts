@@ -104,7 +104,8 @@ async function walkTensors(r: FileReader): Promise<number> {
     const nDims = await r.i32();
     const nameLen = await r.i32();
     const type = await r.i32();
-    if (nDims < 1 || nDims > 4) throw new ModelFileError('model_file_invalid', `tensor ${count} has rank ${nDims}`);
+    // Rank 0 is a scalar: the Parakeet converter writes batch_norm.num_batches_tracked so.
+    if (nDims < 0 || nDims > 4) throw new ModelFileError('model_file_invalid', `tensor ${count} has rank ${nDims}`);
     if (nameLen < 1 || nameLen > MAX_NAME) throw new ModelFileError('model_file_invalid', `tensor ${count} has a bad name length`);
     if (!GGML_TYPES[type]) throw new ModelFileError('model_file_invalid', `tensor ${count} has unknown type ${type}`);
     let elements = 1;

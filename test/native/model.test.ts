@@ -106,6 +106,24 @@ test("parity: Parakeet model gives parakeet-cli's tokens and text", async () => 
   m.dispose();
 });
 
+test('a Parakeet file with rank-0 tensors (as the NeMo converter writes num_batches_tracked) loads and decodes the same', async () => {
+  const name = Buffer.from('encoder.layers.0.conv.batch_norm.num_batches_tracked');
+  const bytes = readFileSync(PARAKEET_FIXTURE);
+  const record = bytes.indexOf(name) - (12 + 4);
+  assert.equal(bytes.readInt32LE(record), 1, 'the fixture writes it with rank 1');
+  const header = Buffer.alloc(12);
+  header.writeInt32LE(0, 0);
+  header.writeInt32LE(name.length, 4);
+  header.writeInt32LE(bytes.readInt32LE(record + 8), 8);
+  const scalar = path.join(tmp, 'parakeet-rank0.bin');
+  writeFileSync(scalar, Buffer.concat([bytes.subarray(0, record), header, bytes.subarray(record + 16)]));
+  const [a, b] = await Promise.all([loadModel(PARAKEET_FIXTURE), loadModel(scalar)]);
+  const pcm = await pcmOf(JFK);
+  assert.deepEqual(tokensOf(await b.transcribe(pcm, { threads: 2 })), tokensOf(await a.transcribe(pcm, { threads: 2 })));
+  a.dispose();
+  b.dispose();
+});
+
 test('parallel transcriptions on one model equal the sequential results and reuse states', async () => {
   const m = await loadModel(tiny);
   const clips = await Promise.all([JFK, ...librivox(3)].map(pcmOf));
