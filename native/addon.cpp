@@ -24,7 +24,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData<AddonData>(data);  // deleted by N-API when this environment goes away
 
   exports.Set("Model", model);
-  exports.Set("AbortFlag", define_abort_flag(env));
+  exports.Set("JobControl", define_job_control(env));
   exports.Set("loadModel", Napi::Function::New(env, load_model, "loadModel"));
   exports.Set("decodeWav", Napi::Function::New(env, decode_wav, "decodeWav"));
   exports.Set("setLogHandler", Napi::Function::New(env, set_log_handler, "setLogHandler"));

@@ -11,8 +11,8 @@ struct AddonData {
   Napi::FunctionReference model_constructor;
 };
 
-Napi::Function define_abort_flag(Napi::Env env);
-AbortFlag abort_flag_of(const Napi::Value& value);  // a fresh, never-set flag for undefined
+Napi::Function define_job_control(Napi::Env env);
+JobHandle job_control_of(const Napi::Value& value);  // a fresh, never-set control for undefined
 
 Napi::Function define_model(Napi::Env env);
 Napi::Value load_model(const Napi::CallbackInfo& info);

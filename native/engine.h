@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-namespace stt {
+#include "job_control.h"
 
-using AbortFlag = std::shared_ptr<std::atomic<bool>>;
+namespace stt {
 
 struct TranscribeOptions {
   std::string language;  // empty: detect (Whisper)
@@ -25,7 +25,7 @@ struct TranscribeOptions {
   bool word_timestamps = false;
   int max_tokens = 0;  // per segment; 0 = the model's own limit
   int audio_ctx = 0;   // 0 = the full 30-s window; smaller trades accuracy for speed on short clips
-  AbortFlag abort;
+  JobHandle control;
 };
 
 struct Word {
@@ -69,30 +69,34 @@ class Engine {
   virtual TranscribeResult transcribe(const float* pcm, size_t n_samples, const TranscribeOptions& options) = 0;
   virtual EngineStats stats() const = 0;
 
-  // Sets the abort flag of every job in flight (used by dispose()).
+  // Aborts every job in flight, paused ones included, and every job that
+  // starts afterwards (a job queued on the thread pool before dispose() may
+  // start later, and a paused one would otherwise wait forever). Used by dispose().
   void abort_all() {
     std::lock_guard<std::mutex> lock(jobs_mutex_);
-    for (auto* flag : jobs_) flag->store(true);
+    closing_ = true;
+    for (auto* control : jobs_) control->abort();
   }
 
  protected:
-  // Registers a job's flag for abort_all() while the job runs.
+  // Registers a job's control for abort_all() while the job runs.
   class JobScope {
    public:
-    JobScope(Engine& engine, std::atomic<bool>* flag) : engine_(engine), flag_(flag) {
+    JobScope(Engine& engine, JobControl* control) : engine_(engine), control_(control) {
       std::lock_guard<std::mutex> lock(engine_.jobs_mutex_);
-      engine_.jobs_.insert(flag_);
+      if (engine_.closing_) control_->abort();
+      engine_.jobs_.insert(control_);
     }
     ~JobScope() {
       std::lock_guard<std::mutex> lock(engine_.jobs_mutex_);
-      engine_.jobs_.erase(flag_);
+      engine_.jobs_.erase(control_);
     }
     JobScope(const JobScope&) = delete;
     JobScope& operator=(const JobScope&) = delete;
 
    private:
     Engine& engine_;
-    std::atomic<bool>* flag_;
+    JobControl* control_;
   };
 
   size_t running_jobs() const {
@@ -102,7 +106,8 @@ class Engine {
 
  private:
   mutable std::mutex jobs_mutex_;
-  std::set<std::atomic<bool>*> jobs_;
+  std::set<JobControl*> jobs_;
+  bool closing_ = false;  // guarded by jobs_mutex_
 };
 
 std::unique_ptr<Engine> load_whisper_engine(const std::string& path);

@@ -181,7 +181,7 @@ Napi::Value ModelWrap::transcribe(const Napi::CallbackInfo& info) {
   }
   TranscribeOptions options = info.Length() > 1 && info[1].IsObject() ? options_from(info[1].As<Napi::Object>())
                                                                       : TranscribeOptions{};
-  options.abort = abort_flag_of(info.Length() > 2 ? info[2] : env.Undefined());
+  options.control = job_control_of(info.Length() > 2 ? info[2] : env.Undefined());
   auto* worker = new TranscribeWorker(env, engine_, info[0].As<Napi::Float32Array>(), std::move(options));
   Napi::Promise promise = worker->promise();
   worker->Queue();

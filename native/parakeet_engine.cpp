@@ -10,8 +10,14 @@
 namespace stt {
 namespace {
 
-bool abort_requested(void* flag) { return static_cast<std::atomic<bool>*>(flag)->load(); }
-bool encoder_may_begin(parakeet_context*, parakeet_state*, void* flag) { return !abort_requested(flag); }
+// Polled inside ggml graphs: must only read a flag, never wait.
+bool abort_requested(void* control) { return static_cast<JobControl*>(control)->aborted(); }
+// Safe points between graphs, where a paused job waits.
+bool encoder_may_begin(parakeet_context*, parakeet_state*, void* control) { return static_cast<JobControl*>(control)->checkpoint(); }
+// After each emitted token. A job aborted while paused stops at the next graph through abort_requested.
+void after_token(parakeet_context*, parakeet_state*, const parakeet_token_data*, void* control) {
+  static_cast<JobControl*>(control)->checkpoint();
+}
 
 // Token times are mel frames of 10 ms.
 double seconds(int64_t t) { return static_cast<double>(t) / 100.0; }
@@ -27,9 +33,9 @@ class ParakeetEngine : public Engine {
   EngineStats stats() const override { return {pool_.created(), pool_.idle(), running_jobs()}; }
 
   TranscribeResult transcribe(const float* pcm, size_t n_samples, const TranscribeOptions& o) override {
-    std::atomic<bool>* flag = o.abort.get();
-    JobScope job(*this, flag);
-    if (flag->load()) throw AbortedError();
+    JobControl* control = o.control.get();
+    JobScope job(*this, control);
+    if (control->aborted()) throw AbortedError();
     typename StatePool<parakeet_state>::Lease lease(pool_, pool_.acquire());
     parakeet_state* state = lease.get();
 
@@ -37,12 +43,14 @@ class ParakeetEngine : public Engine {
     p.n_threads = o.threads;
     p.audio_ctx = o.audio_ctx;
     p.abort_callback = abort_requested;
-    p.abort_callback_user_data = flag;
+    p.abort_callback_user_data = control;
     p.encoder_begin_callback = encoder_may_begin;
-    p.encoder_begin_callback_user_data = flag;
+    p.encoder_begin_callback_user_data = control;
+    p.new_token_callback = after_token;
+    p.new_token_callback_user_data = control;
 
     const int rc = parakeet_full_with_state(ctx_.get(), state, p, pcm, static_cast<int>(n_samples));
-    if (flag->load()) throw AbortedError();
+    if (control->aborted()) throw AbortedError();
     if (rc != 0) throw std::runtime_error("parakeet inference failed (code " + std::to_string(rc) + ")");
 
     TranscribeResult result;

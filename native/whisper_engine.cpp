@@ -10,8 +10,15 @@
 namespace stt {
 namespace {
 
-bool abort_requested(void* flag) { return static_cast<std::atomic<bool>*>(flag)->load(); }
-bool encoder_may_begin(whisper_context*, whisper_state*, void* flag) { return !abort_requested(flag); }
+// Polled inside ggml graphs: must only read a flag, never wait.
+bool abort_requested(void* control) { return static_cast<JobControl*>(control)->aborted(); }
+// Safe points between graphs, where a paused job waits.
+bool encoder_may_begin(whisper_context*, whisper_state*, void* control) { return static_cast<JobControl*>(control)->checkpoint(); }
+// Before each token is sampled; leaves the logits alone. A job aborted while
+// paused stops at the next graph through abort_requested.
+void before_token(whisper_context*, whisper_state*, const whisper_token_data*, int, float*, void* control) {
+  static_cast<JobControl*>(control)->checkpoint();
+}
 
 // whisper.cpp times are in 10 ms units.
 double seconds(int64_t t) { return static_cast<double>(t) / 100.0; }
@@ -27,9 +34,9 @@ class WhisperEngine : public Engine {
   EngineStats stats() const override { return {pool_.created(), pool_.idle(), running_jobs()}; }
 
   TranscribeResult transcribe(const float* pcm, size_t n_samples, const TranscribeOptions& o) override {
-    std::atomic<bool>* flag = o.abort.get();
-    JobScope job(*this, flag);
-    if (flag->load()) throw AbortedError();
+    JobControl* control = o.control.get();
+    JobScope job(*this, control);
+    if (control->aborted()) throw AbortedError();
     typename StatePool<whisper_state>::Lease lease(pool_, pool_.acquire());
     whisper_state* state = lease.get();
 
@@ -48,12 +55,14 @@ class WhisperEngine : public Engine {
     p.max_tokens = o.max_tokens;
     p.audio_ctx = o.audio_ctx;
     p.abort_callback = abort_requested;
-    p.abort_callback_user_data = flag;
+    p.abort_callback_user_data = control;
     p.encoder_begin_callback = encoder_may_begin;
-    p.encoder_begin_callback_user_data = flag;
+    p.encoder_begin_callback_user_data = control;
+    p.logits_filter_callback = before_token;
+    p.logits_filter_callback_user_data = control;
 
     const int rc = whisper_full_with_state(ctx_.get(), state, p, pcm, static_cast<int>(n_samples));
-    if (flag->load()) throw AbortedError();
+    if (control->aborted()) throw AbortedError();
     if (rc != 0) throw std::runtime_error("whisper inference failed (code " + std::to_string(rc) + ")");
 
     TranscribeResult result;

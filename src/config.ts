@@ -70,7 +70,7 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = writableDir('STT_DATA_DIR', path.resolve(env.STT_DATA_DIR || './data'));
   const modelsDir = writableDir('STT_MODELS_DIR', path.resolve(env.STT_MODELS_DIR || path.join(dataDir, 'models')));
   const threads = int(env, 'STT_THREADS', cores, 1, 1024);
-  const parallel = int(env, 'STT_PARALLEL', Math.min(2, threads), 1, 64);
+  const parallel = int(env, 'STT_PARALLEL', 1, 1, 64);
   if (parallel > threads) throw new ConfigError('STT_PARALLEL', `cannot exceed STT_THREADS (${threads})`);
   const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}`);

@@ -116,21 +116,25 @@ int main(int argc, char** argv) {
   } else {
     parakeet_context_params cp = parakeet_context_default_params();
     cp.use_gpu = false;
-    parakeet_context* ctx = parakeet_init_from_file_with_params_no_state(argv[2], cp);
+    // With a default state, so parakeet_get_timings() can report the encoder time.
+    parakeet_context* ctx = parakeet_init_from_file_with_params(argv[2], cp);
     if (!ctx) return 1;
-    parakeet_state* state = parakeet_init_state(ctx);
     std::printf("{\"event\":\"loaded\",\"ms\":%.3f}\n", now_ms() - t_load);
     for (int r = 0; r < runs; ++r) {
       parakeet_full_params p = parakeet_full_default_params(PARAKEET_SAMPLING_GREEDY);
       p.n_threads = threads;
+      parakeet_reset_timings(ctx);
       const double t0 = now_ms();
-      if (parakeet_full_with_state(ctx, state, p, pcm.data(), static_cast<int>(pcm.size())) != 0) return 1;
+      if (parakeet_full(ctx, p, pcm.data(), static_cast<int>(pcm.size())) != 0) return 1;
       const double total = now_ms() - t0;
       int n_tokens = 0;
-      for (int i = 0; i < parakeet_full_n_segments_from_state(state); ++i) n_tokens += parakeet_full_n_tokens_from_state(state, i);
-      std::printf("{\"event\":\"run\",\"ms\":%.3f,\"tokens\":%d}\n", total, n_tokens);
+      for (int i = 0; i < parakeet_full_n_segments(ctx); ++i) n_tokens += parakeet_full_n_tokens(ctx, i);
+      parakeet_timings* t = parakeet_get_timings(ctx);
+      // Everything after the encoder (prediction + joint per emitted token, and the mel spectrogram) per token.
+      std::printf("{\"event\":\"run\",\"ms\":%.3f,\"tokens\":%d,\"encodeMs\":%.3f,\"decodeMsPerToken\":%.3f}\n", total, n_tokens,
+                  t->encode_ms, n_tokens ? (total - t->encode_ms) / n_tokens : 0.0);
+      delete t;
     }
-    parakeet_free_state(state);
     parakeet_free(ctx);
   }
   rusage usage{};

@@ -1,6 +1,7 @@
 // The native addon's whole surface, typed. Loads the binary through
 // node-gyp-build (a matching prebuild first, then build/Release) and wraps it
-// so callers get validated options, AbortSignal support and typed errors.
+// so callers get validated options, AbortSignal support, pausable jobs and
+// typed errors.
 import path from 'node:path';
 import { packageRoot } from '../package-root';
 import { inspectModelFile, ModelFileError, type ModelFamily, type ModelFileInfo } from './model-file';
@@ -47,6 +48,20 @@ export interface TranscribeOptions {
   /** Encoder window in frames (1500 = 30 s); 0 = full. Shrinking it speeds up short clips at an accuracy cost. */
   audioCtx?: number;
   signal?: AbortSignal;
+  /** Lets a scheduler pause and resume this job at safe points (see JobControl). */
+  control?: JobControl;
+}
+
+/**
+ * Pauses a running transcription at its next safe point (before an encoder
+ * window or a decoded token, never inside a ggml graph) until resume(). The
+ * result is the same as an uninterrupted run; only the timing moves. A paused
+ * job still holds its model state and one libuv worker thread.
+ */
+export interface JobControl {
+  pause(): void;
+  resume(): void;
+  readonly paused: boolean;
 }
 
 export interface Word {
@@ -87,12 +102,12 @@ export interface TranscribeError extends Error {
 
 interface NativeModel {
   readonly family: ModelFamily | null;
-  transcribe(pcm: Float32Array, options: object, flag?: NativeAbortFlag): Promise<Transcription>;
+  transcribe(pcm: Float32Array, options: object, control?: NativeJobControl): Promise<Transcription>;
   dispose(): void;
   stats(): ModelStats;
 }
 
-interface NativeAbortFlag {
+interface NativeJobControl extends JobControl {
   abort(): void;
   readonly aborted: boolean;
 }
@@ -103,7 +118,7 @@ interface NativeAddon {
   setLogHandler(handler: ((level: number, line: string) => void) | null): void;
   systemInfo(): string;
   whisperVersion: string;
-  AbortFlag: new () => NativeAbortFlag;
+  JobControl: new () => NativeJobControl;
 }
 
 function loadAddon(): NativeAddon {
@@ -135,6 +150,11 @@ export function decodeWav(bytes: Uint8Array): Promise<DecodedAudio> {
   return addon.decodeWav(bytes);
 }
 
+/** A fresh control to pass as `transcribe(pcm, { control })`. */
+export function createJobControl(): JobControl {
+  return new addon.JobControl();
+}
+
 export class Model {
   private constructor(
     private readonly native: NativeModel,
@@ -148,14 +168,15 @@ export class Model {
   }
 
   transcribe(pcm: Float32Array, options: TranscribeOptions = {}): Promise<Transcription> {
-    const { signal, ...rest } = options;
+    const { signal, control: given, ...rest } = options;
     if (!(pcm instanceof Float32Array)) throw new TypeError('pcm must be a Float32Array');
     validateOptions(rest);
-    const flag = new addon.AbortFlag();
-    if (signal?.aborted) flag.abort();
-    const onAbort = (): void => flag.abort();
+    if (given !== undefined && !(given instanceof addon.JobControl)) throw new TypeError('control must come from createJobControl()');
+    const control = (given as NativeJobControl | undefined) ?? new addon.JobControl();
+    if (signal?.aborted) control.abort();
+    const onAbort = (): void => control.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
-    return this.native.transcribe(pcm, rest, flag).finally(() => signal?.removeEventListener('abort', onAbort));
+    return this.native.transcribe(pcm, rest, control).finally(() => signal?.removeEventListener('abort', onAbort));
   }
 
   stats(): ModelStats {

@@ -33,16 +33,25 @@ test('8 parallel requests all succeed', async () => {
   }
 });
 
-test('a short clip sent after long ones returns first', async () => {
-  const s = await server({ STT_PARALLEL: '2', STT_QUEUE_CAPACITY: '16' }, 'tiny-f16');
+test('a short clip sent after long ones returns first; the paused long ones lose nothing', async () => {
+  const s = await server({ STT_PARALLEL: '1', STT_QUEUE_CAPACITY: '16' }, 'tiny-f16');
   const long = wavBlob(speechClip(60));
+  const alone = await (await transcribe(s, { file: long, response_format: 'verbose_json' }, s.auth)).json();
   const order: string[] = [];
-  const track = (name: string, p: Promise<Response>) => p.then(async (r) => { assert.equal(r.status, 200); await r.text(); order.push(name); });
-  const longs = [track('long-1', transcribe(s, { file: long }, s.auth)), track('long-2', transcribe(s, { file: long }, s.auth))];
+  const bodies: unknown[] = [];
+  const track = (name: string, p: Promise<Response>) => p.then(async (r) => {
+    assert.equal(r.status, 200);
+    if (name.startsWith('long')) bodies.push(await r.json());
+    else await r.text();
+    order.push(name);
+  });
+  const longs = [1, 2].map((i) => track(`long-${i}`, transcribe(s, { file: long, response_format: 'verbose_json' }, s.auth)));
   await until('both long jobs accepted', () => { const st = s.services.local.scheduler.stats(); return st.running + st.waiting === 2; });
   await track('short', transcribe(s, { file: wavBlob(speechClip(3)) }, s.auth));
+  assert.ok(s.services.local.scheduler.stats().paused <= 1);
   await Promise.all(longs);
   assert.equal(order[0], 'short', order.join(' < '));
+  for (const body of bodies) assert.deepEqual(body, alone);
 });
 
 test('queue overflow answers 503 with Retry-After', async () => {

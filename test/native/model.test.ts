@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { decodeWav, loadModel, type Transcription } from '../../src/native';
+import { createJobControl, decodeWav, loadModel, type Transcription } from '../../src/native';
 import { AUDIO_DIR, BIN_DIR, ROOT, SHARED } from '../helpers/paths';
 import { microModel, tinyModel, PARAKEET_FIXTURE } from '../helpers/models';
 import { makeWhisperModel } from '../../scripts/make-models';
@@ -156,6 +156,49 @@ test('aborting one job leaves the others and later ones correct', async () => {
   m.dispose();
 });
 
+test('a paused job waits at a safe point while another runs, then resumes to the same result', async () => {
+  for (const file of [tiny, PARAKEET_FIXTURE]) {
+    const m = await loadModel(file);
+    const [a, b] = await Promise.all([pcmOf(JFK), pcmOf(librivox(1)[0])]);
+    const opts = { ...GREEDY, threads: 1, maxTokens: 16 };
+    const expectedA = await m.transcribe(a, opts);
+    const control = createJobControl();
+    control.pause(); // paused before it starts: it stops at its first checkpoint
+    let settled = false;
+    const paused = m.transcribe(a, { ...opts, control }).finally(() => (settled = true));
+    await m.transcribe(b, opts);
+    assert.equal(settled, false, `${path.basename(file)}: the paused job did not finish while paused`);
+    assert.equal(m.stats().jobsRunning, 1);
+    control.resume();
+    assert.deepEqual(tokensOf(await paused), tokensOf(expectedA));
+
+    // Paused somewhere in the middle (a window or token boundary): same tokens.
+    const mid = createJobControl();
+    const running = m.transcribe(a, { ...opts, control: mid });
+    setTimeout(() => mid.pause(), 30);
+    setTimeout(() => mid.resume(), 300);
+    assert.deepEqual(tokensOf(await running), tokensOf(expectedA));
+    m.dispose();
+  }
+});
+
+test('aborting or disposing a paused job settles it', { timeout: 60_000 }, async () => {
+  const m = await loadModel(tiny);
+  const pcm = await pcmOf(JFK);
+  const control = createJobControl();
+  control.pause();
+  const controller = new AbortController();
+  const aborted = m.transcribe(pcm, { ...GREEDY, threads: 1, control, signal: controller.signal });
+  controller.abort();
+  await assert.rejects(aborted, (e: Error & { code?: string }) => e.code === 'aborted');
+  const held = createJobControl();
+  held.pause();
+  const disposed = m.transcribe(pcm, { ...GREEDY, threads: 1, control: held });
+  m.dispose();
+  await assert.rejects(disposed, (e: Error & { code?: string }) => e.code === 'aborted' || e.code === 'disposed');
+  assert.throws(() => m.transcribe(pcm, { control: {} as never }), TypeError);
+});
+
 test('disposing with jobs in flight settles them, rejects new work, and does not leak', async () => {
   const pcm = await pcmOf(JFK);
   const rssBefore = process.memoryUsage().rss;
@@ -180,7 +223,7 @@ test('the addon loads and transcribes inside a worker thread', async () => {
     (async () => {
       const audio = await addon.decodeWav(require('node:fs').readFileSync(workerData.wav));
       const model = await addon.loadModel(workerData.model, 'whisper', 0);
-      const r = await model.transcribe(audio.pcm, { threads: 2, language: 'en', temperatureFallback: false }, new addon.AbortFlag());
+      const r = await model.transcribe(audio.pcm, { threads: 2, language: 'en', temperatureFallback: false }, new addon.JobControl());
       model.dispose();
       parentPort.postMessage(r.segments.flatMap((s) => s.tokens));
     })().catch((e) => parentPort.postMessage({ error: e.message }));`;

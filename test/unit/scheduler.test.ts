@@ -3,21 +3,24 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Scheduler, QueueFullError, AbortedError } from '../../src/stt/local/scheduler';
 
-function harness(opts: { threads: number; slots: number; capacity: number }) {
+function harness(opts: { threads: number; slots: number; capacity: number; maxPaused?: number }) {
   let now = 0;
   const s = new Scheduler({ ...opts, now: () => now });
   const started: string[] = [];
-  const finishers = new Map<string, () => void>();
-  const submit = (name: string, cost: number, signal?: AbortSignal) =>
-    s.submit(cost, signal, (threads) => {
+  /** Pause and resume calls, in order. */
+  const events: string[] = [];
+  const finishers = new Map<string, (err?: Error) => void>();
+  const submit = (name: string, cost: number, signal?: AbortSignal, pausable = true) =>
+    s.submit(cost, signal, ({ threads, attach }) => {
       started.push(`${name}:${threads}`);
-      return new Promise<string>((resolve) => finishers.set(name, () => resolve(name)));
+      if (pausable) attach({ pause: () => events.push(`pause ${name}`), resume: () => events.push(`resume ${name}`) });
+      return new Promise<string>((resolve, reject) => finishers.set(name, (err) => (err ? reject(err) : resolve(name))));
     });
-  const finish = async (name: string) => {
-    finishers.get(name)!();
+  const finish = async (name: string, err?: Error) => {
+    finishers.get(name)!(err);
     await new Promise((r) => setImmediate(r));
   };
-  return { s, started, submit, finish, tick: (ms: number) => (now += ms) };
+  return { s, started, events, submit, finish, tick: (ms: number) => (now += ms) };
 }
 
 test('threads per job never exceed the budget', () => {
@@ -48,16 +51,61 @@ test('ageing lets a long job overtake newer short ones', async () => {
   assert.deepEqual(h.started, ['running:1', 'long:1']);
 });
 
-test('long jobs never hold every slot, so a short clip starts at once', async () => {
-  const h = harness({ threads: 2, slots: 2, capacity: 10 });
-  h.submit('long-1', 120);
-  h.submit('long-2', 120);
-  assert.deepEqual(h.started, ['long-1:1']);
-  h.submit('short', 3);
-  assert.deepEqual(h.started, ['long-1:1', 'short:1']);
+test('a short clip pauses a long job at once and the long job resumes after it', async () => {
+  const h = harness({ threads: 2, slots: 1, capacity: 10 });
+  h.submit('long', 120);
+  assert.deepEqual(h.started, ['long:2'], 'a lone job gets every thread');
+  h.submit('short', 5);
+  assert.deepEqual(h.started, ['long:2', 'short:2']);
+  assert.deepEqual(h.events, ['pause long']);
+  assert.deepEqual(h.s.stats(), { running: 2, paused: 1, waiting: 0, capacity: 10, slots: 1, threadsPerJob: 2 });
+  h.submit('short-2', 4);
+  assert.deepEqual(h.started, ['long:2', 'short:2'], 'a short job is never paused for another');
   await h.finish('short');
-  await h.finish('long-1');
-  assert.deepEqual(h.started, ['long-1:1', 'short:1', 'long-2:1']);
+  assert.deepEqual(h.started, ['long:2', 'short:2', 'short-2:2'], 'waiting short jobs still go before the paused long one');
+  await h.finish('short-2');
+  assert.deepEqual(h.events, ['pause long', 'resume long']);
+  await h.finish('long');
+  await h.s.idle();
+});
+
+test('a long job is never paused for another long one, nor once it has aged past a new short one', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 10 });
+  h.submit('long', 120);
+  h.submit('long-2', 60);
+  assert.deepEqual(h.events, []);
+  h.tick(60_000); // key 120 - 2 * 60 = 0 < 5
+  h.submit('short', 5);
+  assert.deepEqual(h.events, []);
+  assert.deepEqual(h.started, ['long:1']);
+});
+
+test('at most maxPaused jobs sit paused; a job that never attached is never paused', async () => {
+  const h = harness({ threads: 2, slots: 2, capacity: 10, maxPaused: 1 });
+  h.submit('long-a', 100);
+  h.submit('long-b', 90, undefined, false);
+  h.submit('short', 3);
+  assert.deepEqual(h.events, ['pause long-a'], 'the paused one had the worse key and could be paused');
+  h.submit('long-c', 80);
+  h.submit('short-2', 2);
+  assert.deepEqual(h.events, ['pause long-a'], 'long-b never attached and the paused list is full');
+  assert.deepEqual(h.started, ['long-a:1', 'long-b:1', 'short:1']);
+  await h.finish('short');
+  assert.deepEqual(h.started, ['long-a:1', 'long-b:1', 'short:1', 'short-2:1']);
+});
+
+test('aborting a paused job frees its place and the queue drains', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 10 });
+  const long = h.submit('long', 120);
+  h.submit('short', 5);
+  assert.equal(h.s.stats().paused, 1);
+  const rejected = assert.rejects(long, AbortedError);
+  await h.finish('long', new AbortedError());
+  await rejected;
+  assert.equal(h.s.stats().paused, 0);
+  await h.finish('short');
+  await h.s.idle();
+  assert.deepEqual(h.events, ['pause long']);
 });
 
 test('a full queue rejects with QueueFullError and a retry estimate', async () => {

@@ -1,7 +1,7 @@
 // The local runtime: which model is active, loading and switching models
 // without dropping requests, and running transcriptions through the scheduler.
 import type { Logger } from '../../log';
-import { loadModel, type Model, type Transcription, type TranscribeOptions } from '../../native';
+import { createJobControl, loadModel, type Model, type Transcription, type TranscribeOptions } from '../../native';
 import { ApiError, unavailable } from '../../http/errors';
 import { installedFile, runtimeById, type RuntimeSpec } from '../catalogue';
 import { AbortedError, QueueFullError, Scheduler } from './scheduler';
@@ -119,9 +119,11 @@ export class LocalEngine {
     }
     this.opts.logger.debug({ audioSeconds: req.durationSeconds, ...this.opts.scheduler.stats() }, 'local job queued');
     try {
-      return await this.opts.scheduler.submit(req.durationSeconds, req.signal, async (threads) => {
+      return await this.opts.scheduler.submit(req.durationSeconds, req.signal, async ({ threads, attach }) => {
         const loaded = this.current; // requests move to a newly activated model when they start
         if (!loaded) throw new ApiError(502, 'no_active_model', 'No local speech model is active.');
+        const control = createJobControl();
+        attach(control);
         loaded.jobs++;
         try {
           const result = await loaded.model.transcribe(req.pcm, {
@@ -131,6 +133,7 @@ export class LocalEngine {
             threads,
             audioCtx: this.audioCtxFor(loaded.spec, req.durationSeconds),
             signal: req.signal,
+            control,
           });
           return { result, runtime: loaded.spec.id };
         } finally {

@@ -1,14 +1,20 @@
-// Decides which local transcription runs next and with how many threads.
+// Decides which local transcription computes now and with how many threads.
 //
-// - A fixed number of slots, each with an equal share of the thread budget,
-//   so compute threads never exceed STT_THREADS.
+// - `slots` jobs compute at once, each with an equal share of the thread
+//   budget, so compute threads never exceed STT_THREADS. One slot with every
+//   thread is the default: on small CPU boxes a job with all threads beats two
+//   jobs with half each (measured in benchmarks/).
 // - Shortest estimated work first, with ageing: every second a job waits
 //   lowers its priority key by `agingRate` seconds of audio, so a long job is
 //   never starved by a stream of short ones.
-// - Long jobs may hold at most slots-1 slots (when there are 2 or more), so a
-//   short clip never waits for a long one to finish.
+// - Preemption without lost work: when a short job waits and a long one holds
+//   the slot with a worse key, the long job is paused at its next safe point
+//   (a window or token boundary; see JobControl in src/native) and resumed
+//   later, so a 5-s clip never waits for a 2-minute one. Results do not change.
+//   At most `maxPaused` jobs sit paused (each holds a model state and a libuv
+//   worker thread while it waits).
 // - A bounded queue: beyond `capacity` waiting jobs, submit() throws QueueFullError.
-// - Aborting a queued job removes it; aborting a running one is passed to it.
+// - Aborting a queued job removes it; aborting a running or paused one is passed to it.
 
 export class QueueFullError extends Error {
   constructor(readonly retryAfterSeconds: number) {
@@ -28,22 +34,40 @@ export interface SchedulerOptions {
   threads: number;
   slots: number;
   capacity: number;
-  /** Audio seconds above which a job counts as long. */
+  /** Audio seconds above which a job counts as long (and may be paused for shorter ones). */
   longJobSeconds?: number;
   agingRate?: number;
+  /** Paused jobs at most; defaults to `slots`. */
+  maxPaused?: number;
   now?: () => number;
+}
+
+/** What a job hands the scheduler so it can be paused at a safe point. */
+export interface Pausable {
+  pause(): void;
+  resume(): void;
+}
+
+export interface JobStart {
+  threads: number;
+  /** Registers the job's pause handle; a job that never attaches is never paused. */
+  attach(pausable: Pausable): void;
 }
 
 interface Entry {
   cost: number;
   long: boolean;
   enqueuedAt: number;
-  start: (threads: number) => void;
-  fail: (err: Error) => void;
+  start: (job: JobStart) => void;
+  pausable?: Pausable;
+  pausedAt?: number;
+  pausedMs: number;
 }
 
 export interface SchedulerStats {
+  /** Jobs started and not finished, paused ones included. */
   running: number;
+  paused: number;
   waiting: number;
   capacity: number;
   slots: number;
@@ -53,12 +77,13 @@ export interface SchedulerStats {
 export class Scheduler {
   readonly threadsPerJob: number;
   private readonly waiting: Entry[] = [];
-  private running = 0;
-  private runningLong = 0;
+  private readonly active = new Set<Entry>();
+  private readonly paused: Entry[] = [];
   private readonly longJobSeconds: number;
   private readonly agingRate: number;
+  private readonly maxPaused: number;
   private readonly now: () => number;
-  /** Wall seconds per audio second, smoothed; feeds Retry-After. */
+  /** Wall seconds per audio second while computing, smoothed; feeds Retry-After. */
   private secondsPerAudioSecond = 0.5;
   private idleWaiters: (() => void)[] = [];
 
@@ -66,12 +91,14 @@ export class Scheduler {
     this.threadsPerJob = Math.max(1, Math.floor(options.threads / options.slots));
     this.longJobSeconds = options.longJobSeconds ?? 30;
     this.agingRate = options.agingRate ?? 2;
+    this.maxPaused = options.maxPaused ?? options.slots;
     this.now = options.now ?? Date.now;
   }
 
   stats(): SchedulerStats {
     return {
-      running: this.running,
+      running: this.active.size + this.paused.length,
+      paused: this.paused.length,
       waiting: this.waiting.length,
       capacity: this.options.capacity,
       slots: this.options.slots,
@@ -79,9 +106,9 @@ export class Scheduler {
     };
   }
 
-  /** Seconds until a new job of this cost would likely start (for Retry-After). */
+  /** Seconds until a new job would likely start (for Retry-After). */
   estimatedWaitSeconds(): number {
-    const queued = this.waiting.reduce((sum, e) => sum + e.cost, 0);
+    const queued = [...this.waiting, ...this.paused].reduce((sum, e) => sum + e.cost, 0);
     return (queued * this.secondsPerAudioSecond) / this.options.slots;
   }
 
@@ -90,9 +117,9 @@ export class Scheduler {
    * Rejects with QueueFullError when the queue is full, AbortedError when
    * `signal` fires while the job waits.
    */
-  submit<T>(cost: number, signal: AbortSignal | undefined, work: (threads: number) => Promise<T>): Promise<T> {
+  submit<T>(cost: number, signal: AbortSignal | undefined, work: (job: JobStart) => Promise<T>): Promise<T> {
     if (signal?.aborted) return Promise.reject(new AbortedError());
-    const canStartNow = this.waiting.length === 0 && this.hasSlotFor(cost > this.longJobSeconds);
+    const canStartNow = this.waiting.length === 0 && this.active.size < this.options.slots;
     if (!canStartNow && this.waiting.length >= this.options.capacity) {
       return Promise.reject(new QueueFullError(this.estimatedWaitSeconds() + cost * this.secondsPerAudioSecond));
     }
@@ -101,14 +128,14 @@ export class Scheduler {
         cost,
         long: cost > this.longJobSeconds,
         enqueuedAt: this.now(),
-        start: (threads) => {
+        pausedMs: 0,
+        start: (job) => {
           signal?.removeEventListener('abort', onAbort);
           const started = this.now();
-          work(threads)
+          work(job)
             .then(resolve, reject)
             .finally(() => this.finish(entry, started));
         },
-        fail: reject,
       };
       const onAbort = () => {
         const i = this.waiting.indexOf(entry);
@@ -124,53 +151,83 @@ export class Scheduler {
     });
   }
 
-  /** Resolves when nothing runs or waits. */
+  /** Resolves when nothing runs, waits or sits paused. */
   idle(): Promise<void> {
-    if (this.running === 0 && this.waiting.length === 0) return Promise.resolve();
+    if (this.isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  private hasSlotFor(long: boolean): boolean {
-    if (this.running >= this.options.slots) return false;
-    const longLimit = this.options.slots >= 2 ? this.options.slots - 1 : 1;
-    return !long || this.runningLong < longLimit;
+  private key(e: Entry, now: number): number {
+    return e.cost - (this.agingRate * (now - e.enqueuedAt)) / 1000;
+  }
+
+  private best(entries: Entry[], now: number): Entry | undefined {
+    let best: Entry | undefined;
+    for (const e of entries) if (!best || this.key(e, now) < this.key(best, now)) best = e;
+    return best;
   }
 
   private dispatch(): void {
-    while (this.waiting.length > 0 && this.running < this.options.slots) {
-      const now = this.now();
-      let best = -1;
-      let bestKey = Infinity;
-      this.waiting.forEach((e, i) => {
-        if (!this.hasSlotFor(e.long)) return;
-        const key = e.cost - (this.agingRate * (now - e.enqueuedAt)) / 1000;
-        if (key < bestKey) {
-          bestKey = key;
-          best = i;
-        }
-      });
-      if (best < 0) return;
-      const [entry] = this.waiting.splice(best, 1);
-      this.running++;
-      if (entry.long) this.runningLong++;
-      entry.start(this.threadsPerJob);
+    const now = this.now();
+    for (;;) {
+      // Fill free slots with the best of what is paused or waiting.
+      while (this.active.size < this.options.slots) {
+        const next = this.best([...this.paused, ...this.waiting], now);
+        if (!next) break;
+        if (this.paused.includes(next)) this.resume(next, now);
+        else this.startEntry(next);
+      }
+      if (!this.preemptFor(this.best(this.waiting.filter((e) => !e.long), now), now)) return;
     }
   }
 
+  /** Pauses the worst long job computing if `candidate` (a waiting short job) beats it. */
+  private preemptFor(candidate: Entry | undefined, now: number): boolean {
+    if (!candidate || this.paused.length >= this.maxPaused) return false;
+    let victim: Entry | undefined;
+    for (const e of this.active) {
+      if (e.long && e.pausable && (!victim || this.key(e, now) > this.key(victim, now))) victim = e;
+    }
+    if (!victim || this.key(candidate, now) >= this.key(victim, now)) return false;
+    this.active.delete(victim);
+    victim.pausedAt = now;
+    this.paused.push(victim);
+    victim.pausable!.pause();
+    return true;
+  }
+
+  private resume(entry: Entry, now: number): void {
+    this.paused.splice(this.paused.indexOf(entry), 1);
+    entry.pausedMs += now - (entry.pausedAt ?? now);
+    entry.pausedAt = undefined;
+    this.active.add(entry);
+    entry.pausable!.resume();
+  }
+
+  private startEntry(entry: Entry): void {
+    this.waiting.splice(this.waiting.indexOf(entry), 1);
+    this.active.add(entry);
+    entry.start({ threads: this.threadsPerJob, attach: (p) => (entry.pausable = p) });
+  }
+
   private finish(entry: Entry, startedAt: number): void {
-    this.running--;
-    if (entry.long) this.runningLong--;
-    if (entry.cost > 0) {
-      const observed = (this.now() - startedAt) / 1000 / entry.cost;
-      this.secondsPerAudioSecond = 0.8 * this.secondsPerAudioSecond + 0.2 * observed;
+    // A paused job finishes only when it was aborted.
+    const i = this.paused.indexOf(entry);
+    if (i >= 0) this.paused.splice(i, 1);
+    this.active.delete(entry);
+    const computedMs = this.now() - startedAt - entry.pausedMs;
+    if (entry.cost > 0 && i < 0) {
+      this.secondsPerAudioSecond = 0.8 * this.secondsPerAudioSecond + 0.2 * (computedMs / 1000 / entry.cost);
     }
     this.dispatch();
     this.notifyIfIdle();
   }
 
+  private isIdle(): boolean {
+    return this.active.size === 0 && this.paused.length === 0 && this.waiting.length === 0;
+  }
+
   private notifyIfIdle(): void {
-    if (this.running === 0 && this.waiting.length === 0) {
-      for (const w of this.idleWaiters.splice(0)) w();
-    }
+    if (this.isIdle()) for (const w of this.idleWaiters.splice(0)) w();
   }
 }
