@@ -13,7 +13,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { systemInfo } from '../src/native';
-import { makeWhisperModel } from '../scripts/make-models';
+import { makeModel } from '../scripts/make-models';
 import { speechClip } from '../test/helpers/clips';
 import { harness, requireBin } from './lib/harness';
 import { naiveCli, startOurs, startWhisperServer, type Contender } from './lib/servers';
@@ -22,14 +22,43 @@ import { chartSvg } from './lib/chart';
 
 const quick = process.argv.includes('--quick');
 const THREADS = Number(process.env.BENCH_THREADS ?? os.availableParallelism());
-const REPS = quick ? 2 : 5;
-const SHAPES = quick ? ['base-q8_0-ctx64'] : ['base-q8_0-ctx64', 'base-f16-ctx64', 'small-q8_0-ctx64'];
+/** Interleaved blocks x runs per block and side: at least 5 repetitions in the full run. */
+const BLOCKS = 2;
+const PER_BLOCK = quick ? 2 : 3;
+const SHAPES = quick ? ['base-q8_0-ctx64'] : ['base-q8_0-ctx64', 'base-f16-ctx64', 'small-q8_0-ctx64', 'parakeet-0.6b-q8_0'];
+/** The load: 2 clients send one 120-s clip each, 6 clients send SHORT_PER_CLIENT 5-s clips each, all at once. */
+const CLIENTS = 8;
+const LONG_CLIENTS = 2;
+const SHORT_PER_CLIENT = 1;
 const WORK = path.resolve(__dirname, '.work');
 const OUT = path.resolve(__dirname, 'results');
 const run = promisify(execFile);
 
 const clips: Record<number, Buffer> = {};
 const clipFile = (s: number) => path.join(WORK, `clip-${s}.wav`);
+
+interface Shape {
+  name: string;
+  family: 'whisper' | 'parakeet';
+  file: string;
+  runtime: { id: string; file: string };
+  /** Encoder dimensions for the FLOP count (Whisper only). */
+  encoder?: { state: number; layers: number };
+  quant: string;
+}
+
+async function shapeOf(name: string): Promise<Shape> {
+  const file = await makeModel(name);
+  if (name.startsWith('parakeet')) {
+    return { name, family: 'parakeet', file, quant: name.split('-').pop()!, runtime: { id: 'parakeet-tdt-0.6b-v3', file: 'parakeet-tdt-0.6b-v3-q8_0.bin' } };
+  }
+  const [size, quant] = name.split('-');
+  return {
+    name, family: 'whisper', file, quant,
+    runtime: size === 'base' ? { id: 'whisper-base', file: 'ggml-base.bin' } : { id: 'whisper-small', file: 'ggml-small.bin' },
+    encoder: size === 'base' ? { state: 512, layers: 6 } : { state: 768, layers: 12 },
+  };
+}
 
 interface LoadResult {
   contender: string;
@@ -41,16 +70,16 @@ interface LoadResult {
   rssBytes: number;
 }
 
-/** n clients on loopback: `long` of them send 120-s clips, the rest 5-s clips, `perClient` requests each. */
-async function load(c: Contender, clients: number, long: number, perClient: number): Promise<LoadResult> {
+/** The load scenario against one contender, on loopback, bounded in count. */
+async function load(c: Contender): Promise<LoadResult> {
   const shortMs: number[] = [], longMs: number[] = [];
   let audio = 0;
   let rss = 0;
   const sampler = setInterval(() => (rss = Math.max(rss, c.rssBytes())), 200);
   const t = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: clients }, async (_, i) => {
-    const isLong = i < long;
-    for (let k = 0; k < perClient; k++) {
+  await Promise.all(Array.from({ length: CLIENTS }, async (_, i) => {
+    const isLong = i < LONG_CLIENTS;
+    for (let k = 0; k < (isLong ? 1 : SHORT_PER_CLIENT); k++) {
       const ms = await c.transcribe(clips[isLong ? 120 : 5]);
       (isLong ? longMs : shortMs).push(ms);
       audio += isLong ? 120 : 5;
@@ -69,24 +98,38 @@ function encoderGflop(state: number, layers: number, mels = 80, n = 1500): numbe
 }
 
 /** ggml_mul_mat GFLOP/s at 1024³ for F16 and Q8_0 (whisper-bench -w 2 style, in our harness: the full -w 2 sweep takes minutes here). */
-async function matmulCeiling(): Promise<{ gflops: Record<string, number> }> {
+async function matmulCeiling(): Promise<Record<string, number>> {
   const { stdout } = await run(requireBin('stt-harness'), ['matmul', String(THREADS), '1024']);
   const gflops: Record<string, number> = {};
   for (const line of stdout.trim().split('\n')) {
     const e = JSON.parse(line);
     gflops[String(e.type).toUpperCase()] = e.gflops;
   }
-  return { gflops };
+  return gflops;
 }
 
-async function coldStart(model: string): Promise<{ oursMs: number; oursRss: number; harnessMs: number; harnessRss: number }> {
-  const ours = await startOurs({ modelFile: model, threads: THREADS, parallel: 1 });
+/** Ours over HTTP against the bare harness, A/B interleaved in blocks; the harness drops its first (warm-up) run. */
+async function overhead(shape: Shape, ours: Contender, seconds: number) {
+  const o = { oursMs: [] as number[], harnessMs: [] as number[], encodeMs: [] as number[] };
+  for (let b = 0; b < BLOCKS; b++) {
+    const h = await harness(shape.family, shape.file, clipFile(seconds), THREADS, PER_BLOCK + 1);
+    for (const r of h.runs.slice(1)) {
+      o.harnessMs.push(r.ms);
+      if (r.encodeMs !== undefined) o.encodeMs.push(r.encodeMs);
+    }
+    for (let i = 0; i < PER_BLOCK; i++) o.oursMs.push(await ours.transcribe(clips[seconds]));
+  }
+  return o;
+}
+
+async function coldStart(shape: Shape): Promise<{ oursMs: number; oursRss: number; harnessMs: number; harnessRss: number }> {
+  const ours = await startOurs({ modelFile: shape.file, threads: THREADS, runtime: shape.runtime });
   await ours.transcribe(clips[5]);
   const oursMs = Number(process.hrtime.bigint() - ours.startedAt) / 1e6;
   const oursRss = ours.rssBytes();
   await ours.stop();
   const t = process.hrtime.bigint();
-  const h = await harness('whisper', model, clipFile(5), THREADS, 1);
+  const h = await harness(shape.family, shape.file, clipFile(5), THREADS, 1);
   return { oursMs, oursRss, harnessMs: Number(process.hrtime.bigint() - t) / 1e6, harnessRss: h.maxRssBytes };
 }
 
@@ -100,64 +143,59 @@ async function main(): Promise<void> {
   }
   const log = (m: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0)}s] ${m}\n`);
   const ceiling = await matmulCeiling();
-  log(`matmul ceiling ${JSON.stringify(ceiling.gflops)}`);
+  log(`matmul ceiling ${JSON.stringify(ceiling)}`);
   const results: Record<string, unknown>[] = [];
 
-  for (const shape of SHAPES) {
-    const model = await makeWhisperModel(shape);
-    const [size, quant] = shape.split('-'); // e.g. base, q8_0
-    const state = size === 'base' ? 512 : 768;
-    const layers = size === 'base' ? 6 : 12;
+  for (const name of SHAPES) {
+    const shape = await shapeOf(name);
 
-    // 1. Overhead: HTTP end to end against the bare harness, interleaved; one job at a time with every thread.
-    const ours = await startOurs({ modelFile: model, threads: THREADS, parallel: 1 });
+    // 1. Overhead, one job at a time with every thread; 5. encoder time from the harness runs.
+    const ours = await startOurs({ modelFile: shape.file, threads: THREADS, runtime: shape.runtime });
     await ours.transcribe(clips[5]); // warm-up
-    const overhead: Record<number, { oursMs: number[]; harnessMs: number[] }> = {};
-    for (const s of quick ? [30] : [5, 30]) {
-      overhead[s] = { oursMs: [], harnessMs: [] };
-      for (let r = 0; r < REPS; r++) {
-        const h = await harness('whisper', model, clipFile(s), THREADS, 2);
-        overhead[s].harnessMs.push(h.runs[1].ms);
-        overhead[s].oursMs.push(await ours.transcribe(clips[s]));
-      }
-      log(`${shape} overhead ${s}s: ours ${fmt(median(overhead[s].oursMs))} ms, harness ${fmt(median(overhead[s].harnessMs))} ms`);
+    const over: Record<number, Awaited<ReturnType<typeof overhead>>> = {};
+    // The 5-s case only where it is cheap; the target is about 30-s clips.
+    for (const s of quick || shape.name !== 'base-q8_0-ctx64' ? [30] : [5, 30]) {
+      over[s] = await overhead(shape, ours, s);
+      log(`${name} overhead ${s}s: ours ${fmt(median(over[s].oursMs))} ms, harness ${fmt(median(over[s].harnessMs))} ms`);
     }
-    // 5. Encoder efficiency: whisper.cpp's own encoder timing for one 30-s window (same library as ours).
-    const timed = await harness('whisper', model, clipFile(30), THREADS, 3);
-    const encodeMs = median(timed.runs.slice(1).map((r) => r.encodeMs ?? r.ms));
-    const gflop = encoderGflop(state, layers);
-    const achieved = gflop / (encodeMs / 1000);
-    const ceilingType = quant === 'f16' ? 'F16' : 'Q8_0';
+    const encodeMs = median(over[30].encodeMs);
+    const gflop = shape.encoder ? encoderGflop(shape.encoder.state, shape.encoder.layers) : null;
 
+    // 2. Under load, against whisper-server (Whisper only: whisper.cpp has no Parakeet server).
+    const loadOurs = await load(ours);
     await ours.stop();
-    // 2 & 3. Under load: 8 clients (2 long, 6 short), ours (default slots) vs whisper-server vs whisper-cli per request.
-    const clients = 8, long = 2, perClient = 1;
-    const loaded = await startOurs({ modelFile: model, threads: THREADS, parallel: Math.min(2, THREADS) });
-    await loaded.transcribe(clips[5]);
-    const loadOurs = await load(loaded, clients, long, perClient);
-    await loaded.stop();
-    log(`${shape} load ours: ${fmt(loadOurs.throughput, 2)} audio s/s`);
-    const ws = await startWhisperServer(model, THREADS);
-    await ws.transcribe(clips[5]);
-    const loadWs = await load(ws, clients, long, perClient);
-    await ws.stop();
-    log(`${shape} load whisper-server: ${fmt(loadWs.throughput, 2)} audio s/s`);
-    // Quick mode spares the naive baseline the two 120-s clients (one process per request is slow).
-    const loadNaive = await load(naiveCli(model, THREADS, WORK), quick ? clients - long : clients, quick ? 0 : long, 1);
-    log(`${shape} load whisper-cli per request: ${fmt(loadNaive.throughput, 2)} audio s/s`);
+    log(`${name} load ours: ${fmt(loadOurs.throughput, 2)} audio s/s`);
+    let loadWs: LoadResult | null = null;
+    if (shape.family === 'whisper') {
+      const ws = await startWhisperServer(shape.file, THREADS);
+      await ws.transcribe(clips[5]);
+      loadWs = await load(ws);
+      await ws.stop();
+      log(`${name} load whisper-server: ${fmt(loadWs.throughput, 2)} audio s/s`);
+    }
+
+    // 3. Naive: one CLI process per request, the same 5-s and 30-s clips one after another.
+    const cli = naiveCli(shape.family, shape.file, THREADS, WORK);
+    const naive = { contender: cli.name, ms: { 5: await cli.transcribe(clips[5]), 30: await cli.transcribe(clips[30]) } };
+    log(`${name} ${cli.name}: 5 s ${fmt(naive.ms[5], 0)} ms, 30 s ${fmt(naive.ms[30], 0)} ms`);
 
     // 4. Cold start and memory.
-    const cold = await coldStart(model);
-    log(`${shape} cold start ours ${fmt(cold.oursMs)} ms, harness ${fmt(cold.harnessMs)} ms`);
+    const cold = await coldStart(shape);
+    log(`${name} cold start ours ${fmt(cold.oursMs)} ms, harness ${fmt(cold.harnessMs)} ms`);
 
-    results.push({ shape, overhead, encodeMs, encoderGflop: gflop, achievedGflops: achieved, ceilingGflops: ceiling.gflops[ceilingType] ?? null,
-      load: { ours: loadOurs, whisperServer: loadWs, naive: loadNaive }, cold });
+    results.push({
+      shape: name, family: shape.family, overhead: over, encodeMs, encoderGflop: gflop,
+      achievedGflops: gflop ? gflop / (encodeMs / 1000) : null,
+      ceilingGflops: shape.encoder ? ceiling[shape.quant === 'f16' ? 'F16' : 'Q8_0'] ?? null : null,
+      load: { ours: loadOurs, whisperServer: loadWs }, naive, cold,
+    });
   }
 
   const cpu = os.cpus()[0]?.model ?? 'unknown';
   const date = new Date().toISOString().slice(0, 10);
-  const meta = { date, cpu, cores: os.availableParallelism(), threads: THREADS, quick, reps: REPS, ggml: systemInfo().trim(),
-    tokenCap: 'generated models have n_text_ctx = 64, so every contender stops at 28 tokens per 30-s window', durationS: (Date.now() - started) / 1000 };
+  const meta = { date, cpu, cores: os.availableParallelism(), threads: THREADS, quick, reps: BLOCKS * PER_BLOCK, ggml: systemInfo().trim(),
+    tokenCap: 'generated Whisper models have n_text_ctx = 64, so every contender stops at 28 tokens per 30-s window; the generated Parakeet model emits one token per 320 ms',
+    durationS: (Date.now() - started) / 1000 };
   const name = quick ? `${date}-quick` : date;
   writeFileSync(path.join(OUT, `${name}.json`), JSON.stringify({ meta, results }, null, 2));
   const md = report(meta, results);
@@ -167,12 +205,13 @@ async function main(): Promise<void> {
 }
 
 function report(meta: Record<string, unknown>, results: Record<string, any>[]): string {
+  const ratio = (a: number, b: number | null | undefined, digits = 2) => (b ? fmt(a / b, digits) : '—');
   const lines = [
     `# stt-gateway benchmark, ${meta.date}${meta.quick ? ' (quick)' : ''}`,
     '',
     `Machine: ${meta.cpu}, ${meta.cores} cores; ${meta.threads} compute threads for every contender. ggml: \`${meta.ggml}\``,
-    `Models: generated with exact shapes and random weights. Decoding: greedy, no temperature fallback, language en; token cap: ${meta.tokenCap}.`,
-    `Medians of ${meta.reps} interleaved repetitions after a warm-up, with min–max. Run time ${fmt(meta.durationS as number, 0)} s.`,
+    `Models: generated with exact shapes and random weights. Decoding: greedy, no temperature fallback, language en (Whisper); token cap: ${meta.tokenCap}.`,
+    `Medians of ${meta.reps} repetitions (A/B interleaved in ${BLOCKS} blocks, each after a warm-up), with min–max. Run time ${fmt(meta.durationS as number, 0)} s.`,
     '',
     '## Headline',
     '',
@@ -181,9 +220,9 @@ function report(meta: Record<string, unknown>, results: Record<string, any>[]): 
   ];
   for (const r of results) {
     const o = r.overhead[30];
-    const L = r.load;
-    lines.push(`| ${r.shape} | ${fmt(median(o.oursMs) / median(o.harnessMs), 3)} | ${fmt(L.ours.throughput / L.whisperServer.throughput, 2)} | ` +
-      `${fmt(percentile(L.ours.shortMs, 50) / percentile(L.whisperServer.shortMs, 50), 2)} | ${fmt(percentile(L.ours.shortMs, 95) / percentile(L.whisperServer.shortMs, 95), 2)} | ` +
+    const ours = r.load.ours, ws = r.load.whisperServer;
+    lines.push(`| ${r.shape} | ${fmt(median(o.oursMs) / median(o.harnessMs), 3)} | ${ws ? ratio(ours.throughput, ws.throughput) : 'no Parakeet server in whisper.cpp'} | ` +
+      `${ws ? ratio(percentile(ours.shortMs, 50), percentile(ws.shortMs, 50)) : '—'} | ${ws ? ratio(percentile(ours.shortMs, 95), percentile(ws.shortMs, 95)) : '—'} | ` +
       `${r.ceilingGflops ? `${fmt(r.achievedGflops, 0)} ÷ ${fmt(r.ceilingGflops, 0)} = ${fmt(r.achievedGflops / r.ceilingGflops, 2)}` : '—'} |`);
   }
   lines.push('', '## Overhead: HTTP upload to response ÷ bare C++ harness (same library, same parameters)', '',
@@ -193,22 +232,29 @@ function report(meta: Record<string, unknown>, results: Record<string, any>[]): 
       lines.push(`| ${r.shape} | ${s} s | ${fmt(median(o.oursMs))} (${range(o.oursMs)}) | ${fmt(median(o.harnessMs))} (${range(o.harnessMs)}) | ${fmt(median(o.oursMs) / median(o.harnessMs), 3)} |`);
     }
   }
-  lines.push('', '## Under load: 8 clients on loopback, 2 sending 120-s clips and 6 sending 5-s clips', '',
-    'stt-gateway runs with its defaults (2 slots of 1 thread here; long clips never hold every slot); whisper-server runs one request at a time with every thread.' +
-      (meta.quick ? ' Quick mode: the whisper-cli baseline gets only the 6 short-clip clients.' : ''), '',
+  lines.push('', `## Under load: ${CLIENTS} clients on loopback at once, ${LONG_CLIENTS} sending one 120-s clip each and ${CLIENTS - LONG_CLIENTS} sending ${SHORT_PER_CLIENT === 1 ? 'one 5-s clip' : `${SHORT_PER_CLIENT} 5-s clips`} each`, '',
+    'stt-gateway runs with its defaults: one job computes at a time with every thread, shortest first, and a 120-s job is paused at its next window or token boundary while a 5-s job runs (same output). whisper-server runs one request at a time with every thread, in arrival order.', '',
     '| model | contender | throughput (audio s / wall s) | short p50 ms | short p95 ms | long p50 ms | peak RSS MB |', '|---|---|---|---|---|---|---|');
   for (const r of results) {
-    for (const L of [r.load.ours, r.load.whisperServer, r.load.naive].filter(Boolean)) {
+    for (const L of [r.load.ours, r.load.whisperServer].filter(Boolean)) {
       lines.push(`| ${r.shape} | ${L.contender} | ${fmt(L.throughput, 2)} | ${fmt(percentile(L.shortMs, 50), 0)} | ${fmt(percentile(L.shortMs, 95), 0)} | ${fmt(percentile(L.longMs, 50), 0)} | ${fmt(L.rssBytes / 1e6, 0)} |`);
     }
+  }
+  lines.push('', '## Naive wrapper: one CLI process per request (load the model, transcribe, exit), requests one at a time', '',
+    '| model | contender | 5-s clip ms | 30-s clip ms | ours 30-s ms (median above) | ours ÷ naive, 30 s |', '|---|---|---|---|---|---|');
+  for (const r of results) {
+    const ours30 = median(r.overhead[30].oursMs);
+    lines.push(`| ${r.shape} | ${r.naive.contender} | ${fmt(r.naive.ms[5], 0)} | ${fmt(r.naive.ms[30], 0)} | ${fmt(ours30, 0)} | ${ratio(ours30, r.naive.ms[30])} |`);
   }
   lines.push('', '## Cold start (process start to first 5-s transcription) and memory', '',
     '| model | ours ms | harness ms | ours RSS MB | harness peak RSS MB |', '|---|---|---|---|---|');
   for (const r of results) lines.push(`| ${r.shape} | ${fmt(r.cold.oursMs, 0)} | ${fmt(r.cold.harnessMs, 0)} | ${fmt(r.cold.oursRss / 1e6, 0)} | ${fmt(r.cold.harnessRss / 1e6, 0)} |`);
   lines.push('', '## Encoder efficiency', '',
-    'Encoder FLOPs per 30-s window (24·n·d² + 4·n²·d per layer, plus the convolutions) ÷ whisper.cpp\'s own encoder time for that window, against a 1024x1024x1024 `ggml_mul_mat` of the same weight type run by our harness (what `whisper-bench -w 2` measures, at one size).', '',
-    '| model | GFLOP / window | window ms | achieved GFLOP/s | ceiling GFLOP/s |', '|---|---|---|---|---|');
-  for (const r of results) lines.push(`| ${r.shape} | ${fmt(r.encoderGflop, 1)} | ${fmt(r.encodeMs, 0)} | ${fmt(r.achievedGflops, 0)} | ${r.ceilingGflops ? fmt(r.ceilingGflops, 0) : '—'} |`);
+    'Encoder FLOPs per 30-s window (24·n·d² + 4·n²·d per layer, plus the convolutions) ÷ whisper.cpp\'s own encoder time for that window, against a 1024x1024x1024 `ggml_mul_mat` of the same weight type run by our harness (what `whisper-bench -w 2` measures, at one size). Parakeet: encoder time for the 30-s clip only.', '',
+    '| model | GFLOP / window | encoder ms (30-s clip) | achieved GFLOP/s | ceiling GFLOP/s |', '|---|---|---|---|---|');
+  for (const r of results) {
+    lines.push(`| ${r.shape} | ${r.encoderGflop ? fmt(r.encoderGflop, 1) : '—'} | ${fmt(r.encodeMs, 0)} | ${r.achievedGflops ? fmt(r.achievedGflops, 0) : '—'} | ${r.ceilingGflops ? fmt(r.ceilingGflops, 0) : '—'} |`);
+  }
   lines.push('', `![latency by scenario](./${meta.quick ? `${meta.date}-quick` : meta.date}.svg)`, '');
   return lines.join('\n');
 }

@@ -1,6 +1,6 @@
 // Starts the contenders as real processes on 127.0.0.1 and talks to them.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { requireBin } from './harness';
@@ -62,18 +62,21 @@ const stopChild = (child: ChildProcess) =>
 export interface OursOptions {
   modelFile: string;
   threads: number;
-  parallel: number;
-  runtimeFile?: string; // catalogue name the model is installed under
+  /** STT_PARALLEL; the server's default when omitted. */
+  parallel?: number;
+  /** Catalogue runtime and the file name it is installed under (default: whisper-base). */
+  runtime?: { id: string; file: string };
 }
 
 /** This server, in its own process, with its own data dir. */
 export async function startOurs(o: OursOptions): Promise<Contender & { startedAt: bigint }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stt-bench-'));
   mkdirSync(path.join(dataDir, 'models'));
-  symlinkSync(o.modelFile, path.join(dataDir, 'models', o.runtimeFile ?? 'ggml-base.bin'));
+  const runtime = o.runtime ?? { id: 'whisper-base', file: 'ggml-base.bin' };
+  symlinkSync(o.modelFile, path.join(dataDir, 'models', runtime.file));
   const env = {
     ...process.env, PORT: '0', HOST: '127.0.0.1', STT_DATA_DIR: dataDir, STT_ADMIN_KEY: 'bench-admin-key-0123456789',
-    STT_THREADS: String(o.threads), STT_PARALLEL: String(o.parallel), STT_QUEUE_CAPACITY: '64',
+    STT_THREADS: String(o.threads), ...(o.parallel ? { STT_PARALLEL: String(o.parallel) } : {}), STT_QUEUE_CAPACITY: '64',
     STT_TEMPERATURE_FALLBACK: 'false', STT_MAX_TOKENS: '0', LOG_LEVEL: 'info',
   };
   const admin = (args: string[]) =>
@@ -83,7 +86,7 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
       p.stdout.on('data', (d) => (out += d));
       p.on('exit', (c) => (c === 0 ? resolve(out) : reject(new Error(`admin ${args.join(' ')} failed`))));
     });
-  await admin(['runtime', 'activate', 'whisper-base']);
+  await admin(['runtime', 'activate', runtime.id]);
   const { key } = JSON.parse(await admin(['keys', 'create', 'bench']));
   const startedAt = process.hrtime.bigint();
   const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/server.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -139,28 +142,29 @@ export async function startWhisperServer(modelFile: string, threads: number): Pr
   };
 }
 
-/** The naive wrapper: one whisper-cli process per request. */
-export function naiveCli(modelFile: string, threads: number, workDir: string): Contender {
+/** The naive wrapper: one whisper-cli (or parakeet-cli) process per request. */
+export function naiveCli(family: 'whisper' | 'parakeet', modelFile: string, threads: number, workDir: string): Contender {
+  const bin = family === 'whisper' ? 'whisper-cli' : 'parakeet-cli';
+  const args = family === 'whisper' ? ['-l', 'en', '-bs', '1', '-bo', '1', '-nf', '-ng', '-np', '-nt'] : ['-ng', '-np'];
   let n = 0;
   let peak = 0;
   return {
-    name: 'whisper-cli per request',
+    name: `${bin} per request`,
     pid: 0,
     transcribe: async (wav) => {
       const file = path.join(workDir, `naive-${process.pid}-${n++}.wav`);
-      require('node:fs').writeFileSync(file, wav);
+      writeFileSync(file, wav);
       const t = process.hrtime.bigint();
       await new Promise<void>((resolve, reject) => {
-        const p = spawn(requireBin('whisper-cli'), ['-m', modelFile, '-f', file, '-t', String(threads), '-l', 'en', '-bs', '1', '-bo', '1', '-nf', '-ng', '-np', '-nt'],
-          { stdio: 'ignore' });
+        const p = spawn(requireBin(bin), ['-m', modelFile, '-f', file, '-t', String(threads), ...args], { stdio: 'ignore' });
         const timer = setInterval(() => (peak = Math.max(peak, procRss(p.pid!, 'VmHWM'))), 100);
         p.on('exit', (code) => {
           clearInterval(timer);
           if (code === 0) resolve();
-          else reject(new Error(`whisper-cli exited ${code}`));
+          else reject(new Error(`${bin} exited ${code}`));
         });
       });
-      require('node:fs').rmSync(file, { force: true });
+      rmSync(file, { force: true });
       return Number(process.hrtime.bigint() - t) / 1e6;
     },
     rssBytes: () => peak,
