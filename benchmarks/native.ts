@@ -13,11 +13,11 @@ import path from 'node:path';
 import { decodeWav, loadModel, systemInfo, type Model } from '../src/native';
 import { makeModel } from '../scripts/make-models';
 import { speechClip } from '../test/helpers/clips';
-import { harness } from './lib/harness';
+import { HarnessSession, type HarnessRun } from './lib/harness';
 import { fmt, median, range } from './lib/stats';
 
 const THREADS = Number(process.env.BENCH_THREADS ?? Math.min(4, os.availableParallelism()));
-const REPS = Number(process.env.BENCH_REPS ?? 2);
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 8);
 const quick = process.argv.includes('--quick');
 const WORK = path.resolve(__dirname, '.work');
 const OPTIONS = { threads: THREADS, language: 'en', temperatureFallback: false } as const;
@@ -67,19 +67,29 @@ function measureRss(file: string, wav: string): Promise<{ model: number; state: 
 async function benchModel(name: string, file: string, family: 'whisper' | 'parakeet', wav: string, pcm: Float32Array): Promise<Row> {
   process.stderr.write(`${name}: `);
   const model = await loadModel(file);
+  const session = new HarnessSession(family, file, wav, THREADS);
+  await session.ready();
+  await session.run(); // warm-ups
   const warm = await timeAddon(model, pcm);
-  const addonMs: number[] = [], harnessMs: number[] = [], encode: number[] = [], decode: number[] = [];
-  // A/B interleaved in blocks: the harness (its first run is a warm-up and dropped), then the addon.
-  for (let block = 0; block < 2; block++) {
-    const h = await harness(family, file, wav, THREADS, REPS + 1);
-    for (const r of h.runs.slice(1)) {
-      harnessMs.push(r.ms);
-      if (r.encodeMs !== undefined) encode.push(r.encodeMs);
-      if (r.decodeMsPerToken !== undefined) decode.push(r.decodeMsPerToken);
+  const addonMs: number[] = [], harnessMs: number[] = [], ratios: number[] = [], encode: number[] = [], decode: number[] = [];
+  // Pairs of runs, alternating which side goes first; the ratio is the median of the pairs' ratios.
+  for (let i = 0; i < PAIRS; i++) {
+    let h: HarnessRun, a: number;
+    if (i % 2 === 0) {
+      h = await session.run();
+      a = (await timeAddon(model, pcm)).ms;
+    } else {
+      a = (await timeAddon(model, pcm)).ms;
+      h = await session.run();
     }
-    for (let i = 0; i < REPS; i++) addonMs.push((await timeAddon(model, pcm)).ms);
+    harnessMs.push(h.ms);
+    addonMs.push(a);
+    ratios.push(a / h.ms);
+    if (h.encodeMs !== undefined) encode.push(h.encodeMs);
+    if (h.decodeMsPerToken !== undefined) decode.push(h.decodeMsPerToken);
     process.stderr.write('.');
   }
+  await session.close();
   model.dispose();
   const rss = await measureRss(file, path.join(WORK, 'clip-5.wav'));
   process.stderr.write(' done\n');
@@ -90,7 +100,7 @@ async function benchModel(name: string, file: string, family: 'whisper' | 'parak
     tokens: warm.tokens,
     addonMs,
     harnessMs,
-    ratio: median(addonMs) / median(harnessMs),
+    ratio: median(ratios),
     rssModelMb: rss.model / 1e6,
     rssStateMb: rss.state / 1e6,
   };
@@ -120,7 +130,7 @@ async function main(): Promise<void> {
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const lines = [
-    `Machine: ${cpu}, ${os.availableParallelism()} cores; ${THREADS} threads per job; 2 interleaved blocks of ${REPS} runs per side after warm-up; medians (min–max).`,
+    `Machine: ${cpu}, ${os.availableParallelism()} cores; ${THREADS} threads per job; ${PAIRS} pairs of runs (harness and addon back to back, alternating which goes first) after a warm-up of each; times are medians (min–max); the ratio is the median of the pairs' ratios.`,
     `ggml: ${systemInfo().trim()}`,
     'Models: exact Whisper base/small weight shapes with random weights and a decoder context of 64, so both sides stop at 28 tokens per 30-s window (random weights never stop early); exact Parakeet TDT 0.6B shapes whose joint bias emits one token per 320 ms (about real speech). Greedy, language en (Whisper), no temperature fallback; 30-s clip from ../shared/audio.',
     'Parakeet encodes the whole clip in one pass; its "decode ms / token" is everything after the encoder (prediction + joint, and the mel spectrogram) per token.',
@@ -136,7 +146,7 @@ async function main(): Promise<void> {
   console.log(lines.join('\n'));
   const out = path.resolve(__dirname, 'results');
   mkdirSync(out, { recursive: true });
-  writeFileSync(path.join(out, `native-${new Date().toISOString().slice(0, 10)}.json`), JSON.stringify({ cpu, threads: THREADS, reps: REPS, rows, secondVsTenthMs: seq }, null, 2));
+  writeFileSync(path.join(out, `native-${new Date().toISOString().slice(0, 10)}.json`), JSON.stringify({ cpu, threads: THREADS, pairs: PAIRS, rows, secondVsTenthMs: seq }, null, 2));
   writeFileSync(path.join(out, `native-${new Date().toISOString().slice(0, 10)}.md`), lines.join('\n') + '\n');
 }
 

@@ -2,6 +2,8 @@
 // addon, the same parameters, no Node. Benchmarks divide the addon's time by
 // this one's. Prints one JSON line per run.
 // Usage: stt-harness <whisper|parakeet> <model> <wav> <threads> <runs> [max_tokens] [audio_ctx]
+//        runs = 0: one run per line read from stdin, until EOF (lets a benchmark
+//        alternate harness and addon runs one by one with the model loaded)
 //        stt-harness matmul <threads> <n>      ggml_mul_mat ceiling (whisper-bench -w 2 style)
 #include <ggml-cpu.h>
 #include <ggml.h>
@@ -14,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -82,6 +85,12 @@ int main(int argc, char** argv) {
   stt::DecodedWav wav = stt::decode_wav(bytes.data(), bytes.size());
   std::vector<float> pcm = stt::Resampler::resample(wav.mono, wav.info.sample_rate, 16000);
 
+  // The next run: a fixed count, or one per stdin line when runs is 0.
+  auto another = [runs](int r) {
+    if (runs > 0) return r < runs;
+    std::string line;
+    return static_cast<bool>(std::getline(std::cin, line));
+  };
   const double t_load = now_ms();
   if (family == "whisper") {
     whisper_context_params cp = whisper_context_default_params();
@@ -91,7 +100,8 @@ int main(int argc, char** argv) {
     whisper_context* ctx = whisper_init_from_file_with_params(argv[2], cp);
     if (!ctx) return 1;
     std::printf("{\"event\":\"loaded\",\"ms\":%.3f}\n", now_ms() - t_load);
-    for (int r = 0; r < runs; ++r) {
+    std::fflush(stdout);
+    for (int r = 0; another(r); ++r) {
       whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
       p.n_threads = threads;
       p.print_progress = false;
@@ -110,6 +120,7 @@ int main(int argc, char** argv) {
       whisper_timings* t = whisper_get_timings(ctx);
       std::printf("{\"event\":\"run\",\"ms\":%.3f,\"tokens\":%d,\"encodeMs\":%.3f,\"decodeMsPerToken\":%.3f}\n", total, n_tokens,
                   t->encode_ms, t->decode_ms);
+      std::fflush(stdout);
       delete t;
     }
     whisper_free(ctx);
@@ -120,7 +131,8 @@ int main(int argc, char** argv) {
     parakeet_context* ctx = parakeet_init_from_file_with_params(argv[2], cp);
     if (!ctx) return 1;
     std::printf("{\"event\":\"loaded\",\"ms\":%.3f}\n", now_ms() - t_load);
-    for (int r = 0; r < runs; ++r) {
+    std::fflush(stdout);
+    for (int r = 0; another(r); ++r) {
       parakeet_full_params p = parakeet_full_default_params(PARAKEET_SAMPLING_GREEDY);
       p.n_threads = threads;
       parakeet_reset_timings(ctx);
@@ -133,6 +145,7 @@ int main(int argc, char** argv) {
       // Everything after the encoder (prediction + joint per emitted token, and the mel spectrogram) per token.
       std::printf("{\"event\":\"run\",\"ms\":%.3f,\"tokens\":%d,\"encodeMs\":%.3f,\"decodeMsPerToken\":%.3f}\n", total, n_tokens,
                   t->encode_ms, n_tokens ? (total - t->encode_ms) / n_tokens : 0.0);
+      std::fflush(stdout);
       delete t;
     }
     parakeet_free(ctx);

@@ -1,5 +1,5 @@
 // Runs the bare C++ harness (build/bin/stt-harness) and returns its per-run times.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
@@ -29,4 +29,61 @@ export async function harness(family: 'whisper' | 'parakeet', model: string, wav
     runs: events.filter((e) => e.event === 'run').map((e) => ({ ms: e.ms, tokens: e.tokens, encodeMs: e.encodeMs, decodeMsPerToken: e.decodeMsPerToken })),
     maxRssBytes: (events.find((e) => e.event === 'done')?.maxRssKb ?? 0) * 1024,
   };
+}
+
+/**
+ * The harness kept running with its model loaded, one run per call, so a
+ * benchmark can alternate harness and addon runs one by one: drift in the
+ * machine's speed then hits both sides of each pair alike.
+ */
+export class HarnessSession {
+  private readonly child;
+  private buffered = '';
+  private readonly waiting: ((event: Record<string, number>) => void)[] = [];
+  private readonly events: Record<string, number>[] = [];
+  private exited: Promise<void>;
+
+  constructor(family: 'whisper' | 'parakeet', model: string, wav: string, threads: number) {
+    this.child = spawn(requireBin('stt-harness'), [family, model, wav, String(threads), '0'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.child.stdout.on('data', (d: Buffer) => {
+      this.buffered += d.toString();
+      let nl;
+      while ((nl = this.buffered.indexOf('\n')) >= 0) {
+        const event = JSON.parse(this.buffered.slice(0, nl));
+        this.buffered = this.buffered.slice(nl + 1);
+        const next = this.waiting.shift();
+        if (next) next(event);
+        else this.events.push(event);
+      }
+    });
+    this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
+  }
+
+  private next(): Promise<Record<string, number>> {
+    const ready = this.events.shift();
+    if (ready) return Promise.resolve(ready);
+    return new Promise((resolve, reject) => {
+      this.waiting.push(resolve);
+      this.exited.then(() => reject(new Error('stt-harness exited')));
+    });
+  }
+
+  /** Resolves once the model is loaded. */
+  async ready(): Promise<void> {
+    await this.next();
+  }
+
+  async run(): Promise<HarnessRun> {
+    this.child.stdin.write('\n');
+    const e = await this.next();
+    return { ms: e.ms, tokens: e.tokens, encodeMs: e.encodeMs, decodeMsPerToken: e.decodeMsPerToken };
+  }
+
+  /** Ends the session; resolves with the harness's peak RSS. */
+  async close(): Promise<number> {
+    this.child.stdin.end();
+    const done = await this.next();
+    await this.exited;
+    return (done.maxRssKb ?? 0) * 1024;
+  }
 }
