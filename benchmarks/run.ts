@@ -15,21 +15,27 @@ import path from 'node:path';
 import { systemInfo } from '../src/native';
 import { makeModel } from '../scripts/make-models';
 import { speechClip } from '../test/helpers/clips';
-import { harness, requireBin } from './lib/harness';
+import { harness, HarnessSession, requireBin, type HarnessRun } from './lib/harness';
 import { naiveCli, startOurs, startWhisperServer, type Contender } from './lib/servers';
 import { fmt, median, percentile, range } from './lib/stats';
 import { chartSvg } from './lib/chart';
 
 const quick = process.argv.includes('--quick');
 const THREADS = Number(process.env.BENCH_THREADS ?? os.availableParallelism());
-/** Interleaved blocks x runs per block and side: at least 5 repetitions in the full run. */
-const BLOCKS = 2;
-const PER_BLOCK = quick ? 2 : 3;
+/** Pairs of runs (ours and the harness back to back) per overhead measurement. */
+const REPS = quick ? 3 : 6;
 const SHAPES = quick ? ['base-q8_0-ctx64'] : ['base-q8_0-ctx64', 'base-f16-ctx64', 'small-q8_0-ctx64', 'parakeet-0.6b-q8_0'];
 /** The load: 2 clients send one 120-s clip each, 6 clients send SHORT_PER_CLIENT 5-s clips each, all at once. */
 const CLIENTS = 8;
 const LONG_CLIENTS = 2;
 const SHORT_PER_CLIENT = 1;
+/**
+ * Short-clip clients start this long after the long-clip ones, so every
+ * contender sees the same arrival order: the case that matters, short
+ * requests arriving while long ones are in hand (otherwise upload timing
+ * decides who is first, and whisper-server's FIFO order changes run to run).
+ */
+const SHORT_START_DELAY_MS = 500;
 const WORK = path.resolve(__dirname, '.work');
 const OUT = path.resolve(__dirname, 'results');
 const run = promisify(execFile);
@@ -79,6 +85,7 @@ async function load(c: Contender): Promise<LoadResult> {
   const t = process.hrtime.bigint();
   await Promise.all(Array.from({ length: CLIENTS }, async (_, i) => {
     const isLong = i < LONG_CLIENTS;
+    if (!isLong) await new Promise((r) => setTimeout(r, SHORT_START_DELAY_MS));
     for (let k = 0; k < (isLong ? 1 : SHORT_PER_CLIENT); k++) {
       const ms = await c.transcribe(clips[isLong ? 120 : 5]);
       (isLong ? longMs : shortMs).push(ms);
@@ -108,17 +115,33 @@ async function matmulCeiling(): Promise<Record<string, number>> {
   return gflops;
 }
 
-/** Ours over HTTP against the bare harness, A/B interleaved in blocks; the harness drops its first (warm-up) run. */
+/**
+ * Ours over HTTP against the bare harness with its model loaded, in pairs of
+ * runs back to back (alternating which goes first) after a warm-up of each;
+ * the ratio is the median of the pairs' ratios, so drift in the machine's
+ * speed hits both sides alike.
+ */
 async function overhead(shape: Shape, ours: Contender, seconds: number) {
-  const o = { oursMs: [] as number[], harnessMs: [] as number[], encodeMs: [] as number[] };
-  for (let b = 0; b < BLOCKS; b++) {
-    const h = await harness(shape.family, shape.file, clipFile(seconds), THREADS, PER_BLOCK + 1);
-    for (const r of h.runs.slice(1)) {
-      o.harnessMs.push(r.ms);
-      if (r.encodeMs !== undefined) o.encodeMs.push(r.encodeMs);
+  const o = { oursMs: [] as number[], harnessMs: [] as number[], ratios: [] as number[], encodeMs: [] as number[] };
+  const session = new HarnessSession(shape.family, shape.file, clipFile(seconds), THREADS);
+  await session.ready();
+  await session.run();
+  await ours.transcribe(clips[seconds]);
+  for (let i = 0; i < REPS; i++) {
+    let h: HarnessRun, a: number;
+    if (i % 2 === 0) {
+      h = await session.run();
+      a = await ours.transcribe(clips[seconds]);
+    } else {
+      a = await ours.transcribe(clips[seconds]);
+      h = await session.run();
     }
-    for (let i = 0; i < PER_BLOCK; i++) o.oursMs.push(await ours.transcribe(clips[seconds]));
+    o.harnessMs.push(h.ms);
+    o.oursMs.push(a);
+    o.ratios.push(a / h.ms);
+    if (h.encodeMs !== undefined) o.encodeMs.push(h.encodeMs);
   }
+  await session.close();
   return o;
 }
 
@@ -193,7 +216,7 @@ async function main(): Promise<void> {
 
   const cpu = os.cpus()[0]?.model ?? 'unknown';
   const date = new Date().toISOString().slice(0, 10);
-  const meta = { date, cpu, cores: os.availableParallelism(), threads: THREADS, quick, reps: BLOCKS * PER_BLOCK, ggml: systemInfo().trim(),
+  const meta = { date, cpu, cores: os.availableParallelism(), threads: THREADS, quick, reps: REPS, ggml: systemInfo().trim(),
     tokenCap: 'generated Whisper models have n_text_ctx = 64, so every contender stops at 28 tokens per 30-s window; the generated Parakeet model emits one token per 320 ms',
     durationS: (Date.now() - started) / 1000 };
   const name = quick ? `${date}-quick` : date;
@@ -211,7 +234,7 @@ function report(meta: Record<string, unknown>, results: Record<string, any>[]): 
     '',
     `Machine: ${meta.cpu}, ${meta.cores} cores; ${meta.threads} compute threads for every contender. ggml: \`${meta.ggml}\``,
     `Models: generated with exact shapes and random weights. Decoding: greedy, no temperature fallback, language en (Whisper); token cap: ${meta.tokenCap}.`,
-    `Medians of ${meta.reps} repetitions (A/B interleaved in ${BLOCKS} blocks, each after a warm-up), with min–max. Run time ${fmt(meta.durationS as number, 0)} s.`,
+    `Overhead: ${meta.reps} pairs of runs (ours and the harness back to back, alternating which goes first) after a warm-up of each; times are medians with min–max, the ratio is the median of the pairs' ratios. Run time ${fmt(meta.durationS as number, 0)} s.`,
     '',
     '## Headline',
     '',
@@ -221,18 +244,18 @@ function report(meta: Record<string, unknown>, results: Record<string, any>[]): 
   for (const r of results) {
     const o = r.overhead[30];
     const ours = r.load.ours, ws = r.load.whisperServer;
-    lines.push(`| ${r.shape} | ${fmt(median(o.oursMs) / median(o.harnessMs), 3)} | ${ws ? ratio(ours.throughput, ws.throughput) : 'no Parakeet server in whisper.cpp'} | ` +
+    lines.push(`| ${r.shape} | ${fmt(median(o.ratios), 3)} | ${ws ? ratio(ours.throughput, ws.throughput) : 'no Parakeet server in whisper.cpp'} | ` +
       `${ws ? ratio(percentile(ours.shortMs, 50), percentile(ws.shortMs, 50)) : '—'} | ${ws ? ratio(percentile(ours.shortMs, 95), percentile(ws.shortMs, 95)) : '—'} | ` +
       `${r.ceilingGflops ? `${fmt(r.achievedGflops, 0)} ÷ ${fmt(r.ceilingGflops, 0)} = ${fmt(r.achievedGflops / r.ceilingGflops, 2)}` : '—'} |`);
   }
   lines.push('', '## Overhead: HTTP upload to response ÷ bare C++ harness (same library, same parameters)', '',
     '| model | clip | ours ms | harness ms | ratio |', '|---|---|---|---|---|');
   for (const r of results) {
-    for (const [s, o] of Object.entries(r.overhead as Record<string, { oursMs: number[]; harnessMs: number[] }>)) {
-      lines.push(`| ${r.shape} | ${s} s | ${fmt(median(o.oursMs))} (${range(o.oursMs)}) | ${fmt(median(o.harnessMs))} (${range(o.harnessMs)}) | ${fmt(median(o.oursMs) / median(o.harnessMs), 3)} |`);
+    for (const [s, o] of Object.entries(r.overhead as Record<string, { oursMs: number[]; harnessMs: number[]; ratios: number[] }>)) {
+      lines.push(`| ${r.shape} | ${s} s | ${fmt(median(o.oursMs))} (${range(o.oursMs)}) | ${fmt(median(o.harnessMs))} (${range(o.harnessMs)}) | ${fmt(median(o.ratios), 3)} (${range(o.ratios, 3)}) |`);
     }
   }
-  lines.push('', `## Under load: ${CLIENTS} clients on loopback at once, ${LONG_CLIENTS} sending one 120-s clip each and ${CLIENTS - LONG_CLIENTS} sending ${SHORT_PER_CLIENT === 1 ? 'one 5-s clip' : `${SHORT_PER_CLIENT} 5-s clips`} each`, '',
+  lines.push('', `## Under load: ${CLIENTS} clients on loopback, ${LONG_CLIENTS} sending one 120-s clip each at once and, ${SHORT_START_DELAY_MS} ms later, ${CLIENTS - LONG_CLIENTS} sending ${SHORT_PER_CLIENT === 1 ? 'one 5-s clip' : `${SHORT_PER_CLIENT} 5-s clips`} each`, '',
     'stt-gateway runs with its defaults: one job computes at a time with every thread, shortest first, and a 120-s job is paused at its next window or token boundary while a 5-s job runs (same output). whisper-server runs one request at a time with every thread, in arrival order.', '',
     '| model | contender | throughput (audio s / wall s) | short p50 ms | short p95 ms | long p50 ms | peak RSS MB |', '|---|---|---|---|---|---|---|');
   for (const r of results) {
