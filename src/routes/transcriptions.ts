@@ -34,6 +34,7 @@ export function transcriptionRoutes(router: Router, s: Services): void {
         target,
       );
       let audio;
+      const decodeStarted = performance.now();
       try {
         audio = await decodeWav(req.file.buffer);
       } catch (err) {
@@ -41,12 +42,14 @@ export function transcriptionRoutes(router: Router, s: Services): void {
         throw badRequest('invalid_audio', `The file is not a usable WAV file (${e.code ?? 'unreadable'}): ${e.message}.`, 'file');
       }
       ctx.state.audioSeconds = Math.round(audio.durationSeconds * 100) / 100;
+      ctx.state.decodeMs = performance.now() - decodeStarted;
 
       const signal = AbortSignal.any([
         clientAbortSignal(ctx),
         AbortSignal.timeout(s.config.deadlineBaseMs + audio.durationSeconds * s.config.deadlinePerAudioSecondMs),
       ]);
       let out;
+      const sttStarted = performance.now();
       try {
         out = await s.stt.transcribe({
           pcm: audio.pcm,
@@ -67,6 +70,8 @@ export function transcriptionRoutes(router: Router, s: Services): void {
         throw err;
       }
       ctx.state.runtime = out.runtime;
+      ctx.state.queueMs = out.queueMs;
+      ctx.state.sttMs = performance.now() - sttStarted;
       const { body, type } = render(out.result, req.format, { granularities: req.granularities, temperature: req.temperature ?? 0 });
       ctx.type = type;
       ctx.body = body;

@@ -71,7 +71,8 @@ export class SttRouter {
     };
   }
 
-  async transcribe(input: TranscribeInput): Promise<{ result: OutputTranscription; runtime: string }> {
+  /** `queueMs`: time spent waiting for the local scheduler (local runtimes only). */
+  async transcribe(input: TranscribeInput): Promise<{ result: OutputTranscription; runtime: string; queueMs?: number }> {
     const r = await this.current();
     if (r.mode === 'cloud' && r.cloud && this.cloud) {
       return this.cloud.transcribe(r.cloud.providerId, r.cloud.model, input);

@@ -1,9 +1,12 @@
 // Gives every request an id (X-Request-Id) and writes one structured log line
-// when it ends: status, duration, audio seconds and runtime. Never keys, audio
-// or transcripts.
+// when it ends: status, duration (and for transcriptions where it went: WAV
+// decoding, waiting in the local queue, speech-to-text), audio seconds and
+// runtime. Never keys, audio or transcripts.
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from '../../log';
+
+const round = (ms: number | undefined) => (ms === undefined ? undefined : Math.round(ms * 10) / 10);
 
 export function requestLog(logger: Logger) {
   return async function logRequest(ctx: Context, next: Next): Promise<void> {
@@ -22,7 +25,10 @@ export function requestLog(logger: Logger) {
         method: ctx.method,
         path: ctx.path,
         status: clientGone ? 499 : ctx.status,
-        durationMs: Math.round(durationMs * 10) / 10,
+        durationMs: round(durationMs),
+        decodeMs: round(ctx.state.decodeMs),
+        queueMs: round(ctx.state.queueMs),
+        sttMs: round(ctx.state.sttMs),
         audioSeconds: ctx.state.audioSeconds,
         runtime: ctx.state.runtime,
         errorCode: ctx.state.errorCode,

@@ -111,15 +111,17 @@ export class LocalEngine {
     if (loaded.jobs === 0) loaded.model.dispose();
   }
 
-  async transcribe(req: LocalRequest): Promise<{ result: Transcription; runtime: string }> {
+  async transcribe(req: LocalRequest): Promise<{ result: Transcription; runtime: string; queueMs: number }> {
     if (!this.current) {
       const { state } = this.status();
       if (state === 'loading') throw unavailable('model_loading', 'The local model is still loading; retry shortly.', 5);
       throw new ApiError(502, 'no_active_model', 'No local speech model is active. The host must activate one in /settings.');
     }
     this.opts.logger.debug({ audioSeconds: req.durationSeconds, ...this.opts.scheduler.stats() }, 'local job queued');
+    const queued = performance.now();
     try {
       return await this.opts.scheduler.submit(req.durationSeconds, req.signal, async ({ threads, attach }) => {
+        const queueMs = performance.now() - queued;
         const loaded = this.current; // requests move to a newly activated model when they start
         if (!loaded) throw new ApiError(502, 'no_active_model', 'No local speech model is active.');
         const control = createJobControl();
@@ -135,7 +137,7 @@ export class LocalEngine {
             signal: req.signal,
             control,
           });
-          return { result, runtime: loaded.spec.id };
+          return { result, runtime: loaded.spec.id, queueMs };
         } finally {
           loaded.jobs--;
           if (loaded.retired && loaded.jobs === 0) loaded.model.dispose();
