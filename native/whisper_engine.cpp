@@ -51,6 +51,9 @@ class WhisperEngine : public Engine {
     p.initial_prompt = o.prompt.empty() ? nullptr : o.prompt.c_str();
     p.temperature = o.temperature;
     if (!o.temperature_fallback) p.temperature_inc = 0.0f;
+    // whisper.cpp's default, kept explicit: a pooled state must never carry one
+    // request's text into the next one's prompt (windows within a request still do).
+    p.no_context = true;
     p.token_timestamps = o.word_timestamps;
     p.max_tokens = o.max_tokens;
     p.audio_ctx = o.audio_ctx;
