@@ -13,7 +13,7 @@ import path from 'node:path';
 import { decodeWav, loadModel, systemInfo, type Model } from '../src/native';
 import { makeModel } from '../scripts/make-models';
 import { speechClip } from '../test/helpers/clips';
-import { HarnessSession, type HarnessRun } from './lib/harness';
+import { HarnessSession, pairWithHarness } from './lib/harness';
 import { fmt, median, range } from './lib/stats';
 
 const THREADS = Number(process.env.BENCH_THREADS ?? Math.min(4, os.availableParallelism()));
@@ -71,25 +71,10 @@ async function benchModel(name: string, file: string, family: 'whisper' | 'parak
   await session.ready();
   await session.run(); // warm-ups
   const warm = await timeAddon(model, pcm);
-  const addonMs: number[] = [], harnessMs: number[] = [], ratios: number[] = [], encode: number[] = [], decode: number[] = [];
-  // Pairs of runs, alternating which side goes first; the ratio is the median of the pairs' ratios.
-  for (let i = 0; i < PAIRS; i++) {
-    let h: HarnessRun, a: number;
-    if (i % 2 === 0) {
-      h = await session.run();
-      a = (await timeAddon(model, pcm)).ms;
-    } else {
-      a = (await timeAddon(model, pcm)).ms;
-      h = await session.run();
-    }
-    harnessMs.push(h.ms);
-    addonMs.push(a);
-    ratios.push(a / h.ms);
-    if (h.encodeMs !== undefined) encode.push(h.encodeMs);
-    if (h.decodeMsPerToken !== undefined) decode.push(h.decodeMsPerToken);
-    process.stderr.write('.');
-  }
+  const pairs = await pairWithHarness(session, PAIRS, async () => (await timeAddon(model, pcm)).ms, () => process.stderr.write('.'));
   await session.close();
+  const encode = pairs.harness.flatMap((h) => h.encodeMs ?? []);
+  const decode = pairs.harness.flatMap((h) => h.decodeMsPerToken ?? []);
   model.dispose();
   const rss = await measureRss(file, path.join(WORK, 'clip-5.wav'));
   process.stderr.write(' done\n');
@@ -98,9 +83,9 @@ async function benchModel(name: string, file: string, family: 'whisper' | 'parak
     encodeMs: encode.length ? median(encode) : null,
     decodeMsPerToken: decode.length ? median(decode) : null,
     tokens: warm.tokens,
-    addonMs,
-    harnessMs,
-    ratio: median(ratios),
+    addonMs: pairs.oursMs,
+    harnessMs: pairs.harness.map((h) => h.ms),
+    ratio: median(pairs.ratios),
     rssModelMb: rss.model / 1e6,
     rssStateMb: rss.state / 1e6,
   };

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { systemInfo } from '../src/native';
 import { makeModel } from '../scripts/make-models';
 import { speechClip } from '../test/helpers/clips';
-import { harness, HarnessSession, requireBin, type HarnessRun } from './lib/harness';
+import { harness, HarnessSession, pairWithHarness, requireBin } from './lib/harness';
 import { naiveCli, startOurs, startWhisperServer, type Contender } from './lib/servers';
 import { fmt, median, percentile, range } from './lib/stats';
 import { chartSvg } from './lib/chart';
@@ -122,27 +122,18 @@ async function matmulCeiling(): Promise<Record<string, number>> {
  * speed hits both sides alike.
  */
 async function overhead(shape: Shape, ours: Contender, seconds: number) {
-  const o = { oursMs: [] as number[], harnessMs: [] as number[], ratios: [] as number[], encodeMs: [] as number[] };
   const session = new HarnessSession(shape.family, shape.file, clipFile(seconds), THREADS);
   await session.ready();
   await session.run();
   await ours.transcribe(clips[seconds]);
-  for (let i = 0; i < REPS; i++) {
-    let h: HarnessRun, a: number;
-    if (i % 2 === 0) {
-      h = await session.run();
-      a = await ours.transcribe(clips[seconds]);
-    } else {
-      a = await ours.transcribe(clips[seconds]);
-      h = await session.run();
-    }
-    o.harnessMs.push(h.ms);
-    o.oursMs.push(a);
-    o.ratios.push(a / h.ms);
-    if (h.encodeMs !== undefined) o.encodeMs.push(h.encodeMs);
-  }
+  const pairs = await pairWithHarness(session, REPS, () => ours.transcribe(clips[seconds]));
   await session.close();
-  return o;
+  return {
+    oursMs: pairs.oursMs,
+    harnessMs: pairs.harness.map((h) => h.ms),
+    ratios: pairs.ratios,
+    encodeMs: pairs.harness.flatMap((h) => h.encodeMs ?? []),
+  };
 }
 
 async function coldStart(shape: Shape): Promise<{ oursMs: number; oursRss: number; harnessMs: number; harnessRss: number }> {

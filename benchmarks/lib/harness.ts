@@ -21,12 +21,14 @@ export interface HarnessRun {
   decodeMsPerToken?: number;
 }
 
+const toRun = (e: Record<string, number>): HarnessRun => ({ ms: e.ms, tokens: e.tokens, encodeMs: e.encodeMs, decodeMsPerToken: e.decodeMsPerToken });
+
 export async function harness(family: 'whisper' | 'parakeet', model: string, wav: string, threads: number, runs: number, maxTokens = 0): Promise<{ loadMs: number; runs: HarnessRun[]; maxRssBytes: number }> {
   const { stdout } = await run(requireBin('stt-harness'), [family, model, wav, String(threads), String(runs), String(maxTokens)], { maxBuffer: 1 << 24 });
   const events = stdout.trim().split('\n').map((l) => JSON.parse(l));
   return {
     loadMs: events.find((e) => e.event === 'loaded').ms,
-    runs: events.filter((e) => e.event === 'run').map((e) => ({ ms: e.ms, tokens: e.tokens, encodeMs: e.encodeMs, decodeMsPerToken: e.decodeMsPerToken })),
+    runs: events.filter((e) => e.event === 'run').map(toRun),
     maxRssBytes: (events.find((e) => e.event === 'done')?.maxRssKb ?? 0) * 1024,
   };
 }
@@ -75,8 +77,7 @@ export class HarnessSession {
 
   async run(): Promise<HarnessRun> {
     this.child.stdin.write('\n');
-    const e = await this.next();
-    return { ms: e.ms, tokens: e.tokens, encodeMs: e.encodeMs, decodeMsPerToken: e.decodeMsPerToken };
+    return toRun(await this.next());
   }
 
   /** Ends the session; resolves with the harness's peak RSS. */
@@ -86,4 +87,34 @@ export class HarnessSession {
     await this.exited;
     return (done.maxRssKb ?? 0) * 1024;
   }
+}
+
+export interface PairedRuns {
+  harness: HarnessRun[];
+  oursMs: number[];
+  /** ours ÷ harness, per pair. */
+  ratios: number[];
+}
+
+/**
+ * `n` pairs of runs back to back, alternating which side goes first, so drift
+ * in the machine's speed hits both sides of a pair alike. Warm both sides up first.
+ */
+export async function pairWithHarness(session: HarnessSession, n: number, ours: () => Promise<number>, onPair?: () => void): Promise<PairedRuns> {
+  const out: PairedRuns = { harness: [], oursMs: [], ratios: [] };
+  for (let i = 0; i < n; i++) {
+    let h: HarnessRun, a: number;
+    if (i % 2 === 0) {
+      h = await session.run();
+      a = await ours();
+    } else {
+      a = await ours();
+      h = await session.run();
+    }
+    out.harness.push(h);
+    out.oursMs.push(a);
+    out.ratios.push(a / h.ms);
+    onPair?.();
+  }
+  return out;
 }

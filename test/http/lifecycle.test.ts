@@ -83,6 +83,7 @@ test('SIGTERM stops accepting, finishes in-flight work and exits 0', async () =>
   assert.equal(requestLine.audioSeconds, 20);
   assert.equal(requestLine.runtime, 'whisper-base');
   for (const part of ['decodeMs', 'queueMs', 'sttMs']) assert.equal(typeof requestLine[part], 'number', `${part} is logged`);
-  assert.ok(requestLine.sttMs <= requestLine.durationMs && requestLine.queueMs <= requestLine.sttMs, 'the parts fit inside the whole');
+  const [duration, queue, stt] = (['durationMs', 'queueMs', 'sttMs'] as const).map((k) => requestLine[k] as number);
+  assert.ok(stt <= duration && queue <= stt, 'the parts fit inside the whole');
   assert.doesNotMatch(JSON.stringify(lines), new RegExp(key.slice(10)), 'the key never reaches the log');
 });
