@@ -22,9 +22,6 @@ class JobControlWrap : public Napi::ObjectWrap<JobControlWrap> {
     control_->resume();
     return info.Env().Undefined();
   }
-  Napi::Value aborted(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), control_->aborted()); }
-  Napi::Value paused(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), control_->paused()); }
-
   JobHandle handle() const { return control_; }
 
  private:
@@ -37,9 +34,7 @@ Napi::Function define_job_control(Napi::Env env) {
   return JobControlWrap::DefineClass(env, "JobControl",
                                      {JobControlWrap::InstanceMethod<&JobControlWrap::abort>("abort"),
                                       JobControlWrap::InstanceMethod<&JobControlWrap::pause>("pause"),
-                                      JobControlWrap::InstanceMethod<&JobControlWrap::resume>("resume"),
-                                      JobControlWrap::InstanceAccessor<&JobControlWrap::aborted>("aborted"),
-                                      JobControlWrap::InstanceAccessor<&JobControlWrap::paused>("paused")});
+                                      JobControlWrap::InstanceMethod<&JobControlWrap::resume>("resume")});
 }
 
 JobHandle job_control_of(const Napi::Value& value) {

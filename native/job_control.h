@@ -33,7 +33,6 @@ class JobControl {
   }
 
   bool aborted() const { return aborted_.load(); }
-  bool paused() const { return paused_.load(); }
 
   // At a safe point: waits while paused. Returns false when the job should stop.
   bool checkpoint() {
@@ -51,5 +50,11 @@ class JobControl {
 };
 
 using JobHandle = std::shared_ptr<JobControl>;
+
+// Adapters for whisper.cpp's and parakeet.cpp's C callbacks, which get the
+// control as user data. Inside ggml graphs only read the flag, never wait.
+inline bool job_aborted(void* control) { return static_cast<JobControl*>(control)->aborted(); }
+// At safe points between graphs, where a paused job waits.
+inline bool job_checkpoint(void* control) { return static_cast<JobControl*>(control)->checkpoint(); }
 
 }  // namespace stt

@@ -10,13 +10,10 @@
 namespace stt {
 namespace {
 
-// Polled inside ggml graphs: must only read a flag, never wait.
-bool abort_requested(void* control) { return static_cast<JobControl*>(control)->aborted(); }
-// Safe points between graphs, where a paused job waits.
-bool encoder_may_begin(parakeet_context*, parakeet_state*, void* control) { return static_cast<JobControl*>(control)->checkpoint(); }
-// After each emitted token. A job aborted while paused stops at the next graph through abort_requested.
+bool encoder_may_begin(parakeet_context*, parakeet_state*, void* control) { return job_checkpoint(control); }
+// After each emitted token. A job aborted while paused stops at the next graph through job_aborted.
 void after_token(parakeet_context*, parakeet_state*, const parakeet_token_data*, void* control) {
-  static_cast<JobControl*>(control)->checkpoint();
+  job_checkpoint(control);
 }
 
 // Token times are mel frames of 10 ms.
@@ -42,7 +39,7 @@ class ParakeetEngine : public Engine {
     parakeet_full_params p = parakeet_full_default_params(PARAKEET_SAMPLING_GREEDY);
     p.n_threads = o.threads;
     p.audio_ctx = o.audio_ctx;
-    p.abort_callback = abort_requested;
+    p.abort_callback = job_aborted;
     p.abort_callback_user_data = control;
     p.encoder_begin_callback = encoder_may_begin;
     p.encoder_begin_callback_user_data = control;

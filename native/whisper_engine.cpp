@@ -10,14 +10,11 @@
 namespace stt {
 namespace {
 
-// Polled inside ggml graphs: must only read a flag, never wait.
-bool abort_requested(void* control) { return static_cast<JobControl*>(control)->aborted(); }
-// Safe points between graphs, where a paused job waits.
-bool encoder_may_begin(whisper_context*, whisper_state*, void* control) { return static_cast<JobControl*>(control)->checkpoint(); }
+bool encoder_may_begin(whisper_context*, whisper_state*, void* control) { return job_checkpoint(control); }
 // Before each token is sampled; leaves the logits alone. A job aborted while
-// paused stops at the next graph through abort_requested.
+// paused stops at the next graph through job_aborted.
 void before_token(whisper_context*, whisper_state*, const whisper_token_data*, int, float*, void* control) {
-  static_cast<JobControl*>(control)->checkpoint();
+  job_checkpoint(control);
 }
 
 // whisper.cpp times are in 10 ms units.
@@ -57,7 +54,7 @@ class WhisperEngine : public Engine {
     p.token_timestamps = o.word_timestamps;
     p.max_tokens = o.max_tokens;
     p.audio_ctx = o.audio_ctx;
-    p.abort_callback = abort_requested;
+    p.abort_callback = job_aborted;
     p.abort_callback_user_data = control;
     p.encoder_begin_callback = encoder_may_begin;
     p.encoder_begin_callback_user_data = control;

@@ -61,7 +61,6 @@ export interface TranscribeOptions {
 export interface JobControl {
   pause(): void;
   resume(): void;
-  readonly paused: boolean;
 }
 
 export interface Word {
@@ -109,7 +108,6 @@ interface NativeModel {
 
 interface NativeJobControl extends JobControl {
   abort(): void;
-  readonly aborted: boolean;
 }
 
 interface NativeAddon {
