@@ -6,8 +6,7 @@
 // Usage: tsx scripts/make-models.ts [--out DIR] [name ...]   (default: the test set)
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { GGML_QNT_VERSION_FACTOR } from '../src/native/ggml-types';
-import { FTYPE, ModelWriter, Rng, tensorData, toHalf, TYPE_F16, TYPE_F32, TYPE_Q8_0, type Quant, type Tensor } from './lib/ggml-writer';
+import { fileFtype, ModelWriter, Rng, tensorData, toHalf, TYPE_F16, TYPE_F32, TYPE_Q8_0, type Quant, type Tensor } from './lib/ggml-writer';
 import { FIXTURES, SYNTHETIC_DIR } from './lib/model-paths';
 import { makeParakeetModel, PARAKEET_SHAPES } from './make-parakeet-model';
 
@@ -127,7 +126,7 @@ export async function makeWhisperModel(name: string, outDir = SYNTHETIC_DIR): Pr
   if (shape.heads) h.n_audio_head = h.n_text_head = shape.heads;
   if (shape.layers) h.n_audio_layer = h.n_text_layer = shape.layers;
   if (shape.textCtx) h.n_text_ctx = shape.textCtx;
-  h.ftype = FTYPE[shape.quant] + (shape.quant === 'q8_0' ? 2 * GGML_QNT_VERSION_FACTOR : 0);
+  h.ftype = fileFtype(shape.quant);
 
   // The fixture holds magic, hparams, mel filters and vocabulary, and no tensors.
   const header = Buffer.from(src);

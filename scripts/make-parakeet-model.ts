@@ -7,8 +7,7 @@
 // are computed as NeMo's preprocessor does.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { GGML_QNT_VERSION_FACTOR } from '../src/native/ggml-types';
-import { FTYPE, ModelWriter, Rng, tensorData, TYPE_F16, TYPE_F32, TYPE_Q8_0, type Quant, type Tensor } from './lib/ggml-writer';
+import { fileFtype, ModelWriter, Rng, tensorData, TYPE_F16, TYPE_F32, TYPE_Q8_0, type Quant, type Tensor } from './lib/ggml-writer';
 import { FIXTURES } from './lib/model-paths';
 
 /** parakeet-tdt-0.6b-v3 (NeMo config), in the order of the ggml header. */
@@ -187,7 +186,7 @@ export async function makeParakeetModel(name: string, outDir: string): Promise<s
   const file = path.join(outDir, `synthetic-${name}.bin`);
   if (existsSync(file)) return file;
   mkdirSync(outDir, { recursive: true });
-  const h = { ...HPARAMS_0_6B, ftype: FTYPE[shape.quant] + (shape.quant === 'q8_0' ? 2 * GGML_QNT_VERSION_FACTOR : 0) };
+  const h = { ...HPARAMS_0_6B, ftype: fileFtype(shape.quant) };
   const out = new ModelWriter(file);
   await out.write(header(h));
   const rng = new Rng(0x9a4a ^ name.length);

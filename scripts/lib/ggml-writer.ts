@@ -3,13 +3,16 @@
 // (n_dims, name length, type, ne[0..n), name, data) that whisper.cpp and
 // parakeet.cpp both read.
 import { createWriteStream, renameSync } from 'node:fs';
+import { GGML_QNT_VERSION_FACTOR } from '../../src/native/ggml-types';
 
 export const TYPE_F32 = 0;
 export const TYPE_F16 = 1;
 export const TYPE_Q8_0 = 8;
-/** ggml file ftype for the weight type of a whole model. */
-export const FTYPE = { f16: 1, q8_0: 7 } as const;
+const FTYPE = { f16: 1, q8_0: 7 } as const;
 export type Quant = keyof typeof FTYPE;
+
+/** The header's ftype for a model's weight type; quantised files carry ggml's quantisation version (2) as whisper.cpp's quantize writes it. */
+export const fileFtype = (quant: Quant): number => FTYPE[quant] + (quant === 'q8_0' ? 2 * GGML_QNT_VERSION_FACTOR : 0);
 
 /** xorshift32: deterministic, so a model of a given name is always the same file. */
 export class Rng {
