@@ -99,8 +99,11 @@ export function adminRoutes(root: Router, s: Services): void {
     const routing = await s.stt.current();
     ctx.body = {
       data: await Promise.all(RUNTIMES.map(async (r) => {
-        const f = await installedFile(s.config.modelsDir, r);
+        // Progress is copied before looking at the disk: a download says "done"
+        // only after its file is in place, so a "done" copy always finds the file.
         const d = s.downloader.progress(r.id);
+        const download = d && { state: d.state, file: d.file, receivedBytes: d.receivedBytes, totalBytes: d.totalBytes, sha256: d.sha256, checksumVerified: d.checksumVerified, error: d.error };
+        const f = await installedFile(s.config.modelsDir, r);
         return {
           id: r.id,
           family: r.family,
@@ -108,7 +111,7 @@ export function adminRoutes(root: Router, s: Services): void {
           active: routing.localModel === r.id,
           file: f?.name ?? null,
           bytes: f?.bytes ?? null,
-          download: d && { state: d.state, file: d.file, receivedBytes: d.receivedBytes, totalBytes: d.totalBytes, sha256: d.sha256, checksumVerified: d.checksumVerified, error: d.error },
+          download,
         };
       })),
     };
