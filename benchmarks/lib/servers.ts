@@ -12,6 +12,8 @@ export interface Contender {
   pid: number;
   /** Sends one WAV, resolves with the latency in ms. */
   transcribe(wav: Buffer): Promise<number>;
+  /** The server's own split of its last request (stt-gateway's request log), when it reports one. */
+  lastRequestLog?(): RequestLog | undefined;
   rssBytes(): number;
   stop(): Promise<void>;
 }
@@ -59,6 +61,32 @@ const stopChild = (child: ChildProcess) =>
     setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
   });
 
+/** The timing fields of one stt-gateway request log line. */
+export interface RequestLog {
+  durationMs: number;
+  decodeMs: number;
+  queueMs: number;
+  sttMs: number;
+}
+
+/** Keeps the last transcription request line of a server's JSON log. */
+function followRequestLog(child: ChildProcess): () => RequestLog | undefined {
+  let last: RequestLog | undefined;
+  let buffered = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    buffered += d.toString();
+    let nl;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      if (!line.includes('"sttMs"')) continue;
+      const e = JSON.parse(line);
+      last = { durationMs: e.durationMs, decodeMs: e.decodeMs, queueMs: e.queueMs, sttMs: e.sttMs };
+    }
+  });
+  return () => last;
+}
+
 export interface OursOptions {
   modelFile: string;
   threads: number;
@@ -92,6 +120,7 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
   const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/server.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const port = await waitForLine(child, /"port":(\d+)/, 'stt-gateway');
   await waitForLine(child, /local runtime ready/, 'stt-gateway');
+  const lastRequestLog = followRequestLog(child);
   const url = `http://127.0.0.1:${port}/v1/audio/transcriptions`;
   return {
     name: 'stt-gateway',
@@ -103,6 +132,7 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
       form.append('language', 'en');
       return post(url, form, { Authorization: `Bearer ${key}` });
     },
+    lastRequestLog,
     rssBytes: () => procRss(child.pid!),
     stop: () => stopChild(child),
   };

@@ -29,6 +29,15 @@ before(async () => {
 const pcmOf = async (file: string) => (await decodeWav(readFileSync(file))).pcm;
 const tokensOf = (r: Transcription) => r.segments.flatMap((s) => s.tokens);
 
+test('the addon keeps whisper.cpp and ggml private: no symbol another module could bind to or interpose', async () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const addonFile: string = require('node-gyp-build').path(ROOT);
+  const { stdout } = await run('nm', ['-D', '--defined-only', addonFile], { maxBuffer: 1 << 24 });
+  const leaked = stdout.split('\n').filter((l) => / (ggml|gguf|whisper|parakeet)_/.test(l));
+  assert.deepEqual(leaked, []);
+  assert.match(stdout, / napi_register_module_v1\n/);
+});
+
 test('loadModel reads the family from the file', async () => {
   const w = await loadModel(micro);
   assert.equal(w.family, 'whisper');
