@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "bindings.h"
+#include "graph_hooks.h"
 
 namespace stt {
 namespace {
@@ -30,6 +31,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("setLogHandler", Napi::Function::New(env, set_log_handler, "setLogHandler"));
   exports.Set("systemInfo", Napi::Function::New(env, system_info, "systemInfo"));
   exports.Set("whisperVersion", Napi::String::New(env, whisper_version()));
+  exports.Set("graphHooks", Napi::Boolean::New(env, graph_hooks_linked()));
   return exports;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "graph_hooks.h"
 #include "job_control.h"
 
 namespace stt {
@@ -79,10 +80,11 @@ class Engine {
   }
 
  protected:
-  // Registers a job's control for abort_all() while the job runs.
+  // Registers a job's control for abort_all() while the job runs, and makes
+  // it the current thread's job for the graph hooks.
   class JobScope {
    public:
-    JobScope(Engine& engine, JobControl* control) : engine_(engine), control_(control) {
+    JobScope(Engine& engine, const JobHandle& control) : engine_(engine), control_(control.get()), current_(control) {
       std::lock_guard<std::mutex> lock(engine_.jobs_mutex_);
       if (engine_.closing_) control_->abort();
       engine_.jobs_.insert(control_);
@@ -97,6 +99,7 @@ class Engine {
    private:
     Engine& engine_;
     JobControl* control_;
+    CurrentJob current_;
   };
 
   size_t running_jobs() const {

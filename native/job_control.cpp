@@ -22,6 +22,14 @@ class JobControlWrap : public Napi::ObjectWrap<JobControlWrap> {
     control_->resume();
     return info.Env().Undefined();
   }
+  Napi::Value stats(const Napi::CallbackInfo& info) {
+    const JobControlStats s = control_->stats();
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("waiting", s.waiting);
+    out.Set("parkedInGraph", static_cast<double>(s.parked_in_graph));
+    out.Set("workersParked", static_cast<double>(s.workers_parked));
+    return out;
+  }
   JobHandle handle() const { return control_; }
 
  private:
@@ -34,7 +42,8 @@ Napi::Function define_job_control(Napi::Env env) {
   return JobControlWrap::DefineClass(env, "JobControl",
                                      {JobControlWrap::InstanceMethod<&JobControlWrap::abort>("abort"),
                                       JobControlWrap::InstanceMethod<&JobControlWrap::pause>("pause"),
-                                      JobControlWrap::InstanceMethod<&JobControlWrap::resume>("resume")});
+                                      JobControlWrap::InstanceMethod<&JobControlWrap::resume>("resume"),
+                                      JobControlWrap::InstanceMethod<&JobControlWrap::stats>("stats")});
 }
 
 JobHandle job_control_of(const Napi::Value& value) {

@@ -1,16 +1,31 @@
 // What a running job polls: an abort flag, and a pause gate the scheduler
-// uses to let a shorter job take the CPU. Jobs only wait at safe points
-// between ggml graph computations (before an encoder window, before each
-// decoded token), never inside one: ggml's worker threads spin at barriers,
-// so blocking mid-graph would keep burning the cores. Pausing never changes a
-// result; it only moves when the remaining work happens.
+// uses to let a shorter job take the CPU. Pausing never changes a result; it
+// only moves when the remaining work happens.
+//
+// A job waits at safe points between ggml graphs (before an encoder window,
+// before or after a decoded token) and, where the graph hooks are linked in
+// (graph_hooks.h), after any node inside a graph: a Parakeet encoder pass or a
+// Whisper window is one graph of seconds to minutes. Inside a graph the job's
+// own thread (ggml's thread 0) waits here, and the graph's other threads,
+// which would spin at ggml's barrier and take CPU from the job that runs
+// instead, are parked too (graph_hooks.cpp: a signal whose handler sleeps on
+// the gate below).
 #pragma once
+#include <sys/types.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 namespace stt {
+
+struct JobControlStats {
+  bool waiting = false;         // the job's thread waits at the pause gate now
+  size_t parked_in_graph = 0;   // pauses taken after a node, inside a graph
+  size_t workers_parked = 0;    // graph threads parked for such pauses
+};
 
 class JobControl {
  public:
@@ -20,6 +35,7 @@ class JobControl {
       aborted_.store(true);
     }
     changed_.notify_all();
+    open_worker_gate();
   }
 
   void pause() { paused_.store(true); }
@@ -30,6 +46,7 @@ class JobControl {
       paused_.store(false);
     }
     changed_.notify_all();
+    open_worker_gate();
   }
 
   bool aborted() const { return aborted_.load(); }
@@ -38,15 +55,44 @@ class JobControl {
   bool checkpoint() {
     if (!paused_.load()) return !aborted_.load();
     std::unique_lock<std::mutex> lock(mutex_);
+    stats_.waiting = true;
     changed_.wait(lock, [this] { return !paused_.load() || aborted_.load(); });
+    stats_.waiting = false;
     return !aborted_.load();
   }
 
+  // After each node of a graph, on the job's own thread. Returns true to
+  // abort the graph.
+  bool after_node() {
+    if (!paused_.load()) return aborted_.load();
+    park_workers();
+    return !checkpoint();
+  }
+
+  // A thread the job's thread created (ggml's graph threads) starts or ends.
+  // Called with the park signal blocked.
+  void worker_started(pid_t tid);
+  void worker_ended(pid_t tid);
+
+  // The word a parked worker sleeps on (futex): 1 while workers must wait.
+  std::atomic<int>& worker_gate() { return worker_gate_; }
+
+  JobControlStats stats() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+
  private:
+  void park_workers();
+  void open_worker_gate();
+
   std::atomic<bool> aborted_{false};
   std::atomic<bool> paused_{false};
-  std::mutex mutex_;
+  std::atomic<int> worker_gate_{0};
+  mutable std::mutex mutex_;
   std::condition_variable changed_;
+  std::vector<pid_t> workers_;       // guarded by mutex_
+  JobControlStats stats_;            // guarded by mutex_
 };
 
 using JobHandle = std::shared_ptr<JobControl>;

@@ -31,7 +31,7 @@ class ParakeetEngine : public Engine {
 
   TranscribeResult transcribe(const float* pcm, size_t n_samples, const TranscribeOptions& o) override {
     JobControl* control = o.control.get();
-    JobScope job(*this, control);
+    JobScope job(*this, o.control);
     if (control->aborted()) throw AbortedError();
     typename StatePool<parakeet_state>::Lease lease(pool_, pool_.acquire());
     parakeet_state* state = lease.get();

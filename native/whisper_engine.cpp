@@ -32,7 +32,7 @@ class WhisperEngine : public Engine {
 
   TranscribeResult transcribe(const float* pcm, size_t n_samples, const TranscribeOptions& o) override {
     JobControl* control = o.control.get();
-    JobScope job(*this, control);
+    JobScope job(*this, o.control);
     if (control->aborted()) throw AbortedError();
     typename StatePool<whisper_state>::Lease lease(pool_, pool_.acquire());
     whisper_state* state = lease.get();

@@ -53,14 +53,27 @@ export interface TranscribeOptions {
 }
 
 /**
- * Pauses a running transcription at its next safe point (before an encoder
- * window or a decoded token, never inside a ggml graph) until resume(). The
- * result is the same as an uninterrupted run; only the timing moves. A paused
- * job still holds its model state and one libuv worker thread.
+ * Pauses a running transcription until resume(): after the current node of a
+ * ggml graph where the graph hooks are linked in (`graphHooks`, Linux), else
+ * at its next safe point between graphs (before an encoder window or a
+ * decoded token). Inside a graph, the graph's other threads sleep too instead
+ * of spinning at ggml's barrier. The result is the
+ * same as an uninterrupted run; only the timing moves. A paused job still
+ * holds its model state and one libuv worker thread.
  */
 export interface JobControl {
   pause(): void;
   resume(): void;
+  stats(): JobControlStats;
+}
+
+export interface JobControlStats {
+  /** The job's thread waits at the pause gate now. */
+  waiting: boolean;
+  /** Pauses taken inside a ggml graph (after a node) rather than between graphs. */
+  parkedInGraph: number;
+  /** ggml graph threads parked (asleep) while their job waited inside a graph. */
+  workersParked: number;
 }
 
 export interface Word {
@@ -116,6 +129,7 @@ interface NativeAddon {
   setLogHandler(handler: ((level: number, line: string) => void) | null): void;
   systemInfo(): string;
   whisperVersion: string;
+  graphHooks: boolean;
   JobControl: new () => NativeJobControl;
 }
 
@@ -136,6 +150,8 @@ function loadAddon(): NativeAddon {
 const addon = loadAddon();
 
 export const whisperVersion: string = addon.whisperVersion;
+/** Whether jobs can pause and abort inside a ggml graph (the Linux link-time hooks), not only between graphs. */
+export const graphHooks: boolean = addon.graphHooks;
 export const systemInfo = (): string => addon.systemInfo();
 
 /** ggml levels: 1 debug, 2 info, 3 warn, 4 error, 5 continuation. */

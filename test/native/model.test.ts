@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { createJobControl, decodeWav, loadModel, type Transcription } from '../../src/native';
+import { createJobControl, decodeWav, graphHooks, loadModel, type JobControl, type Transcription } from '../../src/native';
 import { AUDIO_DIR, BIN_DIR, ROOT, SHARED } from '../helpers/paths';
 import { microModel, tinyModel, PARAKEET_FIXTURE } from '../helpers/models';
 import { makeWhisperModel } from '../../scripts/make-models';
@@ -189,6 +189,56 @@ test('a paused job waits at a safe point while another runs, then resumes to the
     assert.deepEqual(tokensOf(await running), tokensOf(expectedA));
     m.dispose();
   }
+});
+
+/**
+ * Pauses `control`'s running job again and again until it has parked inside a
+ * ggml graph (most of a job's time is inside graphs, so a few tries do) or the
+ * job has settled. Returns whether it parked inside a graph.
+ */
+async function pauseUntilParkedInGraph(control: JobControl, settled: () => boolean, resumeAfter = true): Promise<boolean> {
+  while (!settled()) {
+    control.pause();
+    while (!control.stats().waiting && !settled()) await new Promise((r) => setImmediate(r));
+    if (control.stats().parkedInGraph > 0) {
+      if (resumeAfter) control.resume();
+      return true;
+    }
+    control.resume();
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  return false;
+}
+
+test('a job paused inside a ggml graph parks there with its graph threads asleep, and resumes to the same result', { skip: !graphHooks && 'graph hooks are linked on Linux only' }, async () => {
+  for (const file of [tiny, PARAKEET_FIXTURE]) {
+    const m = await loadModel(file);
+    const pcm = await pcmOf(librivox(1)[0]);
+    const opts = { ...GREEDY, threads: 2, maxTokens: 16 };
+    const expected = await m.transcribe(pcm, opts);
+    const control = createJobControl();
+    let settled = false;
+    const job = m.transcribe(pcm, { ...opts, control }).finally(() => (settled = true));
+    assert.equal(await pauseUntilParkedInGraph(control, () => settled), true, `${path.basename(file)}: the job finished before a pause landed inside a graph`);
+    assert.ok(control.stats().workersParked >= 1, `${path.basename(file)}: the graph's second thread was parked, not left spinning`);
+    assert.deepEqual(tokensOf(await job), tokensOf(expected));
+    m.dispose();
+  }
+});
+
+test('a job aborted while parked inside a graph stops there and its state goes back clean', { skip: !graphHooks && 'graph hooks are linked on Linux only' }, async () => {
+  const m = await loadModel(PARAKEET_FIXTURE);
+  const pcm = await pcmOf(librivox(1)[0]);
+  const opts = { ...GREEDY, threads: 2 };
+  const expected = await m.transcribe(pcm, opts);
+  const control = createJobControl();
+  let settled = false;
+  const job = m.transcribe(pcm, { ...opts, control }).finally(() => (settled = true));
+  assert.equal(await pauseUntilParkedInGraph(control, () => settled, false), true);
+  control.abort();
+  await assert.rejects(job, (e: Error & { code?: string }) => e.code === 'aborted');
+  assert.deepEqual(tokensOf(await m.transcribe(pcm, opts)), tokensOf(expected), 'the state aborted mid-graph went back clean');
+  m.dispose();
 });
 
 test('aborting or disposing a paused job settles it', { timeout: 60_000 }, async () => {
