@@ -14,10 +14,15 @@ import { decodeWav, loadModel, systemInfo, type Model } from '../src/native';
 import { makeModel } from '../scripts/make-models';
 import { speechClip } from '../test/helpers/clips';
 import { HarnessSession, pairWithHarness } from './lib/harness';
-import { fmt, median, range } from './lib/stats';
+import { fmt, median, medianInterval, range } from './lib/stats';
 
 const THREADS = Number(process.env.BENCH_THREADS ?? Math.min(4, os.availableParallelism()));
-const PAIRS = Number(process.env.BENCH_PAIRS ?? 8);
+/**
+ * Pairs of runs per model. This VM's speed moves 10-20 % from run to run, so
+ * the cheap base shapes get twice the pairs for a tighter interval; BENCH_PAIRS
+ * sets one count for all.
+ */
+const pairsFor = (shape: string) => Number(process.env.BENCH_PAIRS ?? (shape.startsWith('base') ? 16 : 8));
 const quick = process.argv.includes('--quick');
 const WORK = path.resolve(__dirname, '.work');
 const OPTIONS = { threads: THREADS, language: 'en', temperatureFallback: false } as const;
@@ -30,6 +35,8 @@ interface Row {
   addonMs: number[];
   harnessMs: number[];
   ratio: number;
+  /** 95 % interval of the median ratio. */
+  ratioInterval: [number, number];
   rssModelMb: number;
   rssStateMb: number;
 }
@@ -71,7 +78,7 @@ async function benchModel(name: string, file: string, family: 'whisper' | 'parak
   await session.ready();
   await session.run(); // warm-ups
   const warm = await timeAddon(model, pcm);
-  const pairs = await pairWithHarness(session, PAIRS, async () => (await timeAddon(model, pcm)).ms, () => process.stderr.write('.'));
+  const pairs = await pairWithHarness(session, pairsFor(name), async () => (await timeAddon(model, pcm)).ms, () => process.stderr.write('.'));
   await session.close();
   const encode = pairs.harness.flatMap((h) => h.encodeMs ?? []);
   const decode = pairs.harness.flatMap((h) => h.decodeMsPerToken ?? []);
@@ -86,6 +93,7 @@ async function benchModel(name: string, file: string, family: 'whisper' | 'parak
     addonMs: pairs.oursMs,
     harnessMs: pairs.harness.map((h) => h.ms),
     ratio: median(pairs.ratios),
+    ratioInterval: medianInterval(pairs.ratios),
     rssModelMb: rss.model / 1e6,
     rssStateMb: rss.state / 1e6,
   };
@@ -122,16 +130,16 @@ async function main(): Promise<void> {
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const lines = [
-    `Machine: ${cpu}, ${os.availableParallelism()} cores; ${THREADS} threads per job; ${PAIRS} pairs of runs (harness and addon back to back, alternating which goes first) after a warm-up of each; times are medians (min–max); the ratio is the median of the pairs' ratios.`,
+    `Machine: ${cpu}, ${os.availableParallelism()} cores; ${THREADS} threads per job; ${rows.map((r) => r.addonMs.length).join('/')} pairs of runs per model (harness and addon back to back, alternating which goes first) after a warm-up of each; times are medians (min–max); the ratio is the median of the pairs' ratios with its 95 % distribution-free interval (order statistics; with 8 pairs, the min–max).`,
     `ggml: ${systemInfo().trim()}`,
     'Models: exact Whisper base/small weight shapes with random weights and a decoder context of 64, so both sides stop at 28 tokens per 30-s window (random weights never stop early); exact Parakeet TDT 0.6B shapes whose joint bias emits one token per 320 ms (about real speech). Greedy, language en (Whisper), no temperature fallback; 30-s clip from ../shared/audio.',
     'Parakeet encodes the whole clip in one pass; its "decode ms / token" is everything after the encoder (prediction + joint, and the mel spectrogram) per token.',
     '',
-    '| model | encode ms / 30-s window | decode ms / token | tokens | addon ms | harness ms | addon ÷ harness | RSS model MB | RSS per extra state MB |',
+    '| model | encode ms / 30-s window | decode ms / token | tokens | addon ms | harness ms | addon ÷ harness (95 % interval) | RSS model MB | RSS per extra state MB |',
     '|---|---|---|---|---|---|---|---|---|',
     ...rows.map((r) =>
       `| ${r.model} | ${r.encodeMs === null ? '—' : fmt(r.encodeMs)} | ${r.decodeMsPerToken === null ? '—' : fmt(r.decodeMsPerToken, 2)} | ${r.tokens} | ` +
-      `${fmt(median(r.addonMs), 0)} (${range(r.addonMs, 0)}) | ${fmt(median(r.harnessMs), 0)} (${range(r.harnessMs, 0)}) | ${fmt(r.ratio, 3)} | ${fmt(r.rssModelMb)} | ${fmt(r.rssStateMb)} |`),
+      `${fmt(median(r.addonMs), 0)} (${range(r.addonMs, 0)}) | ${fmt(median(r.harnessMs), 0)} (${range(r.harnessMs, 0)}) | ${fmt(r.ratio, 3)} (${fmt(r.ratioInterval[0], 3)}–${fmt(r.ratioInterval[1], 3)}) | ${fmt(r.rssModelMb)} | ${fmt(r.rssStateMb)} |`),
     '',
     `State reuse (base-q8_0-ctx64, 5-s clip, 10 requests on each of 3 fresh models, medians per position): 1st ${fmt(median(seq.byPosition[0]), 0)} ms, ` +
       `2nd ${fmt(median(seq.byPosition[1]), 0)} ms, 10th ${fmt(median(seq.byPosition[9]), 0)} ms; 2nd ÷ 10th = ${fmt(median(seq.byPosition[1]) / median(seq.byPosition[9]), 3)}; ` +
@@ -140,7 +148,7 @@ async function main(): Promise<void> {
   console.log(lines.join('\n'));
   const out = path.resolve(__dirname, 'results');
   mkdirSync(out, { recursive: true });
-  writeFileSync(path.join(out, `native-${new Date().toISOString().slice(0, 10)}.json`), JSON.stringify({ cpu, threads: THREADS, pairs: PAIRS, rows, secondVsTenthMs: seq }, null, 2));
+  writeFileSync(path.join(out, `native-${new Date().toISOString().slice(0, 10)}.json`), JSON.stringify({ cpu, threads: THREADS, rows, secondVsTenthMs: seq }, null, 2));
   writeFileSync(path.join(out, `native-${new Date().toISOString().slice(0, 10)}.md`), lines.join('\n') + '\n');
 }
 

@@ -16,8 +16,8 @@ import { systemInfo } from '../src/native';
 import { makeModel } from '../scripts/make-models';
 import { speechClip } from '../test/helpers/clips';
 import { harness, HarnessSession, pairWithHarness, requireBin } from './lib/harness';
-import { naiveCli, startOurs, startWhisperServer, type Contender } from './lib/servers';
-import { fmt, median, percentile, range } from './lib/stats';
+import { naiveCli, startOurs, startWhisperServer, type Contender, type RequestLog } from './lib/servers';
+import { fmt, median, medianInterval, percentile, range } from './lib/stats';
 import { chartSvg } from './lib/chart';
 
 const quick = process.argv.includes('--quick');
@@ -66,7 +66,7 @@ async function shapeOf(name: string): Promise<Shape> {
   };
 }
 
-interface LoadResult {
+interface LoadRound {
   contender: string;
   wallS: number;
   audioS: number;
@@ -76,8 +76,47 @@ interface LoadResult {
   rssBytes: number;
 }
 
-/** The load scenario against one contender, on loopback, bounded in count. */
-async function load(c: Contender): Promise<LoadResult> {
+/** A contender's load rounds: per-round figures and every request pooled (for the chart). */
+interface LoadResult {
+  contender: string;
+  rounds: { wallS: number; throughput: number; shortP50: number; shortP95: number; longP50: number }[];
+  /** Medians over rounds. */
+  throughput: number;
+  shortP50: number;
+  shortP95: number;
+  longP50: number;
+  shortMs: number[];
+  longMs: number[];
+  rssBytes: number;
+}
+
+/**
+ * Rounds of the load scenario per model, ours and whisper-server alternating
+ * which goes first. One round of small takes over two minutes per contender,
+ * so only base-q8_0 is repeated within the 20-minute budget.
+ */
+const loadRoundsFor = (shape: string) => (quick || shape !== 'base-q8_0-ctx64' ? 1 : 3);
+
+function summarize(rounds: LoadRound[]): LoadResult {
+  const per = rounds.map((r) => ({
+    wallS: r.wallS, throughput: r.throughput,
+    shortP50: percentile(r.shortMs, 50), shortP95: percentile(r.shortMs, 95), longP50: percentile(r.longMs, 50),
+  }));
+  return {
+    contender: rounds[0].contender,
+    rounds: per,
+    throughput: median(per.map((r) => r.throughput)),
+    shortP50: median(per.map((r) => r.shortP50)),
+    shortP95: median(per.map((r) => r.shortP95)),
+    longP50: median(per.map((r) => r.longP50)),
+    shortMs: rounds.flatMap((r) => r.shortMs),
+    longMs: rounds.flatMap((r) => r.longMs),
+    rssBytes: Math.max(...rounds.map((r) => r.rssBytes)),
+  };
+}
+
+/** One round of the load scenario against one contender, on loopback, bounded in count. */
+async function load(c: Contender): Promise<LoadRound> {
   const shortMs: number[] = [], longMs: number[] = [];
   let audio = 0;
   let rss = 0;
@@ -126,12 +165,21 @@ async function overhead(shape: Shape, ours: Contender, seconds: number) {
   await session.ready();
   await session.run();
   await ours.transcribe(clips[seconds]);
-  const pairs = await pairWithHarness(session, REPS, () => ours.transcribe(clips[seconds]));
+  const logs: RequestLog[] = [];
+  const pairs = await pairWithHarness(session, REPS, async () => {
+    const { ms, log } = await ours.transcribeLogged!(clips[seconds]);
+    logs.push(log);
+    return ms;
+  });
   await session.close();
   return {
     oursMs: pairs.oursMs,
     harnessMs: pairs.harness.map((h) => h.ms),
     ratios: pairs.ratios,
+    /** What the server adds around the addon call: HTTP, multipart, WAV decoding, queueing, rendering. */
+    addedMs: pairs.oursMs.map((ms, i) => ms - logs[i].sttMs),
+    /** The addon call inside the server ÷ the harness, per pair: inference speed alone. */
+    inferenceRatios: logs.map((l, i) => l.sttMs / pairs.harness[i].ms),
     encodeMs: pairs.harness.flatMap((h) => h.encodeMs ?? []),
   };
 }
@@ -175,18 +223,29 @@ async function main(): Promise<void> {
     const encodeMs = median(over[30].encodeMs);
     const gflop = shape.encoder ? encoderGflop(shape.encoder.state, shape.encoder.layers) : null;
 
-    // 2. Under load, against whisper-server (Whisper only: whisper.cpp has no Parakeet server).
-    const loadOurs = await load(ours);
-    await ours.stop();
-    log(`${name} load ours: ${fmt(loadOurs.throughput, 2)} audio s/s`);
-    let loadWs: LoadResult | null = null;
-    if (shape.family === 'whisper') {
-      const ws = await startWhisperServer(shape.file, THREADS);
-      await ws.transcribe(clips[5]);
-      loadWs = await load(ws);
-      await ws.stop();
-      log(`${name} load whisper-server: ${fmt(loadWs.throughput, 2)} audio s/s`);
+    // 2. Under load, against whisper-server (Whisper only: whisper.cpp has no Parakeet server),
+    // both kept running and alternating which goes first, round by round.
+    const ws = shape.family === 'whisper' ? await startWhisperServer(shape.file, THREADS) : null;
+    await ws?.transcribe(clips[5]);
+    const oursRounds: LoadRound[] = [], wsRounds: LoadRound[] = [];
+    for (let round = 0; round < loadRoundsFor(name); round++) {
+      for (const c of round % 2 === 0 ? [ours, ws] : [ws, ours]) {
+        if (!c) continue;
+        const r = await load(c);
+        (c === ours ? oursRounds : wsRounds).push(r);
+        log(`${name} load ${c.name}: ${fmt(r.throughput, 2)} audio s/s, short p50 ${fmt(percentile(r.shortMs, 50), 0)} ms`);
+      }
     }
+    await ours.stop();
+    await ws?.stop();
+    const loadOurs = summarize(oursRounds);
+    const loadWs = wsRounds.length ? summarize(wsRounds) : null;
+    /** Ours ÷ whisper-server per round (rounds are back to back), for the headline. */
+    const loadRatios = loadWs ? {
+      throughput: oursRounds.map((r, i) => r.throughput / wsRounds[i].throughput),
+      shortP50: loadOurs.rounds.map((r, i) => r.shortP50 / loadWs.rounds[i].shortP50),
+      shortP95: loadOurs.rounds.map((r, i) => r.shortP95 / loadWs.rounds[i].shortP95),
+    } : null;
 
     // 3. Naive: one CLI process per request, the same 5-s and 30-s clips one after another.
     const cli = naiveCli(shape.family, shape.file, THREADS, WORK);
@@ -201,13 +260,14 @@ async function main(): Promise<void> {
       shape: name, family: shape.family, overhead: over, encodeMs, encoderGflop: gflop,
       achievedGflops: gflop ? gflop / (encodeMs / 1000) : null,
       ceilingGflops: shape.encoder ? ceiling[shape.quant === 'f16' ? 'F16' : 'Q8_0'] ?? null : null,
-      load: { ours: loadOurs, whisperServer: loadWs }, naive, cold,
+      load: { ours: loadOurs, whisperServer: loadWs }, loadRatios, naive, cold,
     });
   }
 
   const cpu = os.cpus()[0]?.model ?? 'unknown';
   const date = new Date().toISOString().slice(0, 10);
   const meta = { date, cpu, cores: os.availableParallelism(), threads: THREADS, quick, reps: REPS, ggml: systemInfo().trim(),
+    loadRounds: SHAPES.map((s) => `${s} ${loadRoundsFor(s)}`).join(', ') + ' round(s), ours and whisper-server alternating which goes first',
     tokenCap: 'generated Whisper models have n_text_ctx = 64, so every contender stops at 28 tokens per 30-s window; the generated Parakeet model emits one token per 320 ms',
     durationS: (Date.now() - started) / 1000 };
   const name = quick ? `${date}-quick` : date;
@@ -220,39 +280,57 @@ async function main(): Promise<void> {
 
 function report(meta: Record<string, unknown>, results: Record<string, any>[]): string {
   const ratio = (a: number, b: number | null | undefined, digits = 2) => (b ? fmt(a / b, digits) : '—');
+  /** A median with its spread: the 95 % interval for pairs, the min–max for rounds. */
+  const withInterval = (xs: number[], digits = 3) => {
+    if (xs.length < 2) return fmt(xs[0], digits);
+    const [lo, hi] = xs.length >= 5 ? medianInterval(xs) : [Math.min(...xs), Math.max(...xs)];
+    return `${fmt(median(xs), digits)} (${fmt(lo, digits)}–${fmt(hi, digits)})`;
+  };
   const lines = [
     `# stt-gateway benchmark, ${meta.date}${meta.quick ? ' (quick)' : ''}`,
     '',
     `Machine: ${meta.cpu}, ${meta.cores} cores; ${meta.threads} compute threads for every contender. ggml: \`${meta.ggml}\``,
     `Models: generated with exact shapes and random weights. Decoding: greedy, no temperature fallback, language en (Whisper); token cap: ${meta.tokenCap}.`,
-    `Overhead: ${meta.reps} pairs of runs (ours and the harness back to back, alternating which goes first) after a warm-up of each; times are medians with min–max, the ratio is the median of the pairs' ratios. Run time ${fmt(meta.durationS as number, 0)} s.`,
+    `Overhead: ${meta.reps} pairs of runs (ours and the harness back to back, alternating which goes first) after a warm-up of each; times are medians with min–max; a ratio is the median of the pairs' ratios with its 95 % distribution-free interval. Under load: ${meta.loadRounds}. Run time ${fmt(meta.durationS as number, 0)} s.`,
     '',
     '## Headline',
     '',
-    '| model | overhead 30 s (ours ÷ harness) | throughput ÷ whisper-server | short p50 ÷ whisper-server | short p95 ÷ whisper-server | encoder GFLOP/s ÷ matmul ceiling |',
-    '|---|---|---|---|---|---|',
+    '| model | overhead 30 s (ours ÷ harness) | added by the server, 30 s | throughput ÷ whisper-server | short p50 ÷ whisper-server | short p95 ÷ whisper-server | encoder GFLOP/s ÷ matmul ceiling |',
+    '|---|---|---|---|---|---|---|',
   ];
   for (const r of results) {
     const o = r.overhead[30];
-    const ours = r.load.ours, ws = r.load.whisperServer;
-    lines.push(`| ${r.shape} | ${fmt(median(o.ratios), 3)} | ${ws ? ratio(ours.throughput, ws.throughput) : 'no Parakeet server in whisper.cpp'} | ` +
-      `${ws ? ratio(percentile(ours.shortMs, 50), percentile(ws.shortMs, 50)) : '—'} | ${ws ? ratio(percentile(ours.shortMs, 95), percentile(ws.shortMs, 95)) : '—'} | ` +
+    const q = r.loadRatios;
+    lines.push(`| ${r.shape} | ${withInterval(o.ratios)} | ${fmt(median(o.addedMs), 0)} ms (${fmt((100 * median(o.addedMs)) / median(o.harnessMs), 1)} %) | ` +
+      `${q ? withInterval(q.throughput, 2) : 'no Parakeet server in whisper.cpp'} | ${q ? withInterval(q.shortP50, 2) : '—'} | ${q ? withInterval(q.shortP95, 2) : '—'} | ` +
       `${r.ceilingGflops ? `${fmt(r.achievedGflops, 0)} ÷ ${fmt(r.ceilingGflops, 0)} = ${fmt(r.achievedGflops / r.ceilingGflops, 2)}` : '—'} |`);
   }
   lines.push('', '## Overhead: HTTP upload to response ÷ bare C++ harness (same library, same parameters)', '',
-    '| model | clip | ours ms | harness ms | ratio |', '|---|---|---|---|---|');
+    '"Added by the server" is the client\'s time minus the addon call as the server logs it (`sttMs` in its request log): HTTP, multipart parsing, WAV decoding, queueing and rendering. "Inference in the server ÷ harness" is that addon call against the harness run of the same pair: it moves with this VM\'s 10-20 % drift, the added time does not.', '',
+    '| model | clip | ours ms | harness ms | ours ÷ harness | added by the server ms | inference in the server ÷ harness |', '|---|---|---|---|---|---|---|');
   for (const r of results) {
-    for (const [s, o] of Object.entries(r.overhead as Record<string, { oursMs: number[]; harnessMs: number[]; ratios: number[] }>)) {
-      lines.push(`| ${r.shape} | ${s} s | ${fmt(median(o.oursMs))} (${range(o.oursMs)}) | ${fmt(median(o.harnessMs))} (${range(o.harnessMs)}) | ${fmt(median(o.ratios), 3)} (${range(o.ratios, 3)}) |`);
+    for (const [s, o] of Object.entries(r.overhead as Record<string, { oursMs: number[]; harnessMs: number[]; ratios: number[]; addedMs: number[]; inferenceRatios: number[] }>)) {
+      lines.push(`| ${r.shape} | ${s} s | ${fmt(median(o.oursMs))} (${range(o.oursMs)}) | ${fmt(median(o.harnessMs))} (${range(o.harnessMs)}) | ${withInterval(o.ratios)} | ` +
+        `${fmt(median(o.addedMs))} (${range(o.addedMs)}) | ${withInterval(o.inferenceRatios)} |`);
     }
   }
   lines.push('', `## Under load: ${CLIENTS} clients on loopback, ${LONG_CLIENTS} sending one 120-s clip each at once and, ${SHORT_START_DELAY_MS} ms later, ${CLIENTS - LONG_CLIENTS} sending ${SHORT_PER_CLIENT === 1 ? 'one 5-s clip' : `${SHORT_PER_CLIENT} 5-s clips`} each`, '',
-    'stt-gateway runs with its defaults: one job computes at a time with every thread, shortest first, and a 120-s job is paused at its next window or token boundary while a 5-s job runs (same output). whisper-server runs one request at a time with every thread, in arrival order.', '',
-    '| model | contender | throughput (audio s / wall s) | short p50 ms | short p95 ms | long p50 ms | peak RSS MB |', '|---|---|---|---|---|---|---|');
+    'stt-gateway runs with its defaults: one job computes at a time with every thread, shortest first; a 120-s job is paused after the ggml graph node in progress while a 5-s job runs (same output). whisper-server runs one request at a time with every thread, in arrival order. Figures are medians over rounds (min–max when there are several).', '',
+    '| model | contender | rounds | throughput (audio s / wall s) | short p50 ms | short p95 ms | long p50 ms | peak RSS MB |', '|---|---|---|---|---|---|---|---|');
   for (const r of results) {
-    for (const L of [r.load.ours, r.load.whisperServer].filter(Boolean)) {
-      lines.push(`| ${r.shape} | ${L.contender} | ${fmt(L.throughput, 2)} | ${fmt(percentile(L.shortMs, 50), 0)} | ${fmt(percentile(L.shortMs, 95), 0)} | ${fmt(percentile(L.longMs, 50), 0)} | ${fmt(L.rssBytes / 1e6, 0)} |`);
+    for (const L of [r.load.ours, r.load.whisperServer].filter(Boolean) as any[]) {
+      const of = (k: string, digits: number) => withInterval(L.rounds.map((x: Record<string, number>) => x[k]), digits);
+      lines.push(`| ${r.shape} | ${L.contender} | ${L.rounds.length} | ${of('throughput', 2)} | ${of('shortP50', 0)} | ${of('shortP95', 0)} | ${of('longP50', 0)} | ${fmt(L.rssBytes / 1e6, 0)} |`);
     }
+  }
+  lines.push('', 'A floor for the short-clip p50 of any server that gives each 5-s clip the same work: run the six one after another, the first at once, so the median finishes after 3.5 clips\' time. Taking a clip\'s time as ours under load (the spacing of our short-clip latencies):', '',
+    '| model | one 5-s clip under load ms | floor p50 ms | floor ÷ whisper-server p50 | ours ÷ whisper-server p50 |', '|---|---|---|---|---|');
+  for (const r of results) {
+    const ws = r.load.whisperServer;
+    if (!ws) continue;
+    const sorted = [...r.load.ours.shortMs].sort((a: number, b: number) => a - b);
+    const perClip = median(sorted.slice(1).map((x: number, i: number) => x - sorted[i]).filter((d: number) => d > 0));
+    lines.push(`| ${r.shape} | ${fmt(perClip, 0)} | ${fmt(3.5 * perClip, 0)} | ${ratio(3.5 * perClip, ws.shortP50)} | ${ratio(r.load.ours.shortP50, ws.shortP50)} |`);
   }
   lines.push('', '## Naive wrapper: one CLI process per request (load the model, transcribe, exit), requests one at a time', '',
     '| model | contender | 5-s clip ms | 30-s clip ms | ours 30-s ms (median above) | ours ÷ naive, 30 s |', '|---|---|---|---|---|---|');

@@ -12,8 +12,8 @@ export interface Contender {
   pid: number;
   /** Sends one WAV, resolves with the latency in ms. */
   transcribe(wav: Buffer): Promise<number>;
-  /** The server's own split of its last request (stt-gateway's request log), when it reports one. */
-  lastRequestLog?(): RequestLog | undefined;
+  /** Like transcribe, plus the server's own split of the request (stt-gateway's request log). */
+  transcribeLogged?(wav: Buffer): Promise<{ ms: number; log: RequestLog }>;
   rssBytes(): number;
   stop(): Promise<void>;
 }
@@ -69,9 +69,14 @@ export interface RequestLog {
   sttMs: number;
 }
 
-/** Keeps the last transcription request line of a server's JSON log. */
-function followRequestLog(child: ChildProcess): () => RequestLog | undefined {
-  let last: RequestLog | undefined;
+/**
+ * The request log lines of a server's JSON log for requests sent with an
+ * X-Request-Id of ours. The line is written before the response, but the pipe
+ * may deliver it after the client has its answer, so callers wait for it.
+ */
+function followRequestLog(child: ChildProcess): (requestId: string) => Promise<RequestLog> {
+  const logged = new Map<string, RequestLog>();
+  const waiting = new Map<string, (log: RequestLog) => void>();
   let buffered = '';
   child.stdout?.on('data', (d: Buffer) => {
     buffered += d.toString();
@@ -79,13 +84,23 @@ function followRequestLog(child: ChildProcess): () => RequestLog | undefined {
     while ((nl = buffered.indexOf('\n')) >= 0) {
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
-      if (!line.includes('"sttMs"')) continue;
+      if (!line.includes(`"requestId":"${LOGGED_PREFIX}`)) continue;
       const e = JSON.parse(line);
-      last = { durationMs: e.durationMs, decodeMs: e.decodeMs, queueMs: e.queueMs, sttMs: e.sttMs };
+      const log = { durationMs: e.durationMs, decodeMs: e.decodeMs, queueMs: e.queueMs, sttMs: e.sttMs };
+      const waiter = waiting.get(e.requestId);
+      if (waiter) {
+        waiting.delete(e.requestId);
+        waiter(log);
+      } else logged.set(e.requestId, log);
     }
   });
-  return () => last;
+  return (requestId) => {
+    const ready = logged.get(requestId);
+    logged.delete(requestId);
+    return ready ? Promise.resolve(ready) : new Promise((resolve) => waiting.set(requestId, resolve));
+  };
 }
+const LOGGED_PREFIX = 'bench-logged-';
 
 export interface OursOptions {
   modelFile: string;
@@ -120,19 +135,25 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
   const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/server.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const port = await waitForLine(child, /"port":(\d+)/, 'stt-gateway');
   await waitForLine(child, /local runtime ready/, 'stt-gateway');
-  const lastRequestLog = followRequestLog(child);
+  const requestLog = followRequestLog(child);
   const url = `http://127.0.0.1:${port}/v1/audio/transcriptions`;
+  const send = (wav: Buffer, headers: Record<string, string> = {}) => {
+    const form = new FormData();
+    form.append('file', new Blob([wav as unknown as BlobPart], { type: 'audio/wav' }), 'clip.wav');
+    form.append('language', 'en');
+    return post(url, form, { Authorization: `Bearer ${key}`, ...headers });
+  };
+  let logged = 0;
   return {
     name: 'stt-gateway',
     pid: child.pid!,
     startedAt,
-    transcribe: (wav) => {
-      const form = new FormData();
-      form.append('file', new Blob([wav as unknown as BlobPart], { type: 'audio/wav' }), 'clip.wav');
-      form.append('language', 'en');
-      return post(url, form, { Authorization: `Bearer ${key}` });
+    transcribe: (wav) => send(wav),
+    transcribeLogged: async (wav) => {
+      const requestId = `${LOGGED_PREFIX}${logged++}`;
+      const ms = await send(wav, { 'X-Request-Id': requestId });
+      return { ms, log: await requestLog(requestId) };
     },
-    lastRequestLog,
     rssBytes: () => procRss(child.pid!),
     stop: () => stopChild(child),
   };

@@ -232,10 +232,11 @@ test('a job aborted while parked inside a graph stops there and its state goes b
   const opts = { ...GREEDY, threads: 2 };
   const expected = await m.transcribe(pcm, opts);
   const control = createJobControl();
+  const controller = new AbortController();
   let settled = false;
-  const job = m.transcribe(pcm, { ...opts, control }).finally(() => (settled = true));
+  const job = m.transcribe(pcm, { ...opts, control, signal: controller.signal }).finally(() => (settled = true));
   assert.equal(await pauseUntilParkedInGraph(control, () => settled, false), true);
-  control.abort();
+  controller.abort();
   await assert.rejects(job, (e: Error & { code?: string }) => e.code === 'aborted');
   assert.deepEqual(tokensOf(await m.transcribe(pcm, opts)), tokensOf(expected), 'the state aborted mid-graph went back clean');
   m.dispose();
