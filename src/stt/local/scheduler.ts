@@ -8,8 +8,9 @@
 //   lowers its priority key by `agingRate` seconds of audio, so a long job is
 //   never starved by a stream of short ones.
 // - Preemption without lost work: when a short job waits and a long one holds
-//   the slot with a worse key, the long job is paused at its next safe point
-//   (a window or token boundary; see JobControl in src/native) and resumed
+//   the slot with a worse key, the long job is paused after the ggml graph
+//   node in progress (milliseconds; at its next window or token boundary where
+//   the graph hooks are not linked; see JobControl in src/native) and resumed
 //   later, so a 5-s clip never waits for a 2-minute one. Results do not change.
 //   At most `maxPaused` jobs sit paused (each holds a model state and a libuv
 //   worker thread while it waits).
