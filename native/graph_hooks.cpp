@@ -40,9 +40,12 @@ CurrentJob::~CurrentJob() { t_job.reset(); }
 namespace stt {
 namespace {
 
-// The gate a graph thread sleeps on when parked; set before the signal is unblocked.
-__attribute__((tls_model("initial-exec"))) thread_local std::atomic<int>* t_gate = nullptr;
+// The gate a graph thread sleeps on when parked. Set before the thread unblocks
+// the park signal, so the handler never makes the first (allocating) access to
+// this module's thread-local block.
+thread_local std::atomic<int>* t_gate = nullptr;
 
+// Unused by Node, V8 and libuv; the handler ignores threads that are not a job's graph threads.
 int park_signal() { return SIGRTMIN + 6; }
 
 void futex_wait(std::atomic<int>* word, int expected) {
