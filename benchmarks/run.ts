@@ -26,7 +26,7 @@ const THREADS = Number(process.env.BENCH_THREADS ?? os.availableParallelism());
  * Pairs of runs (ours and the harness back to back) per overhead measurement:
  * more for the cheap base shapes, whose ratio this VM's drift blurs most.
  */
-const repsFor = (shape: string) => (quick ? 3 : shape.startsWith('base') ? 8 : 5);
+const repsFor = (shape: string) => (quick ? 3 : shape.startsWith('base') ? 6 : 5);
 const SHAPES = quick ? ['base-q8_0-ctx64'] : ['base-q8_0-ctx64', 'base-f16-ctx64', 'small-q8_0-ctx64', 'parakeet-0.6b-q8_0'];
 /** The load: 2 clients send one 120-s clip each, 6 clients send SHORT_PER_CLIENT 5-s clips each, all at once. */
 const CLIENTS = 8;
@@ -82,7 +82,7 @@ interface LoadRound {
 /** A contender's load rounds: per-round figures and every request pooled (for the chart). */
 interface LoadResult {
   contender: string;
-  rounds: { wallS: number; throughput: number; shortP50: number; shortP95: number; longP50: number }[];
+  rounds: { wallS: number; throughput: number; shortP50: number; shortP95: number; longP50: number; shortSpacing: number }[];
   /** Medians over rounds. */
   throughput: number;
   shortP50: number;
@@ -100,10 +100,17 @@ interface LoadResult {
  */
 const loadRoundsFor = (shape: string) => (quick || shape !== 'base-q8_0-ctx64' ? 1 : 3);
 
+/** The median gap between consecutive short-clip latencies of a round: what one more 5-s clip costs under load. */
+function spacing(ms: number[]): number {
+  const sorted = [...ms].sort((a, b) => a - b);
+  return median(sorted.slice(1).map((x, i) => x - sorted[i]));
+}
+
 function summarize(rounds: LoadRound[]): LoadResult {
   const per = rounds.map((r) => ({
     wallS: r.wallS, throughput: r.throughput,
     shortP50: percentile(r.shortMs, 50), shortP95: percentile(r.shortMs, 95), longP50: percentile(r.longMs, 50),
+    shortSpacing: spacing(r.shortMs),
   }));
   return {
     contender: rounds[0].contender,
@@ -166,8 +173,7 @@ async function matmulCeiling(): Promise<Record<string, number>> {
 async function overhead(shape: Shape, ours: Contender, seconds: number) {
   const session = new HarnessSession(shape.family, shape.file, clipFile(seconds), THREADS);
   await session.ready();
-  await session.run();
-  await ours.transcribe(clips[seconds]);
+  await session.run(); // warm-up; the server had its own when it started
   const logs: RequestLog[] = [];
   const pairs = await pairWithHarness(session, repsFor(shape.name), async () => {
     const { ms, log } = await ours.transcribeLogged!(clips[seconds]);
@@ -226,12 +232,13 @@ async function main(): Promise<void> {
     const encodeMs = median(over[30].encodeMs);
     const gflop = shape.encoder ? encoderGflop(shape.encoder.state, shape.encoder.layers) : null;
 
-    // 2. Under load, against whisper-server (Whisper only: whisper.cpp has no Parakeet server),
-    // both kept running and alternating which goes first, round by round.
+    // 2. Under load, against whisper-server, both kept running and alternating which goes
+    // first, round by round. Whisper only: whisper.cpp has no Parakeet server, and a
+    // Parakeet load round (over two minutes) would have nothing to be compared with.
     const ws = shape.family === 'whisper' ? await startWhisperServer(shape.file, THREADS) : null;
     await ws?.transcribe(clips[5]);
     const oursRounds: LoadRound[] = [], wsRounds: LoadRound[] = [];
-    for (let round = 0; round < loadRoundsFor(name); round++) {
+    for (let round = 0; round < (ws ? loadRoundsFor(name) : 0); round++) {
       for (const c of round % 2 === 0 ? [ours, ws] : [ws, ours]) {
         if (!c) continue;
         const r = await load(c);
@@ -241,10 +248,10 @@ async function main(): Promise<void> {
     }
     await ours.stop();
     await ws?.stop();
-    const loadOurs = summarize(oursRounds);
+    const loadOurs = oursRounds.length ? summarize(oursRounds) : null;
     const loadWs = wsRounds.length ? summarize(wsRounds) : null;
     /** Ours ÷ whisper-server per round (rounds are back to back), for the headline. */
-    const loadRatios = loadWs ? {
+    const loadRatios = loadOurs && loadWs ? {
       throughput: oursRounds.map((r, i) => r.throughput / wsRounds[i].throughput),
       shortP50: loadOurs.rounds.map((r, i) => r.shortP50 / loadWs.rounds[i].shortP50),
       shortP95: loadOurs.rounds.map((r, i) => r.shortP95 / loadWs.rounds[i].shortP95),
@@ -270,7 +277,7 @@ async function main(): Promise<void> {
   const cpu = os.cpus()[0]?.model ?? 'unknown';
   const date = new Date().toISOString().slice(0, 10);
   const meta = { date, cpu, cores: os.availableParallelism(), threads: THREADS, quick, reps: SHAPES.map((s) => `${s} ${repsFor(s)}`).join(', '), ggml: systemInfo().trim(),
-    loadRounds: SHAPES.map((s) => `${s} ${loadRoundsFor(s)}`).join(', ') + ' round(s), ours and whisper-server alternating which goes first',
+    loadRounds: SHAPES.filter((s) => !s.startsWith('parakeet')).map((s) => `${s} ${loadRoundsFor(s)}`).join(', ') + ' round(s), ours and whisper-server alternating which goes first (Whisper only: whisper.cpp has no Parakeet server)',
     tokenCap: 'generated Whisper models have n_text_ctx = 64, so every contender stops at 28 tokens per 30-s window; the generated Parakeet model emits one token per 320 ms',
     durationS: (Date.now() - started) / 1000 };
   const name = quick ? `${date}-quick` : date;
@@ -331,8 +338,7 @@ function report(meta: Record<string, unknown>, results: Record<string, any>[]): 
   for (const r of results) {
     const ws = r.load.whisperServer;
     if (!ws) continue;
-    const sorted = [...r.load.ours.shortMs].sort((a: number, b: number) => a - b);
-    const perClip = median(sorted.slice(1).map((x: number, i: number) => x - sorted[i]).filter((d: number) => d > 0));
+    const perClip = median(r.load.ours.rounds.map((x: { shortSpacing: number }) => x.shortSpacing));
     lines.push(`| ${r.shape} | ${fmt(perClip, 0)} | ${fmt(3.5 * perClip, 0)} | ${ratio(3.5 * perClip, ws.shortP50)} | ${ratio(r.load.ours.shortP50, ws.shortP50)} |`);
   }
   lines.push('', '## Naive wrapper: one CLI process per request (load the model, transcribe, exit), requests one at a time', '',

@@ -123,6 +123,7 @@ void JobControl::worker_ended(pid_t tid) {
 
 void JobControl::park_workers() {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!paused_.load() || aborted_.load()) return;  // resumed or aborted since after_node() looked
   ++stats_.parked_in_graph;
   worker_gate_.store(1, std::memory_order_release);
   for (pid_t tid : workers_) {
@@ -130,9 +131,7 @@ void JobControl::park_workers() {
   }
 }
 
-void JobControl::open_worker_gate() {
-  if (worker_gate_.exchange(0, std::memory_order_acq_rel) == 1) futex_wake_all(&worker_gate_);
-}
+void JobControl::wake_workers() { futex_wake_all(&worker_gate_); }
 
 }  // namespace stt
 
@@ -172,6 +171,6 @@ bool graph_hooks_linked() { return false; }
 void JobControl::worker_started(pid_t) {}
 void JobControl::worker_ended(pid_t) {}
 void JobControl::park_workers() {}
-void JobControl::open_worker_gate() {}
+void JobControl::wake_workers() {}
 }  // namespace stt
 #endif

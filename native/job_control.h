@@ -30,23 +30,27 @@ struct JobControlStats {
 class JobControl {
  public:
   void abort() {
+    bool gate_was_closed;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       aborted_.store(true);
+      gate_was_closed = worker_gate_.exchange(0) == 1;
     }
     changed_.notify_all();
-    open_worker_gate();
+    if (gate_was_closed) wake_workers();
   }
 
   void pause() { paused_.store(true); }
 
   void resume() {
+    bool gate_was_closed;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       paused_.store(false);
+      gate_was_closed = worker_gate_.exchange(0) == 1;
     }
     changed_.notify_all();
-    open_worker_gate();
+    if (gate_was_closed) wake_workers();
   }
 
   bool aborted() const { return aborted_.load(); }
@@ -75,6 +79,9 @@ class JobControl {
   void worker_ended(pid_t tid);
 
   // The word a parked worker sleeps on (futex): 1 while workers must wait.
+  // Closed only by park_workers() and opened by resume() and abort(), all
+  // under mutex_, so a resume or abort that lands between after_node()'s
+  // check and park_workers() cannot leave the gate closed behind it.
   std::atomic<int>& worker_gate() { return worker_gate_; }
 
   JobControlStats stats() const {
@@ -84,7 +91,7 @@ class JobControl {
 
  private:
   void park_workers();
-  void open_worker_gate();
+  void wake_workers();
 
   std::atomic<bool> aborted_{false};
   std::atomic<bool> paused_{false};
