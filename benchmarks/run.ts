@@ -16,7 +16,7 @@ import { systemInfo } from '../src/native';
 import { makeModel } from '../scripts/make-models';
 import { speechClip } from '../test/helpers/clips';
 import { harness, HarnessSession, pairWithHarness, requireBin } from './lib/harness';
-import { naiveCli, startOurs, startWhisperServer, type Contender, type RequestLog } from './lib/servers';
+import { naiveCli, startOurs, startWhisperServer, type Contender } from './lib/servers';
 import { fmt, median, medianInterval, percentile, range } from './lib/stats';
 import { chartSvg } from './lib/chart';
 
@@ -174,11 +174,11 @@ async function overhead(shape: Shape, ours: Contender, seconds: number) {
   const session = new HarnessSession(shape.family, shape.file, clipFile(seconds), THREADS);
   await session.ready();
   await session.run(); // warm-up; the server had its own when it started
-  const logs: RequestLog[] = [];
+  const sttMs: number[] = [];
   const pairs = await pairWithHarness(session, repsFor(shape.name), async () => {
-    const { ms, log } = await ours.transcribeLogged!(clips[seconds]);
-    logs.push(log);
-    return ms;
+    const r = await ours.transcribeLogged!(clips[seconds]);
+    sttMs.push(r.sttMs);
+    return r.ms;
   });
   await session.close();
   return {
@@ -186,9 +186,9 @@ async function overhead(shape: Shape, ours: Contender, seconds: number) {
     harnessMs: pairs.harness.map((h) => h.ms),
     ratios: pairs.ratios,
     /** What the server adds around the addon call: HTTP, multipart, WAV decoding, queueing, rendering. */
-    addedMs: pairs.oursMs.map((ms, i) => ms - logs[i].sttMs),
+    addedMs: pairs.oursMs.map((ms, i) => ms - sttMs[i]),
     /** The addon call inside the server ÷ the harness, per pair: inference speed alone. */
-    inferenceRatios: logs.map((l, i) => l.sttMs / pairs.harness[i].ms),
+    inferenceRatios: sttMs.map((ms, i) => ms / pairs.harness[i].ms),
     encodeMs: pairs.harness.flatMap((h) => h.encodeMs ?? []),
   };
 }

@@ -3,6 +3,7 @@ import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
+import { onLines } from './lines';
 
 const run = promisify(execFile);
 export const BIN = path.resolve(__dirname, '..', '..', 'build', 'bin');
@@ -40,23 +41,17 @@ export async function harness(family: 'whisper' | 'parakeet', model: string, wav
  */
 export class HarnessSession {
   private readonly child;
-  private buffered = '';
   private readonly waiting: ((event: Record<string, number>) => void)[] = [];
   private readonly events: Record<string, number>[] = [];
   private exited: Promise<void>;
 
   constructor(family: 'whisper' | 'parakeet', model: string, wav: string, threads: number) {
     this.child = spawn(requireBin('stt-harness'), [family, model, wav, String(threads), '0'], { stdio: ['pipe', 'pipe', 'inherit'] });
-    this.child.stdout.on('data', (d: Buffer) => {
-      this.buffered += d.toString();
-      let nl;
-      while ((nl = this.buffered.indexOf('\n')) >= 0) {
-        const event = JSON.parse(this.buffered.slice(0, nl));
-        this.buffered = this.buffered.slice(nl + 1);
-        const next = this.waiting.shift();
-        if (next) next(event);
-        else this.events.push(event);
-      }
+    onLines(this.child.stdout, (line) => {
+      const event = JSON.parse(line);
+      const next = this.waiting.shift();
+      if (next) next(event);
+      else this.events.push(event);
     });
     this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
   }

@@ -4,6 +4,7 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { requireBin } from './harness';
+import { onLines } from './lines';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -12,8 +13,8 @@ export interface Contender {
   pid: number;
   /** Sends one WAV, resolves with the latency in ms. */
   transcribe(wav: Buffer): Promise<number>;
-  /** Like transcribe, plus the server's own split of the request (stt-gateway's request log). */
-  transcribeLogged?(wav: Buffer): Promise<{ ms: number; log: RequestLog }>;
+  /** Like transcribe, plus the time of the addon call inside the server (stt-gateway's request log). */
+  transcribeLogged?(wav: Buffer): Promise<{ ms: number; sttMs: number }>;
   rssBytes(): number;
   stop(): Promise<void>;
 }
@@ -61,43 +62,26 @@ const stopChild = (child: ChildProcess) =>
     setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
   });
 
-/** The timing fields of one stt-gateway request log line. */
-export interface RequestLog {
-  durationMs: number;
-  decodeMs: number;
-  queueMs: number;
-  sttMs: number;
-}
-
 /**
- * The request log lines of a server's JSON log for requests sent with an
- * X-Request-Id of ours. The line is written before the response, but the pipe
- * may deliver it after the client has its answer, so callers wait for it.
+ * The addon-call time (`sttMs`) from a server's JSON request log, for requests
+ * sent with an X-Request-Id of ours. The line is written before the response,
+ * but the pipe may deliver it after the client has its answer, so callers wait.
  */
-function followRequestLog(child: ChildProcess): (requestId: string) => Promise<RequestLog> {
-  const logged = new Map<string, RequestLog>();
-  const waiting = new Map<string, (log: RequestLog) => void>();
-  let buffered = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    buffered += d.toString();
-    let nl;
-    while ((nl = buffered.indexOf('\n')) >= 0) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      if (!line.includes(`"requestId":"${LOGGED_PREFIX}`)) continue;
-      const e = JSON.parse(line);
-      const log = { durationMs: e.durationMs, decodeMs: e.decodeMs, queueMs: e.queueMs, sttMs: e.sttMs };
-      const waiter = waiting.get(e.requestId);
-      if (waiter) {
-        waiting.delete(e.requestId);
-        waiter(log);
-      } else logged.set(e.requestId, log);
-    }
+function followSttMs(child: ChildProcess): (requestId: string) => Promise<number> {
+  const logged = new Map<string, number>();
+  const waiting = new Map<string, (sttMs: number) => void>();
+  onLines(child.stdout!, (line) => {
+    if (!line.includes(`"requestId":"${LOGGED_PREFIX}`)) return;
+    const { requestId, sttMs } = JSON.parse(line);
+    const waiter = waiting.get(requestId);
+    waiting.delete(requestId);
+    if (waiter) waiter(sttMs);
+    else logged.set(requestId, sttMs);
   });
   return (requestId) => {
     const ready = logged.get(requestId);
     logged.delete(requestId);
-    return ready ? Promise.resolve(ready) : new Promise((resolve) => waiting.set(requestId, resolve));
+    return ready !== undefined ? Promise.resolve(ready) : new Promise((resolve) => waiting.set(requestId, resolve));
   };
 }
 const LOGGED_PREFIX = 'bench-logged-';
@@ -135,7 +119,7 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
   const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/server.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const port = await waitForLine(child, /"port":(\d+)/, 'stt-gateway');
   await waitForLine(child, /local runtime ready/, 'stt-gateway');
-  const requestLog = followRequestLog(child);
+  const sttMsOf = followSttMs(child);
   const url = `http://127.0.0.1:${port}/v1/audio/transcriptions`;
   const send = (wav: Buffer, headers: Record<string, string> = {}) => {
     const form = new FormData();
@@ -152,7 +136,7 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
     transcribeLogged: async (wav) => {
       const requestId = `${LOGGED_PREFIX}${logged++}`;
       const ms = await send(wav, { 'X-Request-Id': requestId });
-      return { ms, log: await requestLog(requestId) };
+      return { ms, sttMs: await sttMsOf(requestId) };
     },
     rssBytes: () => procRss(child.pid!),
     stop: () => stopChild(child),
