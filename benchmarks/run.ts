@@ -1,6 +1,12 @@
-// npm run bench [-- --quick] — this server against whisper.cpp's own tools,
-// side by side in one run, on generated models of exact shapes. Writes
-// benchmarks/results/<date>.json, a Markdown report and an SVG chart.
+// npm run bench [-- --quick | --full] — this server against whisper.cpp's own
+// tools, side by side in one run, on generated models of exact shapes. Writes
+// benchmarks/results/<date>[-quick|-full].json, a Markdown report and an SVG chart.
+//
+// The default run fits 20 minutes on 2 cores: overhead for base (f16, q8_0),
+// small q8_0 and Parakeet q8_0, and the load scenario for base q8_0. --full
+// runs every shape (base, small, Parakeet; f16 and q8_0) and the load scenario
+// for every Whisper shape, 5 rounds each: one round of small takes 2-5 minutes
+// per contender here, so the whole matrix takes over an hour on 2 cores.
 //
 // Random weights make decoders run to their cap. The generated models keep
 // the exact encoder and decoder shapes but a decoder context of 64, so every
@@ -21,13 +27,20 @@ import { fmt, median, medianInterval, percentile, range } from './lib/stats';
 import { chartSvg } from './lib/chart';
 
 const quick = process.argv.includes('--quick');
+const full = process.argv.includes('--full');
 const THREADS = Number(process.env.BENCH_THREADS ?? os.availableParallelism());
 /**
  * Pairs of runs (ours and the harness back to back) per overhead measurement:
  * more for the cheap base shapes, whose ratio this VM's drift blurs most.
  */
 const repsFor = (shape: string) => (quick ? 3 : shape.startsWith('base') ? 6 : 5);
-const SHAPES = quick ? ['base-q8_0-ctx64'] : ['base-q8_0-ctx64', 'base-f16-ctx64', 'small-q8_0-ctx64', 'parakeet-0.6b-q8_0'];
+/** Runs of the naive CLI per clip and of the cold start per model: once in the 20-minute run, 5 in --full. */
+const ONE_OFF_RUNS = full ? 5 : 1;
+const SHAPES = quick
+  ? ['base-q8_0-ctx64']
+  : full
+    ? ['base-q8_0-ctx64', 'base-f16-ctx64', 'small-q8_0-ctx64', 'small-f16-ctx64', 'parakeet-0.6b-q8_0', 'parakeet-0.6b-f16']
+    : ['base-q8_0-ctx64', 'base-f16-ctx64', 'small-q8_0-ctx64', 'parakeet-0.6b-q8_0'];
 /** The load: 2 clients send one 120-s clip each, 6 clients send SHORT_PER_CLIENT 5-s clips each, all at once. */
 const CLIENTS = 8;
 const LONG_CLIENTS = 2;
@@ -94,11 +107,11 @@ interface LoadResult {
 }
 
 /**
- * Rounds of the load scenario per model, ours and whisper-server alternating
- * which goes first. One round of small takes over two minutes per contender,
- * so only base-q8_0 is repeated within the 20-minute budget.
+ * Rounds of the load scenario per Whisper model, ours and whisper-server
+ * alternating which goes first. Five rounds of base q8_0 take about 10 of the
+ * default run's 20 minutes; the other shapes' rounds are in --full.
  */
-const loadRoundsFor = (shape: string) => (quick || shape !== 'base-q8_0-ctx64' ? 1 : 3);
+const loadRoundsFor = (shape: string) => (quick ? 1 : full || shape === 'base-q8_0-ctx64' ? 5 : 0);
 
 /** The median gap between consecutive short-clip latencies of a round: what one more 5-s clip costs under load. */
 function spacing(ms: number[]): number {
@@ -193,15 +206,29 @@ async function overhead(shape: Shape, ours: Contender, seconds: number) {
   };
 }
 
-async function coldStart(shape: Shape): Promise<{ oursMs: number; oursRss: number; harnessMs: number; harnessRss: number }> {
+interface ColdStart { oursMs: number; oursRss: number; harnessMs: number; harnessRss: number }
+
+/** ONE_OFF_RUNS cold starts, ours and the harness alternating which goes first; medians, with every run kept. */
+async function coldStarts(shape: Shape): Promise<ColdStart & { runs: ColdStart[] }> {
+  const runs: ColdStart[] = [];
+  for (let i = 0; i < ONE_OFF_RUNS; i++) runs.push(await coldStart(shape, i % 2 === 1));
+  const mid = (k: keyof ColdStart) => median(runs.map((r) => r[k]));
+  return { oursMs: mid('oursMs'), oursRss: mid('oursRss'), harnessMs: mid('harnessMs'), harnessRss: mid('harnessRss'), runs };
+}
+
+async function coldStart(shape: Shape, harnessFirst: boolean): Promise<ColdStart> {
+  const timeHarness = async () => {
+    const t = process.hrtime.bigint();
+    const h = await harness(shape.family, shape.file, clipFile(5), THREADS, 1);
+    return { harnessMs: Number(process.hrtime.bigint() - t) / 1e6, harnessRss: h.maxRssBytes };
+  };
+  const first = harnessFirst ? await timeHarness() : null;
   const ours = await startOurs({ modelFile: shape.file, threads: THREADS, runtime: shape.runtime });
   await ours.transcribe(clips[5]);
   const oursMs = Number(process.hrtime.bigint() - ours.startedAt) / 1e6;
   const oursRss = ours.rssBytes();
   await ours.stop();
-  const t = process.hrtime.bigint();
-  const h = await harness(shape.family, shape.file, clipFile(5), THREADS, 1);
-  return { oursMs, oursRss, harnessMs: Number(process.hrtime.bigint() - t) / 1e6, harnessRss: h.maxRssBytes };
+  return { oursMs, oursRss, ...(first ?? (await timeHarness())) };
 }
 
 async function main(): Promise<void> {
@@ -216,9 +243,21 @@ async function main(): Promise<void> {
   const ceiling = await matmulCeiling();
   log(`matmul ceiling ${JSON.stringify(ceiling)}`);
   const results: Record<string, unknown>[] = [];
+  const date = new Date().toISOString().slice(0, 10);
+  const name = `${date}${quick ? '-quick' : full ? '-full' : ''}`;
+  const meta = () => ({
+    date, cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.availableParallelism(), threads: THREADS, quick, full, ggml: systemInfo().trim(),
+    reps: SHAPES.map((s) => `${s} ${repsFor(s)}`).join(', '),
+    loadRounds: SHAPES.filter((s) => !s.startsWith('parakeet') && loadRoundsFor(s)).map((s) => `${s} ${loadRoundsFor(s)}`).join(', ') +
+      ' round(s), ours and whisper-server alternating which goes first (Whisper only: whisper.cpp has no Parakeet server)' +
+      (quick || full ? '' : '; the other Whisper shapes under load: `npm run bench -- --full`'),
+    oneOffRuns: ONE_OFF_RUNS,
+    tokenCap: 'generated Whisper models have n_text_ctx = 64, so every contender stops at 28 tokens per 30-s window; the generated Parakeet model emits one token per 320 ms',
+    durationS: (Date.now() - started) / 1000,
+  });
 
-  for (const name of SHAPES) {
-    const shape = await shapeOf(name);
+  for (const shapeName of SHAPES) {
+    const shape = await shapeOf(shapeName);
 
     // 1. Overhead, one job at a time with every thread; 5. encoder time from the harness runs.
     const ours = await startOurs({ modelFile: shape.file, threads: THREADS, runtime: shape.runtime });
@@ -227,7 +266,7 @@ async function main(): Promise<void> {
     // 30-s clips, where the target is; what the server adds is the same for any length (see the report).
     for (const s of [30]) {
       over[s] = await overhead(shape, ours, s);
-      log(`${name} overhead ${s}s: ours ${fmt(median(over[s].oursMs))} ms, harness ${fmt(median(over[s].harnessMs))} ms`);
+      log(`${shapeName} overhead ${s}s: ours ${fmt(median(over[s].oursMs))} ms, harness ${fmt(median(over[s].harnessMs))} ms`);
     }
     const encodeMs = median(over[30].encodeMs);
     const gflop = shape.encoder ? encoderGflop(shape.encoder.state, shape.encoder.layers) : null;
@@ -235,15 +274,16 @@ async function main(): Promise<void> {
     // 2. Under load, against whisper-server, both kept running and alternating which goes
     // first, round by round. Whisper only: whisper.cpp has no Parakeet server, and a
     // Parakeet load round (over two minutes) would have nothing to be compared with.
-    const ws = shape.family === 'whisper' ? await startWhisperServer(shape.file, THREADS) : null;
+    const rounds = shape.family === 'whisper' ? loadRoundsFor(shapeName) : 0;
+    const ws = rounds ? await startWhisperServer(shape.file, THREADS) : null;
     await ws?.transcribe(clips[5]);
     const oursRounds: LoadRound[] = [], wsRounds: LoadRound[] = [];
-    for (let round = 0; round < (ws ? loadRoundsFor(name) : 0); round++) {
+    for (let round = 0; round < rounds; round++) {
       for (const c of round % 2 === 0 ? [ours, ws] : [ws, ours]) {
         if (!c) continue;
         const r = await load(c);
         (c === ours ? oursRounds : wsRounds).push(r);
-        log(`${name} load ${c.name}: ${fmt(r.throughput, 2)} audio s/s, short p50 ${fmt(percentile(r.shortMs, 50), 0)} ms`);
+        log(`${shapeName} load ${c.name}: ${fmt(r.throughput, 2)} audio s/s, short p50 ${fmt(percentile(r.shortMs, 50), 0)} ms`);
       }
     }
     await ours.stop();
@@ -259,41 +299,36 @@ async function main(): Promise<void> {
 
     // 3. Naive: one CLI process per request, the same 5-s and 30-s clips one after another.
     const cli = naiveCli(shape.family, shape.file, THREADS, WORK);
-    const naive = { contender: cli.name, ms: { 5: await cli.transcribe(clips[5]), 30: await cli.transcribe(clips[30]) } };
-    log(`${name} ${cli.name}: 5 s ${fmt(naive.ms[5], 0)} ms, 30 s ${fmt(naive.ms[30], 0)} ms`);
+    const naiveRuns: Record<number, number[]> = { 5: [], 30: [] };
+    for (let i = 0; i < ONE_OFF_RUNS; i++) for (const s of [5, 30]) naiveRuns[s].push(await cli.transcribe(clips[s]));
+    const naive = { contender: cli.name, ms: { 5: median(naiveRuns[5]), 30: median(naiveRuns[30]) }, runs: naiveRuns };
+    log(`${shapeName} ${cli.name}: 5 s ${fmt(naive.ms[5], 0)} ms, 30 s ${fmt(naive.ms[30], 0)} ms`);
 
     // 4. Cold start and memory.
-    const cold = await coldStart(shape);
-    log(`${name} cold start ours ${fmt(cold.oursMs)} ms, harness ${fmt(cold.harnessMs)} ms`);
+    const cold = await coldStarts(shape);
+    log(`${shapeName} cold start ours ${fmt(cold.oursMs)} ms, harness ${fmt(cold.harnessMs)} ms`);
 
     results.push({
-      shape: name, family: shape.family, overhead: over, encodeMs, encoderGflop: gflop,
+      shape: shapeName, family: shape.family, overhead: over, encodeMs, encoderGflop: gflop,
       achievedGflops: gflop ? gflop / (encodeMs / 1000) : null,
       ceilingGflops: shape.encoder ? ceiling[shape.quant === 'f16' ? 'F16' : 'Q8_0'] ?? null : null,
       load: { ours: loadOurs, whisperServer: loadWs }, loadRatios, naive, cold,
     });
+    // After every model, so a run cut short keeps what it measured (`--report` renders it).
+    writeFileSync(path.join(OUT, `${name}.json`), JSON.stringify({ meta: meta(), results }, null, 2));
   }
-
-  const cpu = os.cpus()[0]?.model ?? 'unknown';
-  const date = new Date().toISOString().slice(0, 10);
-  const meta = { date, cpu, cores: os.availableParallelism(), threads: THREADS, quick, reps: SHAPES.map((s) => `${s} ${repsFor(s)}`).join(', '), ggml: systemInfo().trim(),
-    loadRounds: SHAPES.filter((s) => !s.startsWith('parakeet')).map((s) => `${s} ${loadRoundsFor(s)}`).join(', ') + ' round(s), ours and whisper-server alternating which goes first (Whisper only: whisper.cpp has no Parakeet server)',
-    tokenCap: 'generated Whisper models have n_text_ctx = 64, so every contender stops at 28 tokens per 30-s window; the generated Parakeet model emits one token per 320 ms',
-    durationS: (Date.now() - started) / 1000 };
-  const name = quick ? `${date}-quick` : date;
-  writeFileSync(path.join(OUT, `${name}.json`), JSON.stringify({ meta, results }, null, 2));
-  writeReport(name, meta, results);
+  writeReport(name, meta(), results);
 }
 
 /** The Markdown report and SVG chart next to a results JSON. */
 function writeReport(name: string, meta: Record<string, unknown>, results: Record<string, unknown>[]): void {
-  const md = report(meta, results);
+  const md = report(name, meta, results);
   writeFileSync(path.join(OUT, `${name}.md`), md);
   writeFileSync(path.join(OUT, `${name}.svg`), chartSvg(results as never));
   console.log(md);
 }
 
-function report(meta: Record<string, unknown>, results: Record<string, any>[]): string {
+function report(name: string, meta: Record<string, unknown>, results: Record<string, any>[]): string {
   const ratio = (a: number, b: number | null | undefined, digits = 2) => (b ? fmt(a / b, digits) : '—');
   /** A median with its spread: the 95 % interval for pairs, the min–max for rounds. */
   const withInterval = (xs: number[], digits = 3) => {
@@ -302,7 +337,7 @@ function report(meta: Record<string, unknown>, results: Record<string, any>[]): 
     return `${fmt(median(xs), digits)} (${fmt(lo, digits)}–${fmt(hi, digits)})`;
   };
   const lines = [
-    `# stt-gateway benchmark, ${meta.date}${meta.quick ? ' (quick)' : ''}`,
+    `# stt-gateway benchmark, ${meta.date}${meta.quick ? ' (quick)' : meta.full ? ' (full)' : ''}`,
     '',
     `Machine: ${meta.cpu}, ${meta.cores} cores; ${meta.threads} compute threads for every contender. ggml: \`${meta.ggml}\``,
     `Models: generated with exact shapes and random weights. Decoding: greedy, no temperature fallback, language en (Whisper); token cap: ${meta.tokenCap}.`,
@@ -317,7 +352,7 @@ function report(meta: Record<string, unknown>, results: Record<string, any>[]): 
     const o = r.overhead[30];
     const q = r.loadRatios;
     lines.push(`| ${r.shape} | ${withInterval(o.ratios)} | ${fmt(median(o.addedMs), 0)} ms (${fmt((100 * median(o.addedMs)) / median(o.harnessMs), 1)} %) | ` +
-      `${q ? withInterval(q.throughput, 2) : 'no Parakeet server in whisper.cpp'} | ${q ? withInterval(q.shortP50, 2) : '—'} | ${q ? withInterval(q.shortP95, 2) : '—'} | ` +
+      `${q ? withInterval(q.throughput, 2) : r.family === 'parakeet' ? 'no Parakeet server in whisper.cpp' : 'in --full'} | ${q ? withInterval(q.shortP50, 2) : '—'} | ${q ? withInterval(q.shortP95, 2) : '—'} | ` +
       `${r.ceilingGflops ? `${fmt(r.achievedGflops, 0)} ÷ ${fmt(r.ceilingGflops, 0)} = ${fmt(r.achievedGflops / r.ceilingGflops, 2)}` : '—'} |`);
   }
   lines.push('', '## Overhead: HTTP upload to response ÷ bare C++ harness (same library, same parameters)', '',
@@ -347,22 +382,28 @@ function report(meta: Record<string, unknown>, results: Record<string, any>[]): 
     const floor = percentile(r.load.ours.shortMs.slice(0, CLIENTS - LONG_CLIENTS).map((_: number, k: number) => (k + 1) * perClip), 50);
     lines.push(`| ${r.shape} | ${fmt(perClip, 0)} | ${fmt(floor, 0)} | ${ratio(floor, ws.shortP50)} | ${ratio(r.load.ours.shortP50, ws.shortP50)} |`);
   }
-  lines.push('', '## Naive wrapper: one CLI process per request (load the model, transcribe, exit), requests one at a time', '',
+  /** A median of one-off runs with its min–max when there were several (older results kept only the value). */
+  const oneOff = (value: number, runs?: number[]) => (runs && runs.length > 1 ? `${fmt(median(runs), 0)} (${range(runs, 0)})` : fmt(value, 0));
+  const runsOf = `${meta.oneOffRuns ?? 1} run${(meta.oneOffRuns ?? 1) === 1 ? '' : 's'} each${meta.oneOffRuns && (meta.oneOffRuns as number) > 1 ? ', medians (min–max)' : ''}`;
+  lines.push('', `## Naive wrapper: one CLI process per request (load the model, transcribe, exit), requests one at a time (${runsOf})`, '',
     '| model | contender | 5-s clip ms | 30-s clip ms | ours 30-s ms (median above) | ours ÷ naive, 30 s |', '|---|---|---|---|---|---|');
   for (const r of results) {
     const ours30 = median(r.overhead[30].oursMs);
-    lines.push(`| ${r.shape} | ${r.naive.contender} | ${fmt(r.naive.ms[5], 0)} | ${fmt(r.naive.ms[30], 0)} | ${fmt(ours30, 0)} | ${ratio(ours30, r.naive.ms[30])} |`);
+    lines.push(`| ${r.shape} | ${r.naive.contender} | ${oneOff(r.naive.ms[5], r.naive.runs?.[5])} | ${oneOff(r.naive.ms[30], r.naive.runs?.[30])} | ${fmt(ours30, 0)} | ${ratio(ours30, r.naive.ms[30])} |`);
   }
-  lines.push('', '## Cold start (process start to first 5-s transcription) and memory', '',
+  lines.push('', `## Cold start (process start to first 5-s transcription) and memory (${runsOf}${(meta.oneOffRuns as number) > 1 ? '; ours and the harness alternating which goes first' : ''})`, '',
     '| model | ours ms | harness ms | ours RSS MB | harness peak RSS MB |', '|---|---|---|---|---|');
-  for (const r of results) lines.push(`| ${r.shape} | ${fmt(r.cold.oursMs, 0)} | ${fmt(r.cold.harnessMs, 0)} | ${fmt(r.cold.oursRss / 1e6, 0)} | ${fmt(r.cold.harnessRss / 1e6, 0)} |`);
+  for (const r of results) {
+    const runs = (k: string) => r.cold.runs?.map((c: Record<string, number>) => c[k]);
+    lines.push(`| ${r.shape} | ${oneOff(r.cold.oursMs, runs('oursMs'))} | ${oneOff(r.cold.harnessMs, runs('harnessMs'))} | ${fmt(r.cold.oursRss / 1e6, 0)} | ${fmt(r.cold.harnessRss / 1e6, 0)} |`);
+  }
   lines.push('', '## Encoder efficiency', '',
     'Encoder FLOPs per 30-s window (24·n·d² + 4·n²·d per layer, plus the convolutions) ÷ whisper.cpp\'s own encoder time for that window, against a 1024x1024x1024 `ggml_mul_mat` of the same weight type run by our harness (what `whisper-bench -w 2` measures, at one size). Parakeet: encoder time for the 30-s clip only.', '',
     '| model | GFLOP / window | encoder ms (30-s clip) | achieved GFLOP/s | ceiling GFLOP/s |', '|---|---|---|---|---|');
   for (const r of results) {
     lines.push(`| ${r.shape} | ${r.encoderGflop ? fmt(r.encoderGflop, 1) : '—'} | ${fmt(r.encodeMs, 0)} | ${r.achievedGflops ? fmt(r.achievedGflops, 0) : '—'} | ${r.ceilingGflops ? fmt(r.ceilingGflops, 0) : '—'} |`);
   }
-  lines.push('', `![latency by scenario](./${meta.quick ? `${meta.date}-quick` : meta.date}.svg)`, '');
+  lines.push('', `![latency by scenario](./${name}.svg)`, '');
   return lines.join('\n');
 }
 
