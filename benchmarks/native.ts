@@ -25,6 +25,8 @@ const THREADS = Number(process.env.BENCH_THREADS ?? Math.min(4, os.availablePara
 const pairsFor = (shape: string) => Number(process.env.BENCH_PAIRS ?? (shape.startsWith('base') ? 16 : 8));
 const quick = process.argv.includes('--quick');
 const WORK = path.resolve(__dirname, '.work');
+/** The shape of the harness-against-harness control (the cheapest to repeat). */
+const CONTROL_SHAPE = 'base-q8_0-ctx64';
 const OPTIONS = { threads: THREADS, language: 'en', temperatureFallback: false } as const;
 
 interface Row {
@@ -100,6 +102,22 @@ async function benchModel(name: string, file: string, family: 'whisper' | 'parak
 }
 
 /**
+ * The instrument's own resolution: the harness against a second harness
+ * process with the same model, paired exactly as the addon is. Whatever
+ * spread this shows is the machine's, not the addon's.
+ */
+async function harnessVsHarness(family: 'whisper' | 'parakeet', file: string, wav: string, n: number): Promise<number[]> {
+  const a = new HarnessSession(family, file, wav, THREADS);
+  const b = new HarnessSession(family, file, wav, THREADS);
+  await Promise.all([a.ready(), b.ready()]);
+  await a.run();
+  await b.run();
+  const pairs = await pairWithHarness(a, n, async () => (await b.run()).ms);
+  await Promise.all([a.close(), b.close()]);
+  return pairs.ratios;
+}
+
+/**
  * State reuse: a fresh model's 2nd request against the 10th-or-later request
  * of a model that has served nine already, run back to back (alternating
  * which goes first) so the VM's drift hits both alike; one fresh model per
@@ -141,6 +159,8 @@ async function main(): Promise<void> {
     : ['base-f16-ctx64', 'base-q8_0-ctx64', 'small-f16-ctx64', 'small-q8_0-ctx64', 'parakeet-0.6b-f16', 'parakeet-0.6b-q8_0'];
   const rows: Row[] = [];
   for (const s of shapes) rows.push(await benchModel(s, await makeModel(s), s.startsWith('parakeet') ? 'parakeet' : 'whisper', wav, pcm));
+  const control = await harnessVsHarness('whisper', await makeModel(CONTROL_SHAPE), wav, pairsFor(CONTROL_SHAPE));
+  const pooled = rows.flatMap((r) => r.addonMs.map((ms, i) => ms / r.harnessMs[i]));
   const seq = await secondVsTenth(await makeModel('base-q8_0-ctx64'), (await decodeWav(readFileSync(path.join(WORK, 'clip-5.wav')))).pcm);
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
@@ -156,6 +176,10 @@ async function main(): Promise<void> {
       `| ${r.model} | ${r.encodeMs === null ? '—' : fmt(r.encodeMs)} | ${r.decodeMsPerToken === null ? '—' : fmt(r.decodeMsPerToken, 2)} | ${r.tokens} | ` +
       `${fmt(median(r.addonMs), 0)} (${range(r.addonMs, 0)}) | ${fmt(median(r.harnessMs), 0)} (${range(r.harnessMs, 0)}) | ${fmt(r.ratio, 3)} (${fmt(r.ratioInterval[0], 3)}–${fmt(r.ratioInterval[1], 3)}) | ${fmt(r.rssModelMb)} | ${fmt(r.rssStateMb)} |`),
     '',
+    `Every pair of every model pooled (${pooled.length} pairs): addon ÷ harness ${fmt(median(pooled), 3)} (95 % interval ${fmt(medianInterval(pooled)[0], 3)}–${fmt(medianInterval(pooled)[1], 3)}). ` +
+      `Control, the harness against a second harness process (${CONTROL_SHAPE}, ${control.length} pairs, paired the same way): ${fmt(median(control), 3)} (${fmt(medianInterval(control)[0], 3)}–${fmt(medianInterval(control)[1], 3)}), ` +
+      `pairs ranging ${range(control, 3)}: the resolution of this machine, against which the addon's rows are read.`,
+    '',
     `State reuse (base-q8_0-ctx64, 5-s clip; ${seq.ratios.length} fresh models, each one's 2nd request run back to back with the 10th-or-later request of a model that had served nine): ` +
       `1st ${fmt(median(seq.first), 0)} ms (creates the state), 2nd ${fmt(median(seq.second), 0)} ms, 10th-or-later ${fmt(median(seq.tenth), 0)} ms; ` +
       `2nd ÷ 10th, per pair: ${fmt(median(seq.ratios), 3)} (${fmt(medianInterval(seq.ratios)[0], 3)}–${fmt(medianInterval(seq.ratios)[1], 3)}); ` +
@@ -164,8 +188,9 @@ async function main(): Promise<void> {
   console.log(lines.join('\n'));
   const out = path.resolve(__dirname, 'results');
   mkdirSync(out, { recursive: true });
-  writeFileSync(path.join(out, `native-${new Date().toISOString().slice(0, 10)}.json`), JSON.stringify({ cpu, threads: THREADS, rows, secondVsTenthMs: seq }, null, 2));
-  writeFileSync(path.join(out, `native-${new Date().toISOString().slice(0, 10)}.md`), lines.join('\n') + '\n');
+  const name = `native-${new Date().toISOString().slice(0, 10)}${quick ? '-quick' : ''}`;
+  writeFileSync(path.join(out, `${name}.json`), JSON.stringify({ cpu, threads: THREADS, rows, pooledRatios: pooled, harnessVsHarnessRatios: control, secondVsTenthMs: seq }, null, 2));
+  writeFileSync(path.join(out, `${name}.md`), lines.join('\n') + '\n');
 }
 
 main().catch((err) => {

@@ -355,6 +355,10 @@ function report(name: string, meta: Record<string, unknown>, results: Record<str
       `${q ? withInterval(q.throughput, 2) : r.family === 'parakeet' ? 'no Parakeet server in whisper.cpp' : 'in --full'} | ${q ? withInterval(q.shortP50, 2) : '—'} | ${q ? withInterval(q.shortP95, 2) : '—'} | ` +
       `${r.ceilingGflops ? `${fmt(r.achievedGflops, 0)} ÷ ${fmt(r.ceilingGflops, 0)} = ${fmt(r.achievedGflops / r.ceilingGflops, 2)}` : '—'} |`);
   }
+  // The ratio is the same quantity for every model, and 5-6 pairs cannot resolve a few per cent on
+  // this VM: every pair of every model together gives the tighter estimate.
+  const pooled = results.flatMap((r) => r.overhead[30].ratios as number[]);
+  if (results.length > 1) lines.push(`| every model pooled (${pooled.length} pairs) | ${withInterval(pooled)} | | | | | |`);
   lines.push('', '## Overhead: HTTP upload to response ÷ bare C++ harness (same library, same parameters)', '',
     '"Added by the server" is the client\'s time minus the addon call as the server logs it (`sttMs` in its request log): HTTP, multipart parsing, WAV decoding, queueing and rendering. "Inference in the server ÷ harness" is that addon call against the harness run of the same pair: it moves with this VM\'s 10-20 % drift, the added time does not.', '',
     '| model | clip | ours ms | harness ms | ours ÷ harness | added by the server ms | inference in the server ÷ harness |', '|---|---|---|---|---|---|---|');

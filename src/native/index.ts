@@ -57,9 +57,9 @@ export interface TranscribeOptions {
  * ggml graph where the graph hooks are linked in (`graphHooks`, Linux), else
  * at its next safe point between graphs (before an encoder window or a
  * decoded token). Inside a graph, the graph's other threads sleep too instead
- * of spinning at ggml's barrier. The result is the
- * same as an uninterrupted run; only the timing moves. A paused job still
- * holds its model state and one libuv worker thread.
+ * of spinning at ggml's barrier. The result is the same as an uninterrupted
+ * run; only the timing moves. A paused job still holds its model state and
+ * one libuv worker thread.
  */
 export interface JobControl {
   pause(): void;
