@@ -32,14 +32,6 @@ double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// CPU time (user + system) of the whole process: unlike wall time, it leaves
-// out time the hypervisor gave to other guests.
-double cpu_ms() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
-}
-
 // GFLOP/s of an n x n x n ggml_mul_mat for F16 and Q8_0 weights against F32
 // activations, best of a few runs: the machine's ceiling for the encoder's matmuls.
 int matmul_ceiling(int threads, int n) {
@@ -120,13 +112,13 @@ int main(int argc, char** argv) {
       p.max_tokens = max_tokens;
       p.audio_ctx = audio_ctx;
       whisper_reset_timings(ctx);
-      const double t0 = now_ms(), c0 = cpu_ms();
+      const double t0 = now_ms();
       if (whisper_full(ctx, p, pcm.data(), static_cast<int>(pcm.size())) != 0) return 1;
-      const double total = now_ms() - t0, cpu = cpu_ms() - c0;
+      const double total = now_ms() - t0;
       int n_tokens = 0;
       for (int i = 0; i < whisper_full_n_segments(ctx); ++i) n_tokens += whisper_full_n_tokens(ctx, i);
       whisper_timings* t = whisper_get_timings(ctx);
-      std::printf("{\"event\":\"run\",\"ms\":%.3f,\"cpuMs\":%.3f,\"tokens\":%d,\"encodeMs\":%.3f,\"decodeMsPerToken\":%.3f}\n", total, cpu, n_tokens,
+      std::printf("{\"event\":\"run\",\"ms\":%.3f,\"tokens\":%d,\"encodeMs\":%.3f,\"decodeMsPerToken\":%.3f}\n", total, n_tokens,
                   t->encode_ms, t->decode_ms);
       std::fflush(stdout);
       delete t;
@@ -144,14 +136,14 @@ int main(int argc, char** argv) {
       parakeet_full_params p = parakeet_full_default_params(PARAKEET_SAMPLING_GREEDY);
       p.n_threads = threads;
       parakeet_reset_timings(ctx);
-      const double t0 = now_ms(), c0 = cpu_ms();
+      const double t0 = now_ms();
       if (parakeet_full(ctx, p, pcm.data(), static_cast<int>(pcm.size())) != 0) return 1;
-      const double total = now_ms() - t0, cpu = cpu_ms() - c0;
+      const double total = now_ms() - t0;
       int n_tokens = 0;
       for (int i = 0; i < parakeet_full_n_segments(ctx); ++i) n_tokens += parakeet_full_n_tokens(ctx, i);
       parakeet_timings* t = parakeet_get_timings(ctx);
       // Everything after the encoder (prediction + joint per emitted token, and the mel spectrogram) per token.
-      std::printf("{\"event\":\"run\",\"ms\":%.3f,\"cpuMs\":%.3f,\"tokens\":%d,\"encodeMs\":%.3f,\"decodeMsPerToken\":%.3f}\n", total, cpu, n_tokens,
+      std::printf("{\"event\":\"run\",\"ms\":%.3f,\"tokens\":%d,\"encodeMs\":%.3f,\"decodeMsPerToken\":%.3f}\n", total, n_tokens,
                   t->encode_ms, n_tokens ? (total - t->encode_ms) / n_tokens : 0.0);
       std::fflush(stdout);
       delete t;

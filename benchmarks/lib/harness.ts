@@ -16,15 +16,13 @@ export function requireBin(name: string): string {
 
 export interface HarnessRun {
   ms: number;
-  /** CPU time (user + system) of the harness process during the run. */
-  cpuMs: number;
   tokens: number;
   /** whisper.cpp's own timings (Whisper only): per encoder run and per decoded token. */
   encodeMs?: number;
   decodeMsPerToken?: number;
 }
 
-const toRun = (e: Record<string, number>): HarnessRun => ({ ms: e.ms, cpuMs: e.cpuMs, tokens: e.tokens, encodeMs: e.encodeMs, decodeMsPerToken: e.decodeMsPerToken });
+const toRun = (e: Record<string, number>): HarnessRun => ({ ms: e.ms, tokens: e.tokens, encodeMs: e.encodeMs, decodeMsPerToken: e.decodeMsPerToken });
 
 export async function harness(family: 'whisper' | 'parakeet', model: string, wav: string, threads: number, runs: number, maxTokens = 0): Promise<{ loadMs: number; runs: HarnessRun[]; maxRssBytes: number }> {
   const { stdout } = await run(requireBin('stt-harness'), [family, model, wav, String(threads), String(runs), String(maxTokens)], { maxBuffer: 1 << 24 });
