@@ -5,7 +5,7 @@
 // The default run fits 20 minutes on 2 cores: overhead for base (f16, q8_0),
 // small q8_0 and Parakeet q8_0, and the load scenario for base q8_0. --full
 // runs every shape (base, small, Parakeet; f16 and q8_0) and the load scenario
-// for every Whisper shape, 5 rounds each: one round of small takes 2-5 minutes
+// for every Whisper shape, 5 rounds each: one round of small takes 2-3 minutes
 // per contender here, so the whole matrix takes over an hour on 2 cores.
 //
 // Random weights make decoders run to their cap. The generated models keep

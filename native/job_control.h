@@ -29,29 +29,11 @@ struct JobControlStats {
 
 class JobControl {
  public:
-  void abort() {
-    bool gate_was_closed;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      aborted_.store(true);
-      gate_was_closed = worker_gate_.exchange(0) == 1;
-    }
-    changed_.notify_all();
-    if (gate_was_closed) wake_workers();
-  }
+  void abort() { release([this] { aborted_.store(true); }); }
 
   void pause() { paused_.store(true); }
 
-  void resume() {
-    bool gate_was_closed;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      paused_.store(false);
-      gate_was_closed = worker_gate_.exchange(0) == 1;
-    }
-    changed_.notify_all();
-    if (gate_was_closed) wake_workers();
-  }
+  void resume() { release([this] { paused_.store(false); }); }
 
   bool aborted() const { return aborted_.load(); }
 
@@ -92,6 +74,21 @@ class JobControl {
  private:
   void park_workers();
   void wake_workers();
+
+  // Applies resume's or abort's change under mutex_, opening the worker gate
+  // in the same step (see worker_gate()), then wakes the job and any parked
+  // graph threads.
+  template <typename Change>
+  void release(Change change) {
+    bool gate_was_closed;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      change();
+      gate_was_closed = worker_gate_.exchange(0) == 1;
+    }
+    changed_.notify_all();
+    if (gate_was_closed) wake_workers();
+  }
 
   std::atomic<bool> aborted_{false};
   std::atomic<bool> paused_{false};
