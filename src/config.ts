@@ -3,6 +3,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { accessSync, constants, mkdirSync } from 'node:fs';
+import { checkRemoteUrl } from './net/remote-url';
 
 export interface Config {
   port: number;
@@ -25,6 +26,12 @@ export interface Config {
   providerTimeoutBaseMs: number;
   providerTimeoutPerAudioSecondMs: number;
   secretKey: string | null;
+  /** Host header names accepted (lower case; ".example.com" also admits subdomains); null = any. */
+  allowedHosts: string[] | null;
+  /** Permits http: to loopback addresses for model downloads and providers (tests, local mirrors). */
+  allowInsecureLoopback: boolean;
+  /** Cloud transcriptions in flight at once; beyond it 503 queue_full. */
+  providerConcurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -75,13 +82,10 @@ export function loadConfig(env: Env = process.env): Config {
   const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}`);
   const host = env.HOST || '127.0.0.1';
+  const allowInsecureLoopback = bool(env, 'STT_ALLOW_INSECURE_LOOPBACK');
   const modelBaseUrl = env.STT_MODEL_BASE_URL || DEFAULT_MODEL_BASE_URL;
-  try {
-    const u = new URL(modelBaseUrl);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
-  } catch {
-    throw new ConfigError('STT_MODEL_BASE_URL', `expected an http(s) URL, got "${modelBaseUrl}"`);
-  }
+  const urlProblem = checkRemoteUrl(modelBaseUrl, allowInsecureLoopback);
+  if (urlProblem) throw new ConfigError('STT_MODEL_BASE_URL', `${urlProblem}, got "${modelBaseUrl}"`);
   const adminKey = env.STT_ADMIN_KEY?.trim() || null;
   if (adminKey !== null && adminKey.length < 16) throw new ConfigError('STT_ADMIN_KEY', 'must be at least 16 characters');
   const secretKey = env.STT_SECRET_KEY?.trim() || null;
@@ -109,5 +113,21 @@ export function loadConfig(env: Env = process.env): Config {
     providerTimeoutBaseMs: int(env, 'STT_PROVIDER_TIMEOUT_BASE_MS', 30000, 100, 3_600_000),
     providerTimeoutPerAudioSecondMs: int(env, 'STT_PROVIDER_TIMEOUT_PER_AUDIO_SECOND_MS', 1000, 0, 600_000),
     secretKey,
+    allowedHosts: allowedHosts(env.STT_ALLOWED_HOSTS, host),
+    allowInsecureLoopback,
+    providerConcurrency: int(env, 'STT_PROVIDER_CONCURRENCY', 16, 1, 10000),
   };
+}
+
+/** The bound address, localhost and the loopback addresses unless STT_ALLOWED_HOSTS says otherwise. */
+function allowedHosts(raw: string | undefined, host: string): string[] | null {
+  if (raw !== undefined && raw.trim() !== '') {
+    const names = raw.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+    if (names.includes('*')) return null;
+    for (const n of names) {
+      if (!/^\.?[a-z0-9.:_-]+$/.test(n)) throw new ConfigError('STT_ALLOWED_HOSTS', `"${n}" is not a host name or address`);
+    }
+    return names;
+  }
+  return [...new Set([host.toLowerCase().replace(/^\[|\]$/g, ''), 'localhost', '127.0.0.1', '::1'])];
 }

@@ -4,21 +4,36 @@ import Router from '@koa/router';
 import type { Services } from '../services';
 import { errorHandler } from './middleware/errors';
 import { requestLog } from './middleware/request-log';
-import { publicRoutes } from '../routes/public';
+import { allowedHost } from './middleware/allowed-host';
+import { ROUTER_OPTIONS } from './router-options';
+import { healthRoute, modelRoutes } from '../routes/public';
+import { requireApiKey } from './middleware/auth';
+import { guardEveryRoute } from './guard-routes';
 import { transcriptionRoutes } from '../routes/transcriptions';
 import { adminRoutes } from '../routes/admin';
 import { settingsRoutes } from '../routes/settings';
 
+/** Every route; the nested routers' layers are copied into its stack, which tests walk. */
+export function createRouter(s: Services): Router {
+  const router = new Router(ROUTER_OPTIONS);
+  healthRoute(router, s);
+  const v1 = new Router({ ...ROUTER_OPTIONS, prefix: '/v1' });
+  modelRoutes(v1, s);
+  transcriptionRoutes(v1, s);
+  guardEveryRoute(v1, requireApiKey(s.apiKeys));
+  router.use(v1.routes(), v1.allowedMethods({ throw: true }));
+  adminRoutes(router, s);
+  settingsRoutes(router);
+  return router;
+}
+
 export function createApp(s: Services): Koa {
   const app = new Koa({ proxy: false });
   app.on('error', (err: Error) => s.logger.debug({ err: err.message }, 'koa error'));
-  const router = new Router();
-  publicRoutes(router, s);
-  transcriptionRoutes(router, s);
-  adminRoutes(router, s);
-  settingsRoutes(router);
+  const router = createRouter(s);
   app.use(requestLog(s.logger)); // outermost, so it logs the status the error handler settles on
   app.use(errorHandler(s.logger));
+  app.use(allowedHost(s.config.allowedHosts));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
   return app;

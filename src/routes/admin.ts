@@ -8,6 +8,8 @@ import { z } from 'zod';
 import { badRequest, conflict, notFound } from '../http/errors';
 import { requireAdminKey } from '../http/middleware/auth';
 import { jsonBody } from '../http/validate';
+import { ROUTER_OPTIONS } from '../http/router-options';
+import { guardEveryRoute } from '../http/guard-routes';
 import type { Services } from '../services';
 import { installedFile, RUNTIMES, runtimeById } from '../stt/catalogue';
 import type { Routing } from '../store/settings';
@@ -44,8 +46,7 @@ const keySchema = z.strictObject({ name: z.string().trim().min(1).max(100) });
 const downloadSchema = z.strictObject({ variant: z.string().min(1).max(200).optional() });
 
 export function adminRoutes(root: Router, s: Services): void {
-  const router = new Router({ prefix: '/admin' });
-  router.use(requireAdminKey(s.adminKey.value));
+  const router = new Router({ ...ROUTER_OPTIONS, prefix: '/admin' });
 
   router.get('/status', async function status(ctx: Context) {
     const routing = await s.stt.current();
@@ -204,8 +205,10 @@ export function adminRoutes(root: Router, s: Services): void {
     ctx.body = record;
   });
 
+  guardEveryRoute(router, requireAdminKey(s.adminKey.value));
   root.use(router.routes(), router.allowedMethods({ throw: true }));
 }
+
 
 async function checkCloudTarget(s: Services, cloud: { providerId: string; model: string }): Promise<ProviderRecord> {
   const p = await s.providers.get(cloud.providerId);

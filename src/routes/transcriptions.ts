@@ -3,7 +3,6 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { decodeWav, type WavError } from '../native';
 import { badRequest, ApiError } from '../http/errors';
-import { requireApiKey } from '../http/middleware/auth';
 import { multipartUpload } from '../http/middleware/upload';
 import { render } from '../stt/formats';
 import type { Services } from '../services';
@@ -21,10 +20,10 @@ function clientAbortSignal(ctx: Context): AbortSignal {
   return controller.signal;
 }
 
-export function transcriptionRoutes(router: Router, s: Services): void {
-  router.post(
-    '/v1/audio/transcriptions',
-    requireApiKey(s.apiKeys),
+/** Under the /v1 router, whose guard checks the API key first. */
+export function transcriptionRoutes(v1: Router, s: Services): void {
+  v1.post(
+    '/audio/transcriptions',
     multipartUpload(s.config.maxUploadBytes),
     async function transcribe(ctx: Context) {
       const target = await s.stt.target();

@@ -63,6 +63,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     // Random weights decode to the cap and trigger every temperature retry: bound the work.
     STT_MAX_TOKENS: '16',
     STT_TEMPERATURE_FALLBACK: 'false',
+    // Fake providers and the model server are plain-http loopback servers.
+    STT_ALLOW_INSECURE_LOOPBACK: 'true',
     ...opts.env,
   });
   const running = await startServer(config, createLogger(config.logLevel));
