@@ -16,6 +16,13 @@
 
 namespace stt {
 
+// whisper.cpp and parakeet.cpp take the sample count as an int: refuse more
+// instead of letting the count wrap (the WAV decoder refuses them earlier).
+inline int engine_sample_count(size_t n_samples) {
+  if (n_samples > 2147483647u) throw std::length_error("more samples than the engines accept (INT32_MAX)");
+  return static_cast<int>(n_samples);
+}
+
 struct TranscribeOptions {
   std::string language;  // empty: detect (Whisper)
   bool translate = false;

@@ -179,6 +179,9 @@ Napi::Value ModelWrap::transcribe(const Napi::CallbackInfo& info) {
       info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) {
     throw Napi::TypeError::New(env, "transcribe expects a Float32Array of 16 kHz mono samples");
   }
+  if (info[0].As<Napi::Float32Array>().ElementLength() > 2147483647u) {
+    throw coded_error(env, "more samples than the engines accept (INT32_MAX)", "runtime_error");
+  }
   TranscribeOptions options = info.Length() > 1 && info[1].IsObject() ? options_from(info[1].As<Napi::Object>())
                                                                       : TranscribeOptions{};
   options.control = job_control_of(info.Length() > 2 ? info[2] : env.Undefined());

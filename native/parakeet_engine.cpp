@@ -46,7 +46,7 @@ class ParakeetEngine : public Engine {
     p.new_token_callback = after_token;
     p.new_token_callback_user_data = control;
 
-    const int rc = parakeet_full_with_state(ctx_.get(), state, p, pcm, static_cast<int>(n_samples));
+    const int rc = parakeet_full_with_state(ctx_.get(), state, p, pcm, engine_sample_count(n_samples));
     if (control->aborted()) throw AbortedError();
     if (rc != 0) throw std::runtime_error("parakeet inference failed (code " + std::to_string(rc) + ")");
 

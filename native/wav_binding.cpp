@@ -6,8 +6,6 @@
 namespace stt {
 namespace {
 
-constexpr uint32_t kTargetRate = 16000;
-
 class DecodeWavWorker : public Napi::AsyncWorker {
  public:
   DecodeWavWorker(Napi::Env env, Napi::Uint8Array bytes)
@@ -22,7 +20,7 @@ class DecodeWavWorker : public Napi::AsyncWorker {
   void Execute() override {
     try {
       decoded_ = decode_wav(data_, size_);
-      pcm_ = Resampler::resample(decoded_.mono, decoded_.info.sample_rate, kTargetRate);
+      pcm_ = Resampler::resample(decoded_.mono, decoded_.info.sample_rate, kOutputSampleRate);
       decoded_.mono.clear();
       decoded_.mono.shrink_to_fit();
       if (pcm_.empty()) throw WavError("no_samples", "audio is too short to resample");

@@ -195,6 +195,11 @@ DecodedWav decode_wav(const uint8_t* data, size_t size) {
   out.info.extensible = fmt.extensible;
   out.info.frames = samples_len / fmt.block_align;
   if (out.info.frames == 0) throw WavError("no_samples", "data chunk holds no complete sample frame");
+  const double output_samples = static_cast<double>(out.info.frames) * kOutputSampleRate / fmt.rate;
+  if (output_samples > static_cast<double>(kMaxOutputSamples)) {
+    throw WavError("too_long", "audio is longer than the engines accept (" + std::to_string(kMaxOutputSamples) +
+                                   " samples at 16 kHz, about 37 hours)");
+  }
 
   const size_t bytes_per_sample = fmt.bits / 8;
   const float scale = 1.0f / static_cast<float>(fmt.channels);

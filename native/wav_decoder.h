@@ -36,6 +36,11 @@ struct DecodedWav {
 constexpr uint32_t kMinSampleRate = 8000;
 constexpr uint32_t kMaxSampleRate = 192000;
 constexpr uint16_t kMaxChannels = 8;
+// What the engines consume: 16 kHz mono. whisper.cpp and parakeet.cpp count
+// samples in an int, so more than INT32_MAX samples (about 37 hours) are
+// refused from the header, before anything is allocated.
+constexpr uint32_t kOutputSampleRate = 16000;
+constexpr size_t kMaxOutputSamples = 2147483647;
 
 DecodedWav decode_wav(const uint8_t* data, size_t size);
 

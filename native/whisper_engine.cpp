@@ -61,7 +61,7 @@ class WhisperEngine : public Engine {
     p.logits_filter_callback = before_token;
     p.logits_filter_callback_user_data = control;
 
-    const int rc = whisper_full_with_state(ctx_.get(), state, p, pcm, static_cast<int>(n_samples));
+    const int rc = whisper_full_with_state(ctx_.get(), state, p, pcm, engine_sample_count(n_samples));
     if (control->aborted()) throw AbortedError();
     if (rc != 0) throw std::runtime_error("whisper inference failed (code " + std::to_string(rc) + ")");
 

@@ -27,8 +27,14 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   logger.info({ url, port, dataDir: config.dataDir, threads: config.threads, parallel: config.parallel }, 'listening');
   if (services.adminKey.generated) {
-    logger.warn({ file: services.adminKey.file }, 'generated a new admin key (printed once on stdout)');
-    process.stdout.write(`\n  Admin key (also in ${services.adminKey.file}):\n  ${services.adminKey.value}\n\n`);
+    // stdout also carries the JSON logs, which log shippers keep: print the key
+    // only to a person at a terminal; otherwise say where the file is.
+    if (process.stdout.isTTY) {
+      logger.warn({ file: services.adminKey.file }, 'generated a new admin key (printed once below)');
+      process.stdout.write(`\n  Admin key (also in ${services.adminKey.file}):\n  ${services.adminKey.value}\n\n`);
+    } else {
+      logger.warn({ file: services.adminKey.file }, 'generated a new admin key; read it from the file (mode 0600), it is not printed because stdout is not a terminal');
+    }
   }
 
   let closing: Promise<void> | null = null;

@@ -64,9 +64,14 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   });
   const providers = new ProviderStore(db, SecretBox.open(config.dataDir, config.secretKey));
   await providers.seedBuiltIns();
-  const cloud = new CloudService(providers, { baseMs: config.providerTimeoutBaseMs, perAudioSecondMs: config.providerTimeoutPerAudioSecondMs }, logger);
+  const cloud = new CloudService(providers, {
+    timeoutBaseMs: config.providerTimeoutBaseMs,
+    timeoutPerAudioSecondMs: config.providerTimeoutPerAudioSecondMs,
+    concurrency: config.providerConcurrency,
+    allowInsecureLoopback: config.allowInsecureLoopback,
+  }, logger);
   const stt = new SttRouter(settings, local, cloud);
-  const downloader = new ModelDownloader(config.modelsDir, config.modelBaseUrl, logger);
+  const downloader = new ModelDownloader(config.modelsDir, config.modelBaseUrl, config.allowInsecureLoopback, logger);
   const serviceId = await settings.serviceId();
 
   const services: Services = {

@@ -26,7 +26,9 @@ export type WavErrorCode =
   | 'unsupported_sample_rate'
   | 'invalid_format'
   | 'no_samples'
-  | 'size_out_of_bounds';
+  | 'size_out_of_bounds'
+  | 'too_long'
+  | 'decode_failed';
 
 export interface WavError extends Error {
   name: 'WavError';

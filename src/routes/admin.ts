@@ -10,6 +10,7 @@ import { requireAdminKey } from '../http/middleware/auth';
 import { jsonBody } from '../http/validate';
 import { ROUTER_OPTIONS } from '../http/router-options';
 import { guardEveryRoute } from '../http/guard-routes';
+import { checkRemoteUrl } from '../net/remote-url';
 import type { Services } from '../services';
 import { installedFile, RUNTIMES, runtimeById } from '../stt/catalogue';
 import type { Routing } from '../store/settings';
@@ -24,19 +25,10 @@ const routingSchema = z.strictObject({
   cloud: z.strictObject({ providerId: z.string().min(1), model: z.string().min(1) }).nullable().optional(),
 });
 
-const httpUrl = z.string().refine((v) => {
-  try {
-    const u = new URL(v);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}, 'expected an http(s) URL');
-
 const providerSchema = z.strictObject({
   name: z.string().min(1).max(100).optional(),
   kind: z.enum(['openai', 'deepgram']).optional(),
-  baseUrl: httpUrl.optional(),
+  baseUrl: z.string().max(2000).optional(),
   apiKey: z.string().min(1).max(1000).nullable().optional(),
   enabled: z.boolean().optional(),
   models: z.array(z.strictObject({ id: z.string().min(1).max(200), alias: z.string().min(1).max(200).nullable().optional() })).max(50).optional(),
@@ -158,6 +150,10 @@ export function adminRoutes(root: Router, s: Services): void {
     if (!existing) {
       if (!update.kind) throw badRequest('missing_field', 'A new provider needs "kind" (openai or deepgram).', 'kind');
       if (!update.baseUrl) throw badRequest('missing_field', 'A new provider needs "baseUrl".', 'baseUrl');
+    }
+    if (update.baseUrl !== undefined) {
+      const problem = checkRemoteUrl(update.baseUrl, s.config.allowInsecureLoopback);
+      if (problem) throw badRequest('invalid_value', `"baseUrl": ${problem}.`, 'baseUrl');
     }
     if (update.models) {
       const seen = new Set<string>();

@@ -6,7 +6,20 @@ import { badRequest, ApiError } from '../http/errors';
 import { multipartUpload } from '../http/middleware/upload';
 import { render } from '../stt/formats';
 import type { Services } from '../services';
+import type { Logger } from '../log';
 import { parseTranscriptionRequest } from './transcription-request';
+
+/**
+ * The decoder's own messages describe the file and are safe to show; anything
+ * else (an allocation failure, say) is a fixed sentence, with the detail in the log.
+ */
+export function invalidAudio(e: WavError, logger: Logger): ApiError {
+  if (e.code && e.code !== 'decode_failed') {
+    return badRequest('invalid_audio', `The file is not a usable WAV file (${e.code}): ${e.message}.`, 'file');
+  }
+  logger.warn({ err: e.message }, 'WAV decoding failed');
+  return badRequest('invalid_audio', 'The file is not a usable WAV file (decode_failed): it could not be decoded.', 'file');
+}
 
 /** Abort when the client goes away before the response is written. */
 function clientAbortSignal(ctx: Context): AbortSignal {
@@ -32,27 +45,27 @@ export function transcriptionRoutes(v1: Router, s: Services): void {
         (ctx.request.files ?? {}) as Record<string, unknown>,
         target,
       );
-      let audio;
       const decodeStarted = performance.now();
-      try {
-        audio = await decodeWav(req.file.buffer);
-      } catch (err) {
-        const e = err as WavError;
-        throw badRequest('invalid_audio', `The file is not a usable WAV file (${e.code ?? 'unreadable'}): ${e.message}.`, 'file');
-      }
-      ctx.state.audioSeconds = Math.round(audio.durationSeconds * 100) / 100;
+      // A provider gets the uploaded WAV: keep only its duration, not the PCM, while the call lasts.
+      const { pcm, durationSeconds } = await decodeWav(req.file.buffer).then(
+        (audio) => ({ pcm: target.mode === 'local' ? audio.pcm : null, durationSeconds: audio.durationSeconds }),
+        (err) => {
+          throw invalidAudio(err as WavError, s.logger);
+        },
+      );
+      ctx.state.audioSeconds = Math.round(durationSeconds * 100) / 100;
       ctx.state.decodeMs = performance.now() - decodeStarted;
 
       const signal = AbortSignal.any([
         clientAbortSignal(ctx),
-        AbortSignal.timeout(s.config.deadlineBaseMs + audio.durationSeconds * s.config.deadlinePerAudioSecondMs),
+        AbortSignal.timeout(s.config.deadlineBaseMs + durationSeconds * s.config.deadlinePerAudioSecondMs),
       ]);
       let out;
       const sttStarted = performance.now();
       try {
         out = await s.stt.transcribe({
-          pcm: audio.pcm,
-          durationSeconds: audio.durationSeconds,
+          pcm,
+          durationSeconds,
           signal,
           wav: req.file.buffer,
           filename: req.file.originalFilename || 'audio.wav',

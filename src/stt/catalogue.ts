@@ -24,7 +24,11 @@ export interface RuntimeSpec {
 }
 
 const whisperLanguages = new Set(Object.keys(WHISPER_LANGUAGES));
-// Official sizes and checksums from ../shared/fixtures/models/README.md; others are recorded on download.
+// Sizes and sha256 of whisper.cpp's hosted files (huggingface.co/ggerganov/whisper.cpp, the LFS oids):
+// ggml-base.bin, -base-q5_1 and -small-q5_1 from ../shared/fixtures/models/README.md; base-q8_0,
+// small and small-q8_0 from a public model registry that pins the same LFS oids (its values for
+// the three files above match the fixtures README). No published checksum was found for the
+// Parakeet conversions: their downloads record the sha256 and say it was not verified.
 const file = (name: string, bytes?: number, sha256?: string, urlPath = name): RuntimeFile => ({ name, urlPath, bytes, sha256 });
 
 export const RUNTIMES: readonly RuntimeSpec[] = [
@@ -32,7 +36,7 @@ export const RUNTIMES: readonly RuntimeSpec[] = [
     id: 'whisper-base',
     family: 'whisper',
     files: [
-      file('ggml-base-q8_0.bin'),
+      file('ggml-base-q8_0.bin', 81768585, 'c577b9a86e7e048a0b7eada054f4dd79a56bbfa911fbdacf900ac5b567cbb7d9'),
       file('ggml-base.bin', 147951465, '60ed5bc3dd14eea856493d334349b405782ddcaf0028d4b5df4088345fba2efe'),
       file('ggml-base-q5_1.bin', 59707625, '422f1ae452ade6f30a004d7e5c6a43195e4433bc370bf23fac9cc591f01a8898'),
     ],
@@ -43,8 +47,8 @@ export const RUNTIMES: readonly RuntimeSpec[] = [
     id: 'whisper-small',
     family: 'whisper',
     files: [
-      file('ggml-small-q8_0.bin'),
-      file('ggml-small.bin'),
+      file('ggml-small-q8_0.bin', 264464607, '49c8fb02b65e6049d5fa6c04f81f53b867b5ec9540406812c643f177317f779f'),
+      file('ggml-small.bin', undefined, '1be3a9b2063867b937e64e2ec7483364a79917e157fa98c5d94b5c1fffea987b'),
       file('ggml-small-q5_1.bin', 190085487, 'ae85e4a935d7a567bd102fe55afc16bb595bdb618e11b2fc7591bc08120411bb'),
     ],
     languages: whisperLanguages,

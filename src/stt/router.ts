@@ -1,6 +1,7 @@
 // Routes a transcription to whatever the routing state selects: the active
 // local runtime, or a cloud provider. Also owns the public alias.
 import type { SettingsStore, Routing } from '../store/settings';
+import { decodeWav } from '../native';
 import type { LocalEngine } from './local/engine';
 import type { OutputTranscription } from './formats';
 import type { CloudRequest, CloudService } from './cloud/service';
@@ -18,7 +19,8 @@ export interface Target {
 }
 
 export interface TranscribeInput extends CloudRequest {
-  pcm: Float32Array;
+  /** Null when the audio was headed for a provider as the uploaded WAV (its PCM is not kept). */
+  pcm: Float32Array | null;
   durationSeconds: number;
   signal: AbortSignal;
 }
@@ -77,8 +79,10 @@ export class SttRouter {
     if (r.mode === 'cloud' && r.cloud && this.cloud) {
       return this.cloud.transcribe(r.cloud.providerId, r.cloud.model, input);
     }
+    // Routing switched to local after the route dropped the PCM: decode again.
+    const pcm = input.pcm ?? (await decodeWav(input.wav)).pcm;
     return this.local.transcribe({
-      pcm: input.pcm,
+      pcm,
       durationSeconds: input.durationSeconds,
       signal: input.signal,
       options: {

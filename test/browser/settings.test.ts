@@ -5,6 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestServer, tempDataDir, transcribe, wavBlob, type TestServer } from '../helpers/server';
 import { startOpenAiLike, startModelServer, type FakeServer, type ModelServer } from '../helpers/fake-providers';
@@ -31,6 +32,9 @@ before(async () => {
   mkdirSync(path.join(dataDir, 'models'));
   symlinkSync(micro, path.join(dataDir, 'models', 'ggml-base.bin'));
   server = await startTestServer({ dataDir, installModels: false, routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MODEL_BASE_URL: models.url } });
+  // The catalogue pins the real file's size and sha256; pin the generated one this test serves.
+  const served = readFileSync(micro);
+  server.services.downloader.published.set('ggml-small-q8_0.bin', { bytes: served.length, sha256: createHash('sha256').update(served).digest('hex') });
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     headless: true,
@@ -84,6 +88,16 @@ test('sign in shows status at a glance', async () => {
   await page.getByRole('button', { name: 'Sign in' }).click();
   await statusField('Mode').filter({ hasText: 'Local' }).waitFor();
   assert.equal(await statusField('Public model').textContent(), 'service-local-stt');
+  // The key stays in this tab only: not offered to the password manager, not in the field,
+  // in sessionStorage and nowhere that outlives the tab.
+  assert.equal(await page.locator('#admin-key').getAttribute('autocomplete'), 'off');
+  assert.equal(await page.locator('#admin-key').inputValue(), '');
+  const stored = await page.evaluate(() => ({
+    session: Object.keys(sessionStorage).map((k) => sessionStorage.getItem(k)),
+    local: localStorage.length,
+    cookies: document.cookie,
+  }));
+  assert.deepEqual(stored, { session: [server.adminKey], local: 0, cookies: '' });
   await statusField('Active runtime').filter({ hasText: 'whisper-base (ready)' }).waitFor();
   assert.match((await statusField('Version').textContent())!, /^\d+\.\d+\.\d+$/);
   await shot('3-status');

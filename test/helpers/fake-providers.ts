@@ -141,13 +141,18 @@ export interface ModelServer {
   /** Bytes per write and a pause between writes, so progress can be watched. */
   throttle: { chunk: number; delayMs: number } | null;
   rangeRequests: string[];
+  /** Path → Location: answered with a 302 instead of the file. */
+  redirects: Map<string, string>;
   close(): Promise<void>;
 }
 
 export async function startModelServer(): Promise<ModelServer> {
-  const ms: ModelServer = { url: '', files: new Map(), cutAfterBytes: null, throttle: null, rangeRequests: [], close: async () => {} };
+  const ms: ModelServer = { url: '', files: new Map(), cutAfterBytes: null, throttle: null, rangeRequests: [], redirects: new Map(), close: async () => {} };
   const { server, url } = await listen(async (req, res) => {
-    const body = ms.files.get(decodeURIComponent(new URL(req.url!, 'http://x').pathname.slice(1)));
+    const name = decodeURIComponent(new URL(req.url!, 'http://x').pathname.slice(1));
+    const location = ms.redirects.get(name);
+    if (location) { res.writeHead(302, { Location: location }).end(); return; }
+    const body = ms.files.get(name);
     if (!body) { res.writeHead(404).end(); return; }
     let start = 0;
     const range = req.headers.range;

@@ -5,8 +5,17 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { startTestServer, type TestServer } from '../helpers/server';
+import { spawn } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { startTestServer, tempDataDir, transcribe, wavBlob, type TestServer } from '../helpers/server';
+import { startModelServer, startOpenAiLike } from '../helpers/fake-providers';
+import { AUDIO_DIR, ROOT } from '../helpers/paths';
+import { PARAKEET_FIXTURE } from '../helpers/models';
 import { createRouter } from '../../src/http/app';
+import { loadConfig } from '../../src/config';
+
+const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
 
 let server: TestServer;
 before(async () => {
@@ -129,5 +138,124 @@ test('STT_ALLOWED_HOSTS replaces the default list; "*" turns the check off', asy
     assert.equal(await get(any, 'anything.example'), 200);
   } finally {
     await Promise.all([named.close(), any.close()]);
+  }
+});
+
+test('a generated admin key is not printed when stdout is not a terminal; the log names its file', async () => {
+  const dataDir = tempDataDir();
+  const env = { ...process.env, PORT: '0', STT_DATA_DIR: dataDir, STT_ADMIN_KEY: '', LOG_LEVEL: 'info' };
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/server.ts')], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  try {
+    for (let i = 0; i < 1500 && !out.includes('"listening"'); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.match(out, /"msg":"listening"/);
+    const key = readFileSync(path.join(dataDir, 'admin.key'), 'utf8').trim();
+    assert.ok(key.length > 20);
+    assert.ok(!out.includes(key), 'the key is not on stdout');
+    const line = out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => /admin key/.test(l.msg));
+    assert.equal(line.file, path.join(dataDir, 'admin.key'));
+    assert.equal(statSync(path.join(dataDir, 'admin.key')).mode & 0o777, 0o600);
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+});
+
+test('provider base URLs: https only (loopback http with the opt-in), never link-local or metadata', async () => {
+  const put = (s: TestServer, id: string, baseUrl: string) =>
+    fetch(`${s.url}/admin/providers/${id}`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${s.adminKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ kind: 'openai', baseUrl, apiKey: 'k-123456789', enabled: true, models: [{ id: 'm' }] }),
+    });
+  const refused = ['http://10.0.0.5/v1', 'http://provider.example/v1', 'https://169.254.169.254/latest', 'http://169.254.169.254/',
+    'https://[fe80::1]/v1', 'https://[::ffff:169.254.169.254]/v1', 'https://metadata.google.internal/v1', 'ftp://provider.example/',
+    'https://user:pass@provider.example/v1', 'not a url'];
+  for (const url of refused) {
+    const r = await put(server, 'bad', url);
+    assert.equal(r.status, 400, url);
+    assert.equal((await r.json()).error.param, 'baseUrl');
+  }
+  assert.equal((await put(server, 'good', 'https://provider.example/v1')).status, 201);
+  assert.equal((await put(server, 'loop', 'http://127.0.0.1:9/v1')).status, 201, 'loopback http with the opt-in');
+  const strict = await startTestServer({ installModels: false, env: { STT_ALLOW_INSECURE_LOOPBACK: 'false' } });
+  try {
+    assert.equal((await put(strict, 'loop', 'http://127.0.0.1:9/v1')).status, 400, 'loopback http without the opt-in');
+    assert.equal((await put(strict, 'loop', 'https://127.0.0.1:9/v1')).status, 201);
+  } finally {
+    await strict.close();
+  }
+});
+
+test('model downloads: https only, on every redirect too', async () => {
+  assert.throws(() => loadConfig({ STT_DATA_DIR: tempDataDir(), STT_MODEL_BASE_URL: 'http://mirror.example/models' }), /STT_MODEL_BASE_URL/);
+  assert.throws(() => loadConfig({ STT_DATA_DIR: tempDataDir(), STT_MODEL_BASE_URL: 'http://127.0.0.1:1/m' }), /STT_ALLOW_INSECURE_LOOPBACK/);
+  assert.doesNotThrow(() => loadConfig({ STT_DATA_DIR: tempDataDir(), STT_MODEL_BASE_URL: 'http://127.0.0.1:1/m', STT_ALLOW_INSECURE_LOOPBACK: 'true' }));
+
+  const models = await startModelServer();
+  const dl = await startTestServer({ installModels: false, env: { STT_MODEL_BASE_URL: models.url } });
+  const settle = async () => {
+    for (let i = 0; i < 1000; i++) {
+      const res = await fetch(`${dl.url}/admin/local-models`, { headers: { Authorization: `Bearer ${dl.adminKey}` } });
+      const e = (await res.json()).data.find((m: { id: string }) => m.id === 'parakeet-tdt-0.6b-v3');
+      if (e.download && e.download.state !== 'downloading' && e.download.state !== 'verifying') return e;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.fail('download did not settle');
+  };
+  try {
+    const start = () => fetch(`${dl.url}/admin/local-models/parakeet-tdt-0.6b-v3/download`, { method: 'POST', headers: { Authorization: `Bearer ${dl.adminKey}` } });
+    for (const target of ['http://mirror.example/parakeet.bin', 'https://169.254.169.254/parakeet.bin']) {
+      models.redirects.set('parakeet-tdt-0.6b-v3-q8_0.bin', target);
+      assert.equal((await start()).status, 202);
+      const e = await settle();
+      assert.equal(e.download.state, 'failed', target);
+      assert.match(e.download.error, /refused to fetch/);
+      assert.equal(e.installed, false);
+    }
+    // A redirect to another loopback path (allowed by the opt-in) is followed.
+    models.files.set('mirror/parakeet.bin', readFileSync(PARAKEET_FIXTURE));
+    models.redirects.set('parakeet-tdt-0.6b-v3-q8_0.bin', `${models.url}/mirror/parakeet.bin`);
+    assert.equal((await start()).status, 202);
+    const e = await settle();
+    assert.equal(e.download.state, 'done', e.download.error);
+  } finally {
+    await dl.close();
+    await models.close();
+  }
+});
+
+test('cloud calls are bounded: past STT_PROVIDER_CONCURRENCY a request gets 503 queue_full, and no PCM is kept for them', async () => {
+  const provider = await startOpenAiLike('sk-provider-123456');
+  const s = await startTestServer({ installModels: false, env: { STT_PROVIDER_CONCURRENCY: '1', STT_PROVIDER_TIMEOUT_BASE_MS: '20000' } });
+  const adminPut = (p: string, body: unknown) =>
+    fetch(`${s.url}${p}`, { method: 'PUT', headers: { Authorization: `Bearer ${s.adminKey}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  try {
+    assert.equal((await adminPut('/admin/providers/p', { kind: 'openai', baseUrl: provider.url, apiKey: 'sk-provider-123456', enabled: true, models: [{ id: 'whisper-1' }] })).status, 201);
+    assert.equal((await adminPut('/admin/routing', { mode: 'cloud', cloud: { providerId: 'p', model: 'whisper-1' } })).status, 200);
+    const seen: (Float32Array | null)[] = [];
+    const original = s.services.stt.transcribe.bind(s.services.stt);
+    s.services.stt.transcribe = (input) => {
+      seen.push(input.pcm);
+      return original(input);
+    };
+    provider.behaviour = 'slow'; // answers after 3 s
+    const first = transcribe(s, { file: wavBlob(JFK) }, s.auth);
+    for (let i = 0; i < 500 && provider.requests.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(provider.requests.length, 1, 'the first call reached the provider');
+    const second = await transcribe(s, { file: wavBlob(JFK) }, s.auth);
+    assert.equal(second.status, 503);
+    assert.equal((await second.json()).error.code, 'queue_full');
+    assert.ok(Number(second.headers.get('retry-after')) >= 1);
+    assert.equal((await first).status, 200);
+    provider.behaviour = 'ok';
+    assert.equal((await transcribe(s, { file: wavBlob(JFK) }, s.auth)).status, 200, 'the slot is free again');
+    assert.equal(provider.requests.length, 2);
+    assert.deepEqual(seen, [null, null, null], 'the route passed no PCM for a provider call');
+  } finally {
+    await s.close();
+    await provider.close();
   }
 });

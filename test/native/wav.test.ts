@@ -153,3 +153,23 @@ test('malformed input gets its stable code', async () => {
   badGuid[20 + 26] = 0x42;
   await expectCode(badGuid, 'unsupported_codec');
 });
+
+test('more samples than the engines count in an int are refused from the header, before decoding', async () => {
+  // 8-bit 8-kHz mono: each byte becomes two 16-kHz samples, so 2^30 + 1 bytes (about 37 hours)
+  // would be 2^31 + 2 samples, which whisper.cpp's int sample count would wrap.
+  const dataBytes = 2 ** 30 + 1;
+  const wav = Buffer.allocUnsafe(44 + dataBytes);
+  wav.write('RIFF', 0);
+  wav.writeUInt32LE(36 + dataBytes, 4);
+  wav.write('WAVEfmt ', 8);
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20); // PCM
+  wav.writeUInt16LE(1, 22); // mono
+  wav.writeUInt32LE(8000, 24);
+  wav.writeUInt32LE(8000, 28); // byte rate
+  wav.writeUInt16LE(1, 32); // block align
+  wav.writeUInt16LE(8, 34); // bits
+  wav.write('data', 36);
+  wav.writeUInt32LE(dataBytes, 40);
+  await expectCode(wav, 'too_long');
+});

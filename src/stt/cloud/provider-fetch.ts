@@ -6,8 +6,11 @@ export class ProviderError extends Error {
     readonly providerId: string,
     /** The provider's HTTP status, or null when there was no response. */
     readonly status: number | null,
-    readonly reason: 'http_status' | 'timeout' | 'connection' | 'bad_response',
+    readonly reason: 'http_status' | 'timeout' | 'connection' | 'bad_response' | 'refused_url',
+    /** Safe to show the host in /admin/status: no network detail. */
     message: string,
+    /** For the log only (a connection error's code, say). */
+    readonly detail?: string,
   ) {
     super(message);
     this.name = 'ProviderError';
@@ -39,7 +42,8 @@ export async function providerFetch(
     } catch (err) {
       if (opts.signal.aborted) throw err;
       if (timeout.aborted) throw new ProviderError(opts.providerId, null, 'timeout', `no answer within ${Math.round(opts.timeoutMs / 1000)} s`);
-      lastError = new ProviderError(opts.providerId, null, 'connection', `connection failed (${(err as Error & { cause?: { code?: string } }).cause?.code ?? 'network error'})`);
+      const code = (err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
+      lastError = new ProviderError(opts.providerId, null, 'connection', 'connection failed', code);
       continue;
     }
     if (res.status >= 500) {

@@ -1,6 +1,7 @@
 // Cloud routing: resolves the provider record and key, calls its adapter,
 // and remembers the last failure per provider for /admin/status.
-import { ApiError } from '../../http/errors';
+import { ApiError, unavailable } from '../../http/errors';
+import { checkRemoteUrlResolved } from '../../net/remote-url';
 import type { Logger } from '../../log';
 import type { ProviderRecord, ProviderStore } from '../../store/providers';
 import type { OutputTranscription, ResponseFormat } from '../formats';
@@ -47,9 +48,21 @@ const ADAPTERS: Record<ProviderRecord['kind'], (call: AdapterCall) => Promise<Ou
   deepgram: deepgramTranscribe,
 };
 
-export interface CloudTimeouts {
-  baseMs: number;
-  perAudioSecondMs: number;
+export interface CloudLimits {
+  timeoutBaseMs: number;
+  timeoutPerAudioSecondMs: number;
+  /** Provider calls in flight at once; each holds its upload until the provider answers. */
+  concurrency: number;
+  allowInsecureLoopback: boolean;
+}
+
+/** What a client is told about a provider failure: no connection detail (a port-scan oracle). */
+function clientMessage(providerName: string, err: ProviderError): string {
+  if (err.isAuthFailure) return `The cloud provider "${providerName}" rejected the server's credentials.`;
+  if (err.reason === 'http_status') return `The cloud provider "${providerName}" failed (HTTP ${err.status}).`;
+  if (err.reason === 'timeout') return `The cloud provider "${providerName}" did not answer in time.`;
+  if (err.reason === 'bad_response') return `The cloud provider "${providerName}" sent an answer this server cannot use.`;
+  return `The cloud provider "${providerName}" could not be reached.`;
 }
 
 export function aliasOf(provider: ProviderRecord, modelId: string): string {
@@ -58,10 +71,11 @@ export function aliasOf(provider: ProviderRecord, modelId: string): string {
 
 export class CloudService {
   readonly failures = new Map<string, ProviderFailure>();
+  private inFlight = 0;
 
   constructor(
     private readonly providers: ProviderStore,
-    private readonly timeouts: CloudTimeouts,
+    private readonly limits: CloudLimits,
     private readonly logger: Logger,
   ) {}
 
@@ -80,6 +94,22 @@ export class CloudService {
     modelId: string,
     request: CloudRequest & { durationSeconds: number; signal: AbortSignal },
   ): Promise<{ result: OutputTranscription; runtime: string }> {
+    if (this.inFlight >= this.limits.concurrency) {
+      throw unavailable('queue_full', 'Too many cloud transcriptions are in flight; retry shortly.', 1);
+    }
+    this.inFlight++;
+    try {
+      return await this.call(providerId, modelId, request);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async call(
+    providerId: string,
+    modelId: string,
+    request: CloudRequest & { durationSeconds: number; signal: AbortSignal },
+  ): Promise<{ result: OutputTranscription; runtime: string }> {
     const provider = await this.providers.get(providerId);
     const apiKey = await this.providers.apiKey(providerId);
     if (!provider || !provider.enabled || !apiKey) {
@@ -87,6 +117,10 @@ export class CloudService {
     }
     const runtime = `${providerId}/${modelId}`;
     try {
+      // Checked on every call: a record stored before these rules, or a name
+      // whose DNS now points at a metadata address, gets no request (nor the key).
+      const urlProblem = await checkRemoteUrlResolved(provider.baseUrl, this.limits.allowInsecureLoopback);
+      if (urlProblem) throw new ProviderError(providerId, null, 'refused_url', `base URL refused: ${urlProblem}`);
       const result = await ADAPTERS[provider.kind]({
         provider,
         apiKey,
@@ -95,7 +129,7 @@ export class CloudService {
         wantsSegments: request.format === 'verbose_json' || request.format === 'srt' || request.format === 'vtt',
         fetch: {
           providerId,
-          timeoutMs: this.timeouts.baseMs + request.durationSeconds * this.timeouts.perAudioSecondMs,
+          timeoutMs: this.limits.timeoutBaseMs + request.durationSeconds * this.limits.timeoutPerAudioSecondMs,
           signal: request.signal,
         },
       });
@@ -104,9 +138,8 @@ export class CloudService {
     } catch (err) {
       if (!(err instanceof ProviderError)) throw err;
       this.failures.set(providerId, { status: err.status, reason: err.reason, message: err.message, at: new Date().toISOString() });
-      this.logger.warn({ provider: providerId, status: err.status, reason: err.reason }, 'cloud provider failed');
-      const what = err.isAuthFailure ? 'rejected the server\'s credentials' : err.message;
-      throw new ApiError(502, 'provider_error', `The cloud provider "${provider.name}" ${what}${err.status && !err.message.includes(String(err.status)) ? ` (HTTP ${err.status})` : ''}.`);
+      this.logger.warn({ provider: providerId, status: err.status, reason: err.reason, detail: err.detail ?? err.message }, 'cloud provider failed');
+      throw new ApiError(502, 'provider_error', clientMessage(provider.name, err));
     }
   }
 }
