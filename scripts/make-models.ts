@@ -47,7 +47,7 @@ export const SHAPES: Record<string, Shape> = {
 };
 export const TEST_SET = ['micro-f16', 'micro-q8_0', 'tiny-f16'];
 
-function whisperTensors(h: Record<string, number>, wtype: number): Tensor[] {
+export function whisperTensors(h: Record<string, number>, wtype: number): Tensor[] {
   const s = h.n_audio_state;
   const t: Tensor[] = [];
   const add = (name: string, dims: number[], type: number, fill: Tensor['fill'] = 'random') => t.push({ name, dims, type, fill });

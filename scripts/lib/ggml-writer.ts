@@ -30,6 +30,16 @@ export class Rng {
   }
 }
 
+/** IEEE half to float (exact). */
+export function fromHalf(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >>> 10) & 0x1f;
+  const mant = h & 0x3ff;
+  if (exp === 0) return sign * mant * 2 ** -24;
+  if (exp === 31) return mant ? NaN : sign * Infinity;
+  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
+}
+
 const halfScratch = new Float32Array(1);
 const halfBits = new Uint32Array(halfScratch.buffer);
 export function toHalf(v: number): number {
