@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { decodeWav, loadModel, systemInfo, type Model } from '../src/native';
-import { makeModel } from '../scripts/make-models';
+import { benchModel as modelFor } from './lib/models';
 import { speechClip } from '../test/helpers/clips';
 import { HarnessSession, pairWithHarness } from './lib/harness';
 import { fmt, median, medianInterval, range } from './lib/stats';
@@ -158,10 +158,10 @@ async function main(): Promise<void> {
     ? ['base-q8_0-ctx64', 'parakeet-0.6b-q8_0']
     : ['base-f16-ctx64', 'base-q8_0-ctx64', 'small-f16-ctx64', 'small-q8_0-ctx64', 'parakeet-0.6b-f16', 'parakeet-0.6b-q8_0'];
   const rows: Row[] = [];
-  for (const s of shapes) rows.push(await benchModel(s, await makeModel(s), s.startsWith('parakeet') ? 'parakeet' : 'whisper', wav, pcm));
-  const control = await harnessVsHarness('whisper', await makeModel(CONTROL_SHAPE), wav, pairsFor(CONTROL_SHAPE));
+  for (const s of shapes) rows.push(await benchModel(s, (await modelFor(s)).file, s.startsWith('parakeet') ? 'parakeet' : 'whisper', wav, pcm));
+  const control = await harnessVsHarness('whisper', (await modelFor(CONTROL_SHAPE)).file, wav, pairsFor(CONTROL_SHAPE));
   const pooled = rows.flatMap((r) => r.addonMs.map((ms, i) => ms / r.harnessMs[i]));
-  const seq = await secondVsTenth(await makeModel('base-q8_0-ctx64'), (await decodeWav(readFileSync(path.join(WORK, 'clip-5.wav')))).pcm);
+  const seq = await secondVsTenth((await modelFor('base-q8_0-ctx64')).file, (await decodeWav(readFileSync(path.join(WORK, 'clip-5.wav')))).pcm);
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const lines = [

@@ -19,7 +19,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { systemInfo } from '../src/native';
-import { makeModel } from '../scripts/make-models';
+import { benchModel, type BenchModel } from './lib/models';
 import { speechClip } from '../test/helpers/clips';
 import { harness, HarnessSession, pairWithHarness, requireBin } from './lib/harness';
 import { naiveCli, startOurs, startWhisperServer, type Contender } from './lib/servers';
@@ -67,16 +67,17 @@ interface Shape {
   /** Encoder dimensions for the FLOP count (Whisper only). */
   encoder?: { state: number; layers: number };
   quant: string;
+  weights: BenchModel['weights'];
 }
 
 async function shapeOf(name: string): Promise<Shape> {
-  const file = await makeModel(name);
+  const { file, weights } = await benchModel(name);
   if (name.startsWith('parakeet')) {
-    return { name, family: 'parakeet', file, quant: name.split('-').pop()!, runtime: { id: 'parakeet-tdt-0.6b-v3', file: 'parakeet-tdt-0.6b-v3-q8_0.bin' } };
+    return { name, family: 'parakeet', file, weights, quant: name.split('-').pop()!, runtime: { id: 'parakeet-tdt-0.6b-v3', file: 'parakeet-tdt-0.6b-v3-q8_0.bin' } };
   }
   const [size, quant] = name.split('-');
   return {
-    name, family: 'whisper', file, quant,
+    name, family: 'whisper', file, quant, weights,
     runtime: size === 'base' ? { id: 'whisper-base', file: 'ggml-base.bin' } : { id: 'whisper-small', file: 'ggml-small.bin' },
     encoder: size === 'base' ? { state: 512, layers: 6 } : { state: 768, layers: 12 },
   };
@@ -245,6 +246,7 @@ async function main(): Promise<void> {
   const results: Record<string, unknown>[] = [];
   const date = new Date().toISOString().slice(0, 10);
   const name = `${date}${quick ? '-quick' : full ? '-full' : ''}`;
+  const weightsUsed: string[] = [];
   const meta = () => ({
     date, cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.availableParallelism(), threads: THREADS, quick, full, ggml: systemInfo().trim(),
     reps: SHAPES.map((s) => `${s} ${repsFor(s)}`).join(', '),
@@ -252,12 +254,14 @@ async function main(): Promise<void> {
       ' round(s), ours and whisper-server alternating which goes first (Whisper only: whisper.cpp has no Parakeet server)' +
       (quick || full ? '' : '; the other Whisper shapes under load: `npm run bench -- --full`'),
     oneOffRuns: ONE_OFF_RUNS,
+    weights: weightsUsed.join(', '),
     tokenCap: 'generated Whisper models have n_text_ctx = 64, so every contender stops at 28 tokens per 30-s window; the generated Parakeet model emits one token per 320 ms',
     durationS: (Date.now() - started) / 1000,
   });
 
   for (const shapeName of SHAPES) {
     const shape = await shapeOf(shapeName);
+    weightsUsed.push(`${shapeName}: ${shape.weights === 'real' ? 'real Whisper base weights (models:real), decoding to end of text' : 'generated, random weights'}`);
 
     // 1. Overhead, one job at a time with every thread; 5. encoder time from the harness runs.
     const ours = await startOurs({ modelFile: shape.file, threads: THREADS, runtime: shape.runtime });
@@ -340,7 +344,7 @@ function report(name: string, meta: Record<string, unknown>, results: Record<str
     `# stt-gateway benchmark, ${meta.date}${meta.quick ? ' (quick)' : meta.full ? ' (full)' : ''}`,
     '',
     `Machine: ${meta.cpu}, ${meta.cores} cores; ${meta.threads} compute threads for every contender. ggml: \`${meta.ggml}\``,
-    `Models: generated with exact shapes and random weights. Decoding: greedy, no temperature fallback, language en (Whisper); token cap: ${meta.tokenCap}.`,
+    `Models: ${meta.weights ?? 'generated with exact shapes and random weights'}. Decoding: greedy, no temperature fallback, language en (Whisper); token cap for generated models: ${meta.tokenCap}.`,
     `Overhead: pairs of runs per model (${meta.reps}; ours and the harness back to back, alternating which goes first) after a warm-up of each; times are medians with min–max; a ratio is the median of the pairs' ratios with its 95 % distribution-free interval. Under load: ${meta.loadRounds}. Run time ${fmt(meta.durationS as number, 0)} s.`,
     '',
     '## Headline',

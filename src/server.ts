@@ -5,11 +5,13 @@ import { loadConfig, ConfigError, type Config } from './config';
 import { createLogger, type Logger } from './log';
 import { createServices, closeServices, type Services } from './services';
 import { createApp } from './http/app';
+import { firstStart, type FirstStart } from './first-start';
 
 export interface RunningServer {
   url: string;
   port: number;
   services: Services;
+  firstStart: FirstStart;
   close(): Promise<void>;
 }
 
@@ -26,16 +28,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   logger.info({ url, port, dataDir: config.dataDir, threads: config.threads, parallel: config.parallel }, 'listening');
-  if (services.adminKey.generated) {
-    // stdout also carries the JSON logs, which log shippers keep: print the key
-    // only to a person at a terminal; otherwise say where the file is.
-    if (process.stdout.isTTY) {
-      logger.warn({ file: services.adminKey.file }, 'generated a new admin key (printed once below)');
-      process.stdout.write(`\n  Admin key (also in ${services.adminKey.file}):\n  ${services.adminKey.value}\n\n`);
-    } else {
-      logger.warn({ file: services.adminKey.file }, 'generated a new admin key; read it from the file (mode 0600), it is not printed because stdout is not a terminal');
-    }
-  }
+  const first = await firstStart(services);
+  announceSecrets(services, first, logger);
 
   let closing: Promise<void> | null = null;
   const close = () =>
@@ -49,7 +43,29 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       await closeServices(services);
       logger.info('stopped');
     })());
-  return { url, port, services, close };
+  return { url, port, services, firstStart: first, close };
+}
+
+/**
+ * Shows a generated admin key and a first API key once. stdout also carries
+ * the JSON logs, which log shippers keep: the keys are printed only to a
+ * person at a terminal; otherwise the log names the 0600 files that hold them.
+ */
+function announceSecrets(services: Services, first: FirstStart, logger: Logger): void {
+  const shown: string[] = [];
+  if (services.adminKey.generated) {
+    shown.push(`  Admin key (also in ${services.adminKey.file}):\n  ${services.adminKey.value}`);
+    logger.warn({ file: services.adminKey.file }, process.stdout.isTTY
+      ? 'generated a new admin key (printed once below)'
+      : 'generated a new admin key; read it from the file (mode 0600), it is not printed because stdout is not a terminal');
+  }
+  if (first.apiKey) {
+    shown.push(`  First API key, for /v1 (also in ${first.apiKey.file}):\n  ${first.apiKey.key}`);
+    logger.warn({ file: first.apiKey.file }, process.stdout.isTTY
+      ? 'created a first API key (printed once below)'
+      : 'created a first API key; read it from the file (mode 0600), it is not printed because stdout is not a terminal');
+  }
+  if (shown.length && process.stdout.isTTY) process.stdout.write(`\n${shown.join('\n\n')}\n\n`);
 }
 
 async function main(): Promise<void> {

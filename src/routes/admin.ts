@@ -53,6 +53,7 @@ export function adminRoutes(root: Router, s: Services): void {
       queue: { running: q.running, waiting: q.waiting, capacity: q.capacity },
       system: { threads: s.config.threads, rssBytes: process.memoryUsage().rss },
       providers: (await s.providers.list()).map((p) => ({ id: p.id, enabled: p.enabled, lastError: s.cloud.failures.get(p.id) ?? null })),
+      firstStart: s.firstStart,
     };
   });
 

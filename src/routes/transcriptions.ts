@@ -58,7 +58,8 @@ export function transcriptionRoutes(v1: Router, s: Services): void {
 
       const signal = AbortSignal.any([
         clientAbortSignal(ctx),
-        AbortSignal.timeout(s.config.deadlineBaseMs + durationSeconds * s.config.deadlinePerAudioSecondMs),
+        // AbortSignal.timeout takes whole milliseconds only (a 1.0955-s clip gave a fraction and a 500).
+        AbortSignal.timeout(Math.ceil(s.config.deadlineBaseMs + durationSeconds * s.config.deadlinePerAudioSecondMs)),
       ]);
       let out;
       const sttStarted = performance.now();

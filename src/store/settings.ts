@@ -39,6 +39,11 @@ export class SettingsStore {
     return { ...DEFAULT_ROUTING, ...(await this.read<Routing>('routing')) };
   }
 
+  /** False until routing was first stored (a new host). */
+  async hasRouting(): Promise<boolean> {
+    return (await this.read<Routing>('routing')) !== undefined;
+  }
+
   async setRouting(routing: Routing): Promise<void> {
     await this.write('routing', routing);
   }

@@ -59,10 +59,12 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     STT_DATA_DIR: dataDir,
     STT_ADMIN_KEY: 'test-admin-key-0123456789',
     STT_THREADS: '2',
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     // Random weights decode to the cap and trigger every temperature retry: bound the work.
     STT_MAX_TOKENS: '16',
     STT_TEMPERATURE_FALLBACK: 'false',
+    // No first-start activation unless a test asks for it.
+    STT_DEFAULT_MODEL: 'none',
     // Fake providers and the model server are plain-http loopback servers.
     STT_ALLOW_INSECURE_LOOPBACK: 'true',
     ...opts.env,

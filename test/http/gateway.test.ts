@@ -10,9 +10,10 @@ import OpenAI, { toFile } from 'openai';
 import { Model } from '../../src/native';
 import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
 import { AUDIO_DIR } from '../helpers/paths';
-import { writeWav, tone } from '../helpers/wav-writer';
+import { writeWav, tone, readPcm16Mono } from '../helpers/wav-writer';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
+const JFK_PCM = readPcm16Mono(JFK).samples;
 let server: TestServer;
 
 before(async () => {
@@ -216,4 +217,12 @@ test('502 no_active_model in Local mode with no runtime, and /v1/models is empty
   } finally {
     await idle.close();
   }
+});
+
+test('a clip whose length is not a whole number of milliseconds per deadline unit is transcribed (deadline in whole ms)', async () => {
+  // 17,528 samples = 1.0955 s: 60000 + 1.0955 × 3000 ms is a fraction, which AbortSignal.timeout refuses (was a 500).
+  const wav = writeWav({ rate: 16000, encoding: 'pcm_s16', channels: [JFK_PCM.subarray(0, 17528)] });
+  const res = await transcribe(server, { file: wavBlob(wav) }, server.auth);
+  assert.equal(res.status, 200, await res.clone().text());
+  await healthy();
 });

@@ -12,10 +12,10 @@ import { createJobControl, decodeWav, graphHooks, loadModel, type JobControl, ty
 import { AUDIO_DIR, BIN_DIR, ROOT, SHARED } from '../helpers/paths';
 import { microModel, tinyModel, PARAKEET_FIXTURE } from '../helpers/models';
 import { makeWhisperModel } from '../../scripts/make-models';
+import { whisperCli } from '../../benchmarks/lib/whisper-cli';
 
 const run = promisify(execFile);
 const JFK = path.join(AUDIO_DIR, 'jfk.wav');
-const WHISPER_EOT = 50257; // multilingual vocabularies: ids from here on are special tokens
 const GREEDY = { threads: 2, language: 'en', temperatureFallback: false } as const;
 let micro: string;
 let tiny: string;
@@ -73,13 +73,6 @@ test('missing, truncated, corrupt, foreign and weightless files reject with clea
   ok.dispose();
 });
 
-async function whisperCli(model: string, wav: string): Promise<{ tokens: number[]; text: string }> {
-  const out = path.join(tmp, `cli-${path.basename(model)}-${path.basename(wav)}`);
-  await run(path.join(BIN_DIR, 'whisper-cli'), ['-m', model, '-f', wav, '-t', '2', '-l', 'en', '-bs', '1', '-nf', '-ng', '-np', '-ojf', '-of', out]);
-  const json = JSON.parse(readFileSync(`${out}.json`, 'utf8'));
-  const segs = json.transcription as { text: string; tokens: { id: number }[] }[];
-  return { tokens: segs.flatMap((s) => s.tokens.map((t) => t.id).filter((id) => id < WHISPER_EOT)), text: segs.map((s) => s.text).join('') };
-}
 
 for (const [name, model] of [['micro', () => micro], ['tiny', () => tiny]] as const) {
   test(`parity: ${name} Whisper model gives whisper-cli's tokens and text (greedy, en, 2 threads)`, async () => {

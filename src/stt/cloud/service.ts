@@ -129,7 +129,7 @@ export class CloudService {
         wantsSegments: request.format === 'verbose_json' || request.format === 'srt' || request.format === 'vtt',
         fetch: {
           providerId,
-          timeoutMs: this.limits.timeoutBaseMs + request.durationSeconds * this.limits.timeoutPerAudioSecondMs,
+          timeoutMs: Math.ceil(this.limits.timeoutBaseMs + request.durationSeconds * this.limits.timeoutPerAudioSecondMs), // whole ms for AbortSignal.timeout
           signal: request.signal,
         },
       });

@@ -1,0 +1,78 @@
+// Real Whisper base weights end to end: a real transcription through the
+// server, token parity with whisper.cpp's whisper-cli, and word error rate on
+// a fixed subset of ../shared/audio under a ceiling that a broken resampler,
+// mel front end or converter would exceed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { transcribe, wavBlob } from '../helpers/server';
+import { startRealServer, realModelPath } from '../helpers/real-models';
+import { AUDIO_DIR } from '../helpers/paths';
+import { normalizeEnglish, wer } from '../../scripts/lib/english-normalizer';
+import { whisperCli, WHISPER_EOT } from '../../benchmarks/lib/whisper-cli';
+import { evalClips } from '../../benchmarks/lib/eval-clips';
+
+const JFK_TEXT = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
+const form = (file: string, extra: Record<string, string> = {}) => ({ file: wavBlob(readFileSync(file)), language: 'en', ...extra });
+
+for (const name of ['base-f16', 'base-q8_0'] as const) {
+  test(`${name}: jfk.wav through the server gives the sentence`, async () => {
+    const server = await startRealServer(name);
+    try {
+      const res = await transcribe(server, form(path.join(AUDIO_DIR, 'jfk.wav')), server.auth);
+      const body = await res.json();
+      assert.equal(res.status, 200, JSON.stringify(body));
+      assert.equal(normalizeEnglish(body.text), normalizeEnglish(JFK_TEXT), body.text);
+    } finally {
+      await server.close();
+    }
+  });
+}
+
+test('parity on real weights: the server\'s tokens are whisper-cli\'s on three clips', async () => {
+  const model = realModelPath('base-q8_0');
+  const server = await startRealServer('base-q8_0');
+  try {
+    const clips = [
+      path.join(AUDIO_DIR, 'jfk.wav'),
+      path.join(AUDIO_DIR, 'pocketsphinx_testdata', 'librivox', 'sense_and_sensibility_01_austen_64kb-0870.wav'),
+      evalClips().find((c) => c.set === 'hifitts_6097' && c.seconds > 5)!.file,
+    ];
+    for (const clip of clips) {
+      const res = await transcribe(server, form(clip, { response_format: 'verbose_json' }), server.auth);
+      const body = await res.json();
+      assert.equal(res.status, 200, JSON.stringify(body));
+      const ours = (body.segments as { tokens: number[] }[]).flatMap((s) => s.tokens.filter((t) => t < WHISPER_EOT));
+      const cli = await whisperCli(model, clip);
+      assert.ok(cli.tokens.length > 5, 'the reference decoded real text');
+      assert.deepEqual(ours, cli.tokens, path.basename(clip));
+      assert.equal(body.text.trim(), cli.text, path.basename(clip));
+    }
+  } finally {
+    await server.close();
+  }
+});
+
+// Measured on the full set: see benchmarks/results/eval-*.md. The ceiling leaves room for
+// decoding differences across CPUs; a resampler, mel or converter fault gives 30 % or more.
+const WER_CEILING = 0.12;
+
+test(`WER of base q8_0 through the server on every 4th clip stays under ${WER_CEILING * 100} %`, async () => {
+  const clips = evalClips().filter((_, i) => i % 4 === 0);
+  const server = await startRealServer('base-q8_0');
+  try {
+    const pairs = [];
+    for (const clip of clips) {
+      const res = await transcribe(server, form(clip.file), server.auth);
+      const body = await res.json();
+      assert.equal(res.status, 200, JSON.stringify(body));
+      pairs.push({ reference: clip.reference, hypothesis: body.text as string });
+    }
+    const measured = wer(pairs);
+    assert.ok(measured < WER_CEILING, `WER ${(measured * 100).toFixed(2)} % on ${clips.length} clips`);
+    assert.ok(pairs.some((p) => normalizeEnglish(p.hypothesis) === normalizeEnglish(p.reference)), 'some clips are transcribed exactly');
+  } finally {
+    await server.close();
+  }
+});
