@@ -121,9 +121,7 @@ void JobControl::worker_ended(pid_t tid) {
   workers_.erase(std::remove(workers_.begin(), workers_.end(), tid), workers_.end());
 }
 
-void JobControl::park_workers() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!paused_.load() || aborted_.load()) return;  // resumed or aborted since after_node() looked
+void JobControl::park_workers_locked() {
   ++stats_.parked_in_graph;
   worker_gate_.store(1, std::memory_order_release);
   for (pid_t tid : workers_) {
@@ -170,7 +168,7 @@ namespace stt {
 bool graph_hooks_linked() { return false; }
 void JobControl::worker_started(pid_t) {}
 void JobControl::worker_ended(pid_t) {}
-void JobControl::park_workers() {}
+void JobControl::park_workers_locked() {}
 void JobControl::wake_workers() {}
 }  // namespace stt
 #endif

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <cstdint>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -51,8 +52,19 @@ class JobControl {
   // abort the graph.
   bool after_node() {
     if (!paused_.load()) return aborted_.load();
-    park_workers();
-    return !checkpoint();
+    std::unique_lock<std::mutex> lock(mutex_);
+    stats_.waiting = true;
+    // Park and wait again after every release: a pause() that lands after a
+    // resume() opened the worker gate but before this thread runs again would
+    // otherwise leave the graph's other threads spinning beside the job that
+    // runs instead.
+    while (paused_.load() && !aborted_.load()) {
+      park_workers_locked();
+      const uint64_t seen = releases_;
+      changed_.wait(lock, [&] { return releases_ != seen; });
+    }
+    stats_.waiting = false;
+    return aborted_.load();
   }
 
   // A thread the job's thread created (ggml's graph threads) starts or ends.
@@ -61,9 +73,9 @@ class JobControl {
   void worker_ended(pid_t tid);
 
   // The word a parked worker sleeps on (futex): 1 while workers must wait.
-  // Closed only by park_workers() and opened by resume() and abort(), all
+  // Closed only by park_workers_locked() and opened by resume() and abort(), all
   // under mutex_, so a resume or abort that lands between after_node()'s
-  // check and park_workers() cannot leave the gate closed behind it.
+  // check and the parking cannot leave the gate closed behind it.
   std::atomic<int>& worker_gate() { return worker_gate_; }
 
   JobControlStats stats() const {
@@ -72,7 +84,8 @@ class JobControl {
   }
 
  private:
-  void park_workers();
+  // Closes the worker gate and signals the graph threads; mutex_ held.
+  void park_workers_locked();
   void wake_workers();
 
   // Applies resume's or abort's change under mutex_, opening the worker gate
@@ -84,6 +97,7 @@ class JobControl {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       change();
+      ++releases_;
       gate_was_closed = worker_gate_.exchange(0) == 1;
     }
     changed_.notify_all();
@@ -93,6 +107,7 @@ class JobControl {
   std::atomic<bool> aborted_{false};
   std::atomic<bool> paused_{false};
   std::atomic<int> worker_gate_{0};
+  uint64_t releases_ = 0;            // guarded by mutex_; counts resume() and abort()
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<pid_t> workers_;       // guarded by mutex_

@@ -151,6 +151,19 @@ function loadAddon(): NativeAddon {
 
 const addon = loadAddon();
 
+/**
+ * Every job in flight. Node's exit joins the libuv pool's threads, and a
+ * paused job's thread waits for a resume only this thread could send: without
+ * this, process.exit(), an uncaught exception or an unhandled rejection with a
+ * job paused would hang forever instead of exiting. Aborting opens every
+ * job's gate; each returns at its next node or token.
+ */
+const liveJobs = new Set<NativeJobControl>();
+export function abortAllJobs(): void {
+  for (const control of liveJobs) control.abort();
+}
+process.on('exit', abortAllJobs);
+
 export const whisperVersion: string = addon.whisperVersion;
 /** Whether jobs can pause and abort inside a ggml graph (the Linux link-time hooks), not only between graphs. */
 export const graphHooks: boolean = addon.graphHooks;
@@ -192,7 +205,11 @@ export class Model {
     if (signal?.aborted) control.abort();
     const onAbort = (): void => control.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
-    return this.native.transcribe(pcm, rest, control).finally(() => signal?.removeEventListener('abort', onAbort));
+    liveJobs.add(control);
+    return this.native.transcribe(pcm, rest, control).finally(() => {
+      liveJobs.delete(control);
+      signal?.removeEventListener('abort', onAbort);
+    });
   }
 
   stats(): ModelStats {

@@ -167,13 +167,22 @@ export function adminRoutes(root: Router, s: Services): void {
         seen.add(alias);
       }
     }
+    // A stored key was given for one destination: moving the provider to
+    // another base URL or kind without a new key would send the old key there.
+    const moves = !!existing && ((update.baseUrl !== undefined && update.baseUrl !== existing.baseUrl) ||
+      (update.kind !== undefined && update.kind !== existing.kind));
+    if (moves && update.apiKey === undefined) update.apiKey = null;
     // Refuse a change that would break the live cloud route.
     const routing = await s.stt.current();
     const route = routing.cloud;
     if (existing && routing.mode === 'cloud' && route && route.providerId === id) {
       const model = route.model;
       if (update.enabled === false) throw conflict('provider_in_use', 'This provider serves the current cloud route; switch routing first.', 'enabled');
-      if (update.apiKey === null) throw conflict('provider_in_use', 'This provider serves the current cloud route; its key cannot be cleared.', 'apiKey');
+      if (update.apiKey === null) {
+        throw conflict('provider_in_use', moves
+          ? 'This provider serves the current cloud route; a new baseUrl or kind needs its API key in the same request.'
+          : 'This provider serves the current cloud route; its key cannot be cleared.', 'apiKey');
+      }
       if (update.models && !update.models.some((m) => m.id === model)) {
         throw conflict('provider_in_use', `The current cloud route uses model "${model}".`, 'models');
       }

@@ -259,3 +259,43 @@ test('cloud calls are bounded: past STT_PROVIDER_CONCURRENCY a request gets 503 
     await provider.close();
   }
 });
+
+test('a provider moved to another base URL or kind loses its stored key unless a new one comes with it', async () => {
+  const provider = await startOpenAiLike('sk-new-destination-123');
+  const put = (body: unknown) =>
+    fetch(`${server.url}/admin/providers/mover`, {
+      method: 'PUT', headers: { Authorization: `Bearer ${server.adminKey}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: await r.json() }));
+  try {
+    let r = await put({ kind: 'openai', baseUrl: 'https://provider.example/v1', apiKey: 'sk-old-destination-456', enabled: true, models: [{ id: 'whisper-1' }] });
+    assert.equal(r.body.apiKeySet, true);
+    r = await put({ name: 'renamed' });
+    assert.equal(r.body.apiKeySet, true, 'other changes keep the key');
+    r = await put({ baseUrl: provider.url });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.apiKeySet, false, 'a new base URL clears the key');
+    assert.equal(await server.services.providers.apiKey('mover'), null);
+    r = await put({ baseUrl: 'https://provider.example/v1', apiKey: 'sk-old-destination-456' });
+    assert.equal(r.body.apiKeySet, true, 'a new key in the same request is kept');
+    r = await put({ kind: 'deepgram' });
+    assert.equal(r.body.apiKeySet, false, 'a new kind clears the key');
+
+    // In use by the cloud route: moving it without a key is refused, with a key it works.
+    await put({ kind: 'openai', baseUrl: provider.url, apiKey: 'sk-new-destination-123' });
+    const routing = await fetch(`${server.url}/admin/routing`, {
+      method: 'PUT', headers: { Authorization: `Bearer ${server.adminKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ mode: 'cloud', cloud: { providerId: 'mover', model: 'whisper-1' } }),
+    });
+    assert.equal(routing.status, 200);
+    r = await put({ baseUrl: 'https://elsewhere.example/v1' });
+    assert.equal(r.status, 409);
+    assert.equal(r.body.error.code, 'provider_in_use');
+    assert.equal((await transcribe(server, { file: wavBlob(JFK) }, server.auth)).status, 200);
+    assert.ok(provider.requests.every((q) => q.auth === 'Bearer sk-new-destination-123'), 'only the new key reached the new destination');
+  } finally {
+    await fetch(`${server.url}/admin/routing`, {
+      method: 'PUT', headers: { Authorization: `Bearer ${server.adminKey}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ mode: 'local' }),
+    });
+    await provider.close();
+  }
+});

@@ -250,6 +250,35 @@ test('pausing and resuming in quick succession, in any interleaving, never stran
   m.dispose();
 });
 
+test('a pause right after a resume parks the graph threads again (none spin beside the job that runs instead)', { skip: !graphHooks && 'graph hooks are linked on Linux only' }, async () => {
+  const m = await loadModel(tiny);
+  const pcm = await pcmOf(librivox(1)[0]);
+  const opts = { ...GREEDY, threads: 2, maxTokens: 16 };
+  let trials = 0;
+  for (let job = 0; job < 4 && trials < 20; job++) {
+    const control = createJobControl();
+    let settled = false;
+    const running = m.transcribe(pcm, { ...opts, control }).finally(() => (settled = true));
+    while (!settled && trials < 20) {
+      if (!(await pauseUntil(control, () => settled, inGraphWithWorkers, false))) break;
+      const before = control.stats();
+      // Resume and pause again before the job's thread can run: it must park its workers again.
+      control.resume();
+      control.pause();
+      for (let i = 0; i < 2000 && !settled && control.stats().parkedInGraph === before.parkedInGraph; i++) await new Promise((r) => setTimeout(r, 1));
+      if (settled) break;
+      const after = control.stats();
+      assert.ok(after.parkedInGraph > before.parkedInGraph, `trial ${trials}: the job waits again without parking its graph threads`);
+      trials++;
+      control.resume();
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await running;
+  }
+  assert.ok(trials >= 5, `only ${trials} re-pauses landed inside a graph`);
+  m.dispose();
+});
+
 test('a job aborted while parked inside a graph stops there and its state goes back clean', { skip: !graphHooks && 'graph hooks are linked on Linux only' }, async () => {
   const m = await loadModel(PARAKEET_FIXTURE);
   const pcm = await pcmOf(librivox(1)[0]);
@@ -322,4 +351,22 @@ test('the addon loads and transcribes inside a worker thread', async () => {
 function librivox(n: number): string[] {
   const dir = path.join(AUDIO_DIR, 'pocketsphinx_testdata', 'librivox');
   return require('node:fs').readdirSync(dir).filter((f: string) => f.endsWith('.wav')).sort().slice(0, n).map((f: string) => path.join(dir, f));
+}
+
+for (const how of ['exit', 'throw', 'reject'] as const) {
+  test(`the process terminates on ${how} while a job is paused (jobs are aborted on exit)`, async () => {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/helpers/exit-while-paused.ts'), how], { cwd: ROOT });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const code = await Promise.race([
+      new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c))),
+      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 30_000)),
+    ]);
+    if (code === 'hung') child.kill('SIGKILL');
+    assert.notEqual(code, 'hung', `still running 30 s after ${how}: ${out}`);
+    assert.match(out, /paused/);
+    assert.equal(code, how === 'exit' ? 0 : 1, out);
+  });
 }

@@ -129,3 +129,15 @@ test('aborting a queued job removes it; an aborted signal never queues', async (
   await h.s.idle();
   assert.deepEqual(h.started, ['a:1']);
 });
+
+test('the job a long one is paused for is the one that starts, not an aged long job waiting', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 10 });
+  h.submit('V', 600);
+  h.submit('W', 40); // long: never pauses V by itself
+  h.tick(20_000); // W's key has aged to 0, below a new 5-s job's
+  h.submit('S', 5);
+  assert.deepEqual(h.events, ['pause V']);
+  assert.deepEqual(h.started, ['V:1', 'S:1'], 'S runs in the slot V was paused for');
+  await h.finish('S');
+  assert.deepEqual(h.started, ['V:1', 'S:1', 'W:1'], 'then W, whose aged key beats paused V');
+});

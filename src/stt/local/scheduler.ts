@@ -178,13 +178,17 @@ export class Scheduler {
         if (this.paused.includes(next)) this.resume(next, now);
         else this.startEntry(next);
       }
-      if (!this.preemptFor(this.best(this.waiting.filter((e) => !e.long), now), now)) return;
+      // The job a long one was paused for starts in its slot now: left to the
+      // fill loop, an aged long job waiting could take the slot instead.
+      const candidate = this.best(this.waiting.filter((e) => !e.long), now);
+      if (!candidate || !this.preemptFor(candidate, now)) return;
+      this.startEntry(candidate);
     }
   }
 
   /** Pauses the worst long job computing if `candidate` (a waiting short job) beats it. */
-  private preemptFor(candidate: Entry | undefined, now: number): boolean {
-    if (!candidate || this.paused.length >= this.maxPaused) return false;
+  private preemptFor(candidate: Entry, now: number): boolean {
+    if (this.paused.length >= this.maxPaused) return false;
     let victim: Entry | undefined;
     for (const e of this.active) {
       if (e.long && e.pausable && (!victim || this.key(e, now) > this.key(victim, now))) victim = e;
@@ -212,7 +216,8 @@ export class Scheduler {
   }
 
   private finish(entry: Entry, startedAt: number): void {
-    // A paused job finishes only when it was aborted.
+    // A paused job finishes while paused only when it was aborted (its
+    // control opens the gate and the native call returns): drop it from the list.
     const i = this.paused.indexOf(entry);
     if (i >= 0) this.paused.splice(i, 1);
     this.active.delete(entry);
