@@ -65,7 +65,7 @@ async function evaluate(name: RealModelName, clips: EvalClip[]): Promise<Hyp[]> 
       const serverMs = performance.now() - t0;
       const cli = await whisperCli(model, clip.file, THREADS);
       out.push({
-        clip, server: r.text, cli: cli.text, serverMs, cliMs: cli.inferenceMs,
+        clip, server: r.text, cli: cli.text.trim(), serverMs, cliMs: cli.inferenceMs,
         tokens: (r.segments ?? []).reduce((n, s) => n + s.tokens.length, 0),
       });
       process.stdout.write('.');

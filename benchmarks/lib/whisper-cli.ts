@@ -28,7 +28,7 @@ export async function whisperCli(model: string, wav: string, threads = 2): Promi
     const segs = json.transcription as { text: string; tokens: { id: number }[] }[];
     const ms = (label: string) => Number(new RegExp(`${label} =\\s*([\\d.]+) ms`).exec(stderr)?.[1] ?? NaN);
     return {
-      text: segs.map((s) => s.text).join('').trim(),
+      text: segs.map((s) => s.text).join(''),
       tokens: segs.flatMap((s) => s.tokens.map((t) => t.id).filter((id) => id < WHISPER_EOT)),
       inferenceMs: ms('total time') - ms('load time'),
     };

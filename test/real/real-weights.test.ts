@@ -47,18 +47,20 @@ test('parity on real weights: the server\'s tokens are whisper-cli\'s on three c
       const cli = await whisperCli(model, clip);
       assert.ok(cli.tokens.length > 5, 'the reference decoded real text');
       assert.deepEqual(ours, cli.tokens, path.basename(clip));
-      assert.equal(body.text.trim(), cli.text, path.basename(clip));
+      assert.equal(body.text.trim(), cli.text.trim(), path.basename(clip));
     }
   } finally {
     await server.close();
   }
 });
 
-// Measured on the full set: see benchmarks/results/eval-*.md. The ceiling leaves room for
-// decoding differences across CPUs; a resampler, mel or converter fault gives 30 % or more.
+// Measured: 7.8 % on the full set (benchmarks/results/eval-2026-11-23.md) and 10.9 % on this
+// subset, with the server's default decoding (temperature fallback on). 12 % leaves room for
+// decoding differences across CPUs and ggml kernels; a broken resampler, mel front end or converter
+// gives far more (random weights: over 100 %; a 2x resampling error turns speech into noise).
 const WER_CEILING = 0.12;
 
-test(`WER of base q8_0 through the server on every 4th clip stays under ${WER_CEILING * 100} %`, async () => {
+test(`WER of base q8_0 through the server on every 4th clip stays under ${WER_CEILING * 100} %`, async (t) => {
   const clips = evalClips().filter((_, i) => i % 4 === 0);
   const server = await startRealServer('base-q8_0');
   try {
@@ -70,6 +72,7 @@ test(`WER of base q8_0 through the server on every 4th clip stays under ${WER_CE
       pairs.push({ reference: clip.reference, hypothesis: body.text as string });
     }
     const measured = wer(pairs);
+    t.diagnostic(`WER ${(measured * 100).toFixed(2)} % on ${clips.length} clips`);
     assert.ok(measured < WER_CEILING, `WER ${(measured * 100).toFixed(2)} % on ${clips.length} clips`);
     assert.ok(pairs.some((p) => normalizeEnglish(p.hypothesis) === normalizeEnglish(p.reference)), 'some clips are transcribed exactly');
   } finally {
