@@ -22,6 +22,7 @@ class JobControlWrap : public Napi::ObjectWrap<JobControlWrap> {
     control_->resume();
     return info.Env().Undefined();
   }
+  Napi::Value started(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), control_->started()); }
   Napi::Value stats(const Napi::CallbackInfo& info) {
     const JobControlStats s = control_->stats();
     Napi::Object out = Napi::Object::New(info.Env());
@@ -43,6 +44,7 @@ Napi::Function define_job_control(Napi::Env env) {
                                      {JobControlWrap::InstanceMethod<&JobControlWrap::abort>("abort"),
                                       JobControlWrap::InstanceMethod<&JobControlWrap::pause>("pause"),
                                       JobControlWrap::InstanceMethod<&JobControlWrap::resume>("resume"),
+                                      JobControlWrap::InstanceMethod<&JobControlWrap::started>("started"),
                                       JobControlWrap::InstanceMethod<&JobControlWrap::stats>("stats")});
 }
 

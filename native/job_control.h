@@ -37,6 +37,9 @@ class JobControl {
   void resume() { release([this] { paused_.store(false); }); }
 
   bool aborted() const { return aborted_.load(); }
+  // The job's native work began on a pool thread (the scheduler pauses only such jobs).
+  void mark_started() { started_.store(true); }
+  bool started() const { return started_.load(); }
 
   // At a safe point: waits while paused. Returns false when the job should stop.
   bool checkpoint() {
@@ -106,6 +109,7 @@ class JobControl {
 
   std::atomic<bool> aborted_{false};
   std::atomic<bool> paused_{false};
+  std::atomic<bool> started_{false};
   std::atomic<int> worker_gate_{0};
   uint64_t releases_ = 0;            // guarded by mutex_; counts resume() and abort()
   mutable std::mutex mutex_;

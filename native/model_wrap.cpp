@@ -144,6 +144,7 @@ class TranscribeWorker : public Napi::AsyncWorker {
   Napi::Promise promise() { return deferred_.Promise(); }
 
   void Execute() override {
+    if (options_.control) options_.control->mark_started();
     try {
       result_ = engine_->transcribe(pcm_, n_samples_, options_);
     } catch (const AbortedError& e) {

@@ -31,6 +31,10 @@ export interface Config {
   allowedHosts: string[] | null;
   /** Permits http: to loopback addresses for model downloads and providers (tests, local mirrors). */
   allowInsecureLoopback: boolean;
+  /** libuv's pool in this process (UV_THREADPOOL_SIZE, read by libuv at its first use). */
+  threadpoolSize: number;
+  /** Long jobs paused at once: each holds a pool thread, so slots + paused + 2 stay within the pool. */
+  maxPaused: number;
   /** Runtime activated on a new host's first start; null = none. */
   defaultModel: string | null;
   /** Cloud transcriptions in flight at once; beyond it 503 queue_full. */
@@ -72,6 +76,11 @@ function writableDir(name: string, dir: string): string {
   return dir;
 }
 
+/** Pool threads kept free of inference for WAV decoding, SQLite and fs. */
+export const POOL_SPARE = 2;
+/** The pool size a server with `parallel` slots wants: every slot, as many paused jobs, and the spare. */
+export const wantedThreadpoolSize = (parallel: number): number => Math.max(4, 2 * parallel + POOL_SPARE);
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const DEFAULT_MODEL_BASE_URL = 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main';
 
@@ -82,6 +91,14 @@ export function loadConfig(env: Env = process.env): Config {
   const threads = int(env, 'STT_THREADS', cores, 1, 1024);
   const parallel = int(env, 'STT_PARALLEL', 1, 1, 64);
   if (parallel > threads) throw new ConfigError('STT_PARALLEL', `cannot exceed STT_THREADS (${threads})`);
+  // Every computing slot and every paused job holds a libuv pool thread;
+  // WAV decoding, SQLite and fs need the rest. The pool is the process's own,
+  // whatever env was passed in.
+  const threadpoolSize = Math.min(1024, Math.max(1, Number(process.env.UV_THREADPOOL_SIZE) || 4));
+  if (parallel + POOL_SPARE > threadpoolSize) {
+    throw new ConfigError('STT_PARALLEL', `${parallel} slots need a libuv pool of at least ${parallel + POOL_SPARE} threads ` +
+      `(${POOL_SPARE} spare for WAV decoding and SQLite), but UV_THREADPOOL_SIZE is ${threadpoolSize}`);
+  }
   const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}`);
   const host = env.HOST || '127.0.0.1';
@@ -120,6 +137,8 @@ export function loadConfig(env: Env = process.env): Config {
     allowInsecureLoopback,
     providerConcurrency: int(env, 'STT_PROVIDER_CONCURRENCY', 16, 1, 10000),
     defaultModel: defaultModel(env.STT_DEFAULT_MODEL),
+    threadpoolSize,
+    maxPaused: Math.min(parallel, threadpoolSize - parallel - POOL_SPARE),
   };
 }
 

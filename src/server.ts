@@ -1,7 +1,7 @@
 // Entry point: validated config, services, HTTP server, graceful shutdown.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadConfig, ConfigError, type Config } from './config';
+import { loadConfig, ConfigError, wantedThreadpoolSize, type Config } from './config';
 import { createLogger, type Logger } from './log';
 import { createServices, closeServices, type Services } from './services';
 import { createApp } from './http/app';
@@ -69,6 +69,13 @@ function announceSecrets(services: Services, first: FirstStart, logger: Logger):
 }
 
 async function main(): Promise<void> {
+  // Size libuv's pool before its first use, so that every slot and as many
+  // paused jobs hold a thread with two to spare (see config.ts). A size the
+  // host set is kept, and refused by loadConfig if it is too small.
+  if (!process.env.UV_THREADPOOL_SIZE) {
+    const parallel = Number(process.env.STT_PARALLEL) || 1;
+    process.env.UV_THREADPOOL_SIZE = String(wantedThreadpoolSize(parallel));
+  }
   let config: Config;
   try {
     config = loadConfig();

@@ -66,6 +66,8 @@ export interface TranscribeOptions {
 export interface JobControl {
   pause(): void;
   resume(): void;
+  /** The job's native work has begun on a pool thread. */
+  started(): boolean;
   stats(): JobControlStats;
 }
 

@@ -1,7 +1,7 @@
 // The admin bearer token: STT_ADMIN_KEY, or one generated on first start into
 // $STT_DATA_DIR/admin.key (mode 0600). Compared in constant time.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export interface AdminKey {
@@ -14,15 +14,20 @@ export interface AdminKey {
 export function resolveAdminKey(dataDir: string, fromEnv: string | null): AdminKey {
   if (fromEnv) return { value: fromEnv, generated: false, file: null };
   const file = path.join(dataDir, 'admin.key');
+  let value: string;
   try {
-    const value = readFileSync(file, 'utf8').trim();
-    if (value) return { value, generated: false, file };
-  } catch {
-    // first start: generate below
+    value = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${file} cannot be read (${(err as Error).message})`);
+    // First start: generate, written atomically with mode 0600.
+    const generated = 'sk-admin-' + randomBytes(32).toString('base64url');
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, generated + '\n', { mode: 0o600 });
+    renameSync(tmp, file);
+    return { value: generated, generated: true, file };
   }
-  const value = 'sk-admin-' + randomBytes(32).toString('base64url');
-  writeFileSync(file, value + '\n', { mode: 0o600, flag: 'w' });
-  return { value, generated: true, file };
+  if (value.length < 16) throw new Error(`${file} holds no usable admin key (under 16 characters); restore it or remove it to generate a new one`);
+  return { value, generated: false, file };
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();

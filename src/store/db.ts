@@ -23,7 +23,7 @@ export class Database {
     });
     const db = new Database(raw);
     raw.configure('busyTimeout', 5000);
-    await db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;');
+    await db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;');
     await db.migrate();
     return db;
   }

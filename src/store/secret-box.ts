@@ -1,10 +1,19 @@
 // Encrypts provider keys at rest with AES-256-GCM. The key is STT_SECRET_KEY
 // (64 hex characters) or a random key kept in $STT_DATA_DIR/secret.key (0600).
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 const VERSION = 'v1';
+
+/** A new random key, written atomically with mode 0600 (a crash never leaves half a key). */
+function writeKeyFile(file: string): Buffer {
+  const key = randomBytes(32);
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, key.toString('hex') + '\n', { mode: 0o600 });
+  renameSync(tmp, file);
+  return key;
+}
 
 export class SecretBox {
   private constructor(private readonly key: Buffer) {}
@@ -12,15 +21,16 @@ export class SecretBox {
   static open(dataDir: string, fromEnv: string | null): SecretBox {
     if (fromEnv) return new SecretBox(Buffer.from(fromEnv, 'hex'));
     const file = path.join(dataDir, 'secret.key');
+    let hex: string;
     try {
-      const hex = readFileSync(file, 'utf8').trim();
-      if (/^[0-9a-f]{64}$/i.test(hex)) return new SecretBox(Buffer.from(hex, 'hex'));
-    } catch {
-      // first start
+      hex = readFileSync(file, 'utf8').trim();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${file} cannot be read (${(err as Error).message}); stored provider keys need it`);
+      return new SecretBox(writeKeyFile(file));
     }
-    const key = randomBytes(32);
-    writeFileSync(file, key.toString('hex') + '\n', { mode: 0o600 });
-    return new SecretBox(key);
+    // Replacing a damaged key would make every stored provider key undecryptable: refuse instead.
+    if (!/^[0-9a-f]{64}$/i.test(hex)) throw new Error(`${file} is not 64 hex characters; restore it, or remove it and re-enter the provider keys`);
+    return new SecretBox(Buffer.from(hex, 'hex'));
   }
 
   seal(plain: string): string {

@@ -55,10 +55,11 @@ test('parity on real weights: the server\'s tokens are whisper-cli\'s on three c
 });
 
 // Measured: 7.8 % on the full set (benchmarks/results/eval-2026-11-23.md) and 10.9 % on this
-// subset, with the server's default decoding (temperature fallback on). 12 % leaves room for
-// decoding differences across CPUs and ggml kernels; a broken resampler, mel front end or converter
-// gives far more (random weights: over 100 %; a 2x resampling error turns speech into noise).
-const WER_CEILING = 0.12;
+// subset (about 280 words; greedy, no fallback, as the test server decodes). 15 % allows about a
+// dozen more errors for decoding differences across CPUs and ggml kernels; a broken resampler, mel
+// front end or converter gives far more (random weights: over 100 %; a 2x resampling error turns
+// speech into noise).
+const WER_CEILING = 0.15;
 
 test(`WER of base q8_0 through the server on every 4th clip stays under ${WER_CEILING * 100} %`, async (t) => {
   const clips = evalClips().filter((_, i) => i % 4 === 0);

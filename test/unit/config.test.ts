@@ -37,3 +37,15 @@ test('a bad value names its variable', () => {
     assert.throws(() => loadConfig({ STT_DATA_DIR: dataDir, ...env }), (e) => e instanceof ConfigError && e.variable === variable, variable);
   }
 });
+
+test('slots and paused jobs fit libuv\'s pool with two threads to spare', () => {
+  const pool = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+  const c = loadConfig({ STT_DATA_DIR: dataDir, STT_THREADS: '64', STT_PARALLEL: '1' });
+  assert.equal(c.threadpoolSize, pool);
+  assert.equal(c.maxPaused, Math.min(1, pool - 3));
+  const tooMany = String(pool - 1);
+  assert.throws(() => loadConfig({ STT_DATA_DIR: dataDir, STT_THREADS: '64', STT_PARALLEL: tooMany }),
+    (e) => e instanceof ConfigError && e.variable === 'STT_PARALLEL' && e.message.includes(`at least ${pool + 1}`) && e.message.includes(`UV_THREADPOOL_SIZE is ${pool}`));
+  const fits = loadConfig({ STT_DATA_DIR: dataDir, STT_THREADS: '64', STT_PARALLEL: String(pool - 2) });
+  assert.equal(fits.maxPaused, 0, 'no pool thread left for a paused job: none is paused');
+});

@@ -141,3 +141,26 @@ test('the job a long one is paused for is the one that starts, not an aged long 
   await h.finish('S');
   assert.deepEqual(h.started, ['V:1', 'S:1', 'W:1'], 'then W, whose aged key beats paused V');
 });
+
+test('a long job is not paused before its native work has begun; the short job preempts it once it has', async () => {
+  const s = new Scheduler({ threads: 1, slots: 1, capacity: 10 });
+  const events: string[] = [];
+  let longStarted = false;
+  const finishers = new Map<string, () => void>();
+  const job = (name: string, started: () => boolean) => s.submit(name === 'long' ? 120 : 5, undefined, ({ attach }) => {
+    events.push(`start ${name}`);
+    attach({ pause: () => events.push(`pause ${name}`), resume: () => events.push(`resume ${name}`), started });
+    return new Promise<void>((resolve) => finishers.set(name, resolve));
+  });
+  void job('long', () => longStarted);
+  void job('short', () => true);
+  assert.deepEqual(events, ['start long'], 'not paused while it waits for a pool thread');
+  longStarted = true;
+  for (let i = 0; i < 200 && !events.includes('start short'); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.deepEqual(events, ['start long', 'pause long', 'start short']);
+  finishers.get('short')!();
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(events.at(-1), 'resume long');
+  finishers.get('long')!();
+  await s.idle();
+});

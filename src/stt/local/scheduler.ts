@@ -13,9 +13,13 @@
 //   the graph hooks are not linked; see JobControl in src/native) and resumed
 //   later, so a 5-s clip never waits for a 2-minute one. Results do not change.
 //   At most `maxPaused` jobs sit paused (each holds a model state and a libuv
-//   worker thread while it waits).
+//   worker thread while it waits), and a job is never paused before its native
+//   work has begun: paused then, it would take a pool thread only to wait.
 // - A bounded queue: beyond `capacity` waiting jobs, submit() throws QueueFullError.
 // - Aborting a queued job removes it; aborting a running or paused one is passed to it.
+
+/** How soon a preemption waiting for its victim's native work to begin looks again. */
+const RETRY_MS = 5;
 
 export class QueueFullError extends Error {
   constructor(readonly retryAfterSeconds: number) {
@@ -47,6 +51,12 @@ export interface SchedulerOptions {
 export interface Pausable {
   pause(): void;
   resume(): void;
+  /**
+   * Whether the job's native work has begun on a pool thread. A job paused
+   * before that would take a pool thread only to wait in it, and enough of
+   * those starve the threads the jobs it was paused for need. Absent: started.
+   */
+  started?(): boolean;
 }
 
 export interface JobStart {
@@ -87,6 +97,8 @@ export class Scheduler {
   /** Wall seconds per audio second while computing, smoothed; feeds Retry-After. */
   private secondsPerAudioSecond = 0.5;
   private idleWaiters: (() => void)[] = [];
+  /** Set while a preemption waits for its victim's native work to begin. */
+  private retry: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: SchedulerOptions) {
     this.threadsPerJob = Math.max(1, Math.floor(options.threads / options.slots));
@@ -190,10 +202,20 @@ export class Scheduler {
   private preemptFor(candidate: Entry, now: number): boolean {
     if (this.paused.length >= this.maxPaused) return false;
     let victim: Entry | undefined;
+    let notYetStarted = false;
     for (const e of this.active) {
-      if (e.long && e.pausable && (!victim || this.key(e, now) > this.key(victim, now))) victim = e;
+      if (!e.long || !e.pausable || this.key(candidate, now) >= this.key(e, now)) continue;
+      if (e.pausable.started && !e.pausable.started()) {
+        notYetStarted = true;
+        continue;
+      }
+      if (!victim || this.key(e, now) > this.key(victim, now)) victim = e;
     }
-    if (!victim || this.key(candidate, now) >= this.key(victim, now)) return false;
+    if (!victim) {
+      // Its native work begins within moments (the pool has room by the config's rule): look again then.
+      if (notYetStarted) this.retry ??= setTimeout(() => ((this.retry = undefined), this.dispatch()), RETRY_MS).unref();
+      return false;
+    }
     this.active.delete(victim);
     victim.pausedAt = now;
     this.paused.push(victim);
