@@ -5,7 +5,7 @@
 // failure leaves the server up and says why there). With no API key yet, a
 // first one is created and shown like the admin key. Anything a host set
 // before (routing, keys) is never touched.
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Services } from './services';
 import { installedFile, runtimeById } from './stt/catalogue';
@@ -32,6 +32,12 @@ export async function firstStart(s: Services): Promise<FirstStart> {
     result.status = status;
     s.firstStart = status;
     const activate = async () => {
+      // A download takes minutes: the host may have chosen routing meanwhile (admin API or CLI).
+      if (await s.settings.hasRouting()) {
+        status.state = 'failed';
+        status.error = 'routing was set by the host during the download; left as set';
+        return;
+      }
       await s.settings.setRouting({ mode: 'local', localModel: spec.id, cloud: null });
       s.stt.invalidate();
       s.local.activate(spec.id).catch(() => {});
@@ -56,7 +62,10 @@ export async function firstStart(s: Services): Promise<FirstStart> {
   if (newHost && (await s.apiKeys.list()).length === 0) {
     const k = await s.apiKeys.create('first key');
     const file = path.join(s.config.dataDir, 'first-api.key');
-    writeFileSync(file, k.key + '\n', { mode: 0o600 });
+    // Written like admin.key: a fresh 0600 file renamed into place, never through an existing path.
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, k.key + '\n', { mode: 0o600, flag: 'wx' });
+    renameSync(tmp, file);
     result.apiKey = { key: k.key, file };
   }
   return result;

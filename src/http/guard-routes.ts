@@ -3,8 +3,10 @@
 // by its own rules (one once matched case-sensitively while the routes did
 // not, so /ADMIN/... skipped the admin key). Here the guard runs exactly when
 // a route does, and a route added later cannot exist without it. OPTIONS gets
-// a guarded route per path too, so even the list of methods needs the key
-// (allowedMethods answers it after the guard).
+// a guarded route per path too (allowedMethods answers it after the guard); a
+// method a path does not have still gets 405 without a key, which tells only
+// what the README lists. Never use router.param() on these routers: @koa/router
+// puts param middleware in front of the guard (a test checks the order).
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 

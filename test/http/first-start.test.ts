@@ -70,6 +70,24 @@ test('a default model that is not installed is downloaded in the background, the
   }
 });
 
+test('routing the host sets while the default model downloads is kept', async () => {
+  const models = await startModelServer();
+  models.files.set('parakeet-tdt-0.6b-v3-q8_0.bin', readFileSync(PARAKEET_FIXTURE));
+  models.throttle = { chunk: 2048, delayMs: 100 };
+  const s = await startTestServer({ installModels: false, env: { STT_DEFAULT_MODEL: 'parakeet-tdt-0.6b-v3', STT_MODEL_BASE_URL: models.url } });
+  try {
+    assert.equal((await status(s)).firstStart.state, 'downloading');
+    await s.services.settings.setRouting({ mode: 'local', localModel: null, cloud: null }); // as the admin CLI writes it
+    const st = await until('the download to end', () => status(s), (b) => b.firstStart.state !== 'downloading');
+    assert.equal(st.firstStart.state, 'failed');
+    assert.match(st.firstStart.error, /set by the host/);
+    assert.deepEqual(await s.services.settings.routing(), { mode: 'local', localModel: null, cloud: null });
+  } finally {
+    await s.close();
+    await models.close();
+  }
+});
+
 test('a failed download leaves the server up and /admin/status says why', async () => {
   const models = await startModelServer(); // serves nothing: 404
   const s = await startTestServer({ installModels: false, env: { STT_DEFAULT_MODEL: 'whisper-base', STT_MODEL_BASE_URL: models.url } });

@@ -141,19 +141,23 @@ test('STT_ALLOWED_HOSTS replaces the default list; "*" turns the check off', asy
   }
 });
 
-test('a generated admin key is not printed when stdout is not a terminal; the log names its file', async () => {
+test('a generated admin key and a first API key are not printed when stdout is not a terminal; the log names their files', async () => {
   const dataDir = tempDataDir();
-  const env = { ...process.env, PORT: '0', STT_DATA_DIR: dataDir, STT_ADMIN_KEY: '', LOG_LEVEL: 'info' };
+  // A new host: the default model's download (from an unreachable mirror) fails in the background.
+  const env = { ...process.env, PORT: '0', STT_DATA_DIR: dataDir, STT_ADMIN_KEY: '', LOG_LEVEL: 'info', STT_MODEL_BASE_URL: 'https://127.0.0.1:9/models' };
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/server.ts')], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   const exited = new Promise((resolve) => child.on('exit', resolve));
   try {
-    for (let i = 0; i < 1500 && !out.includes('"listening"'); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 1500 && !out.includes('first API key'); i++) await new Promise((r) => setTimeout(r, 20));
     assert.match(out, /"msg":"listening"/);
     const key = readFileSync(path.join(dataDir, 'admin.key'), 'utf8').trim();
     assert.ok(key.length > 20);
-    assert.ok(!out.includes(key), 'the key is not on stdout');
+    assert.ok(!out.includes(key), 'the admin key is not on stdout');
+    const apiKey = readFileSync(path.join(dataDir, 'first-api.key'), 'utf8').trim();
+    assert.ok(apiKey.length > 20 && !out.includes(apiKey), 'nor the first API key');
+    assert.equal(statSync(path.join(dataDir, 'first-api.key')).mode & 0o777, 0o600);
     const line = out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => /admin key/.test(l.msg));
     assert.equal(line.file, path.join(dataDir, 'admin.key'));
     assert.equal(statSync(path.join(dataDir, 'admin.key')).mode & 0o777, 0o600);
@@ -298,4 +302,16 @@ test('a provider moved to another base URL or kind loses its stored key unless a
     });
     await provider.close();
   }
+});
+
+test('every guarded route runs its guard first, and unknown methods get a 501 envelope', async () => {
+  const router = createRouter(server.services);
+  for (const layer of router.stack.filter((l) => l.methods.length > 0)) {
+    const p = String(layer.path);
+    const want = p.startsWith('/admin') ? 'authenticateAdmin' : p.startsWith('/v1') ? 'authenticateApiKey' : null;
+    if (want) assert.equal((layer.stack[0] as { name?: string }).name, want, `${layer.methods} ${p}`);
+  }
+  const r = await raw('PROPFIND', '/');
+  assert.equal(r.status, 501);
+  assert.equal(JSON.parse(r.body).error.code, 'not_implemented');
 });

@@ -31,10 +31,12 @@ export function errorHandler(logger: Logger) {
           fromUploadError(err) ??
           (err.status === 405
             ? new ApiError(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`)
+            : err.status === 501
+              ? new ApiError(501, 'not_implemented', `${ctx.method} is not a method this server implements.`)
             : err.status && err.status < 500 && err.expose
               ? new ApiError(err.status, 'invalid_request', err.message)
               : new ApiError(500, 'internal_error', 'Internal server error.'));
-        if (api.status >= 500) logger.error({ requestId: ctx.state.requestId, err: err.message, stack: err.stack }, 'unhandled error');
+        if (api.status >= 500 && api.status !== 501) logger.error({ requestId: ctx.state.requestId, err: err.message, stack: err.stack }, 'unhandled error');
       }
       ctx.state.errorCode = api.code;
       ctx.status = api.status;

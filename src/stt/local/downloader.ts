@@ -13,7 +13,7 @@ import { Transform } from 'node:stream';
 import type { Logger } from '../../log';
 import { inspectModelFile } from '../../native/model-file';
 import { RUNTIMES, type RuntimeFile, type RuntimeSpec } from '../catalogue';
-import { checkRemoteUrlResolved } from '../../net/remote-url';
+import { checkRemoteUrlResolved, isLoopbackHost } from '../../net/remote-url';
 
 export interface DownloadStatus {
   state: 'downloading' | 'verifying' | 'done' | 'failed';
@@ -90,13 +90,16 @@ export class ModelDownloader {
    * must be https (or opted-in loopback http) and never a metadata address.
    */
   private async fetchChecked(url: string, init: { headers: Record<string, string>; signal: AbortSignal }): Promise<Response> {
+    let insecureOk = this.allowInsecureLoopback;
     for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-      const problem = await checkRemoteUrlResolved(url, this.allowInsecureLoopback);
+      const problem = await checkRemoteUrlResolved(url, insecureOk);
       if (problem) throw new Error(`refused to fetch ${new URL(url).origin}: ${problem}`);
       const res = await fetch(url, { ...init, redirect: 'manual' });
       const location = res.headers.get('location');
       if (res.status < 300 || res.status >= 400 || !location) return res;
       await res.body?.cancel();
+      // Plain http to loopback only from loopback: an https mirror must not redirect into local services.
+      insecureOk &&= isLoopbackHost(new URL(url).hostname.replace(/^\[|\]$/g, ''));
       url = new URL(location, url).href;
     }
     throw new Error(`more than ${MAX_REDIRECTS} redirects`);
