@@ -257,23 +257,30 @@ test('a pause right after a resume parks the graph threads again (none spin besi
   let trials = 0;
   for (let job = 0; job < 4 && trials < 20; job++) {
     const control = createJobControl();
+    const controller = new AbortController();
     let settled = false;
-    const running = m.transcribe(pcm, { ...opts, control }).finally(() => (settled = true));
-    while (!settled && trials < 20) {
-      if (!(await pauseUntil(control, () => settled, inGraphWithWorkers, false))) break;
-      const before = control.stats();
-      // Resume and pause again before the job's thread can run: it must park its workers again.
-      control.resume();
-      control.pause();
-      for (let i = 0; i < 2000 && !settled && control.stats().parkedInGraph === before.parkedInGraph; i++) await new Promise((r) => setTimeout(r, 1));
-      if (settled) break;
-      const after = control.stats();
-      assert.ok(after.parkedInGraph > before.parkedInGraph, `trial ${trials}: the job waits again without parking its graph threads`);
-      trials++;
-      control.resume();
-      await new Promise((r) => setTimeout(r, 2));
+    const running = m.transcribe(pcm, { ...opts, control, signal: controller.signal }).finally(() => (settled = true));
+    try {
+      while (!settled && trials < 20) {
+        if (!(await pauseUntil(control, () => settled, inGraphWithWorkers, false))) break;
+        const before = control.stats();
+        // Resume and pause again before the job's thread can run: it must park its workers again.
+        control.resume();
+        control.pause();
+        for (let i = 0; i < 2000 && !settled && control.stats().parkedInGraph === before.parkedInGraph; i++) await new Promise((r) => setTimeout(r, 1));
+        if (settled) break;
+        const after = control.stats();
+        assert.ok(after.parkedInGraph > before.parkedInGraph, `trial ${trials}: the job waits again without parking its graph threads`);
+        trials++;
+        control.resume();
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      await running;
+    } finally {
+      // A failed trial leaves the job paused: abort it, or the test process never ends.
+      controller.abort();
+      await running.catch(() => {});
     }
-    await running;
   }
   assert.ok(trials >= 5, `only ${trials} re-pauses landed inside a graph`);
   m.dispose();
