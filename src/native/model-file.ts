@@ -30,6 +30,16 @@ const WHISPER_HPARAMS = ['n_vocab', 'n_audio_ctx', 'n_audio_state', 'n_audio_hea
 const PARAKEET_HPARAMS = ['n_vocab', 'n_audio_ctx', 'n_audio_state', 'n_audio_head', 'n_audio_layer', 'n_mels', 'ftype',
   'n_fft', 'subsampling_factor', 'n_subsampling_channels', 'n_conv_kernel', 'n_pred_dim', 'n_pred_layers',
   'n_tdt_durations', 'n_max_tokens'] as const;
+/** Hyper-parameters the loaders divide by or allocate with. */
+const POSITIVE: Record<ModelFamily, readonly string[]> = {
+  whisper: ['n_vocab', 'n_audio_ctx', 'n_audio_state', 'n_audio_head', 'n_audio_layer', 'n_text_ctx', 'n_text_state', 'n_text_head', 'n_text_layer', 'n_mels'],
+  parakeet: ['n_vocab', 'n_audio_ctx', 'n_audio_state', 'n_audio_head', 'n_audio_layer', 'n_mels', 'n_fft', 'subsampling_factor',
+    'n_subsampling_channels', 'n_conv_kernel', 'n_pred_dim', 'n_pred_layers'],
+};
+const HEAD_SPLITS: Record<ModelFamily, readonly [string, string][]> = {
+  whisper: [['n_audio_state', 'n_audio_head'], ['n_text_state', 'n_text_head']],
+  parakeet: [['n_audio_state', 'n_audio_head']],
+};
 const MAX_DIM = 1 << 24;
 const MAX_NAME = 256;
 const MAX_VOCAB = 1 << 20;
@@ -145,6 +155,16 @@ export async function inspectModelFile(path: string): Promise<ModelFileInfo> {
     names.forEach((name, i) => (hparams[name] = ints[i]));
     for (const [name, v] of Object.entries(hparams)) {
       if (v < 0 || (name !== 'ftype' && v > MAX_DIM)) throw new ModelFileError('model_file_invalid', `implausible ${name} ${v}`);
+    }
+    // whisper.cpp and parakeet.cpp divide by these or size tensors with them at load:
+    // a zero kills the process there (SIGFPE), before any error can be returned.
+    for (const name of POSITIVE[family]) {
+      if (hparams[name] < 1) throw new ModelFileError('model_file_invalid', `${name} is ${hparams[name]}; it must be at least 1`);
+    }
+    for (const [state, heads] of HEAD_SPLITS[family]) {
+      if (hparams[state] % hparams[heads] !== 0) {
+        throw new ModelFileError('model_file_invalid', `${state} ${hparams[state]} does not divide into ${hparams[heads]} heads (${heads})`);
+      }
     }
 
     // Rewind to just after the hyper-parameters and walk the rest.

@@ -377,3 +377,24 @@ for (const how of ['exit', 'throw', 'reject'] as const) {
     assert.equal(code, how === 'exit' ? 0 : 1, out);
   });
 }
+
+test('zero or ill-fitting hyper-parameters are refused before whisper.cpp or parakeet.cpp can divide by them', async () => {
+  const patched = (file: string, index: number, value: number, name: string) => {
+    const b = readFileSync(file);
+    b.writeInt32LE(value, 4 + 4 * index);
+    const out = path.join(tmp, name);
+    writeFileSync(out, b);
+    return out;
+  };
+  const cases: [string, RegExp][] = [
+    [patched(micro, 3, 0, 'audio-head-0.bin'), /n_audio_head is 0/],
+    [patched(micro, 7, 0, 'text-head-0.bin'), /n_text_head is 0/],
+    [patched(micro, 3, 3, 'audio-head-3.bin'), /n_audio_state 64 does not divide into 3 heads/],
+    [patched(micro, 8, 0, 'text-layers-0.bin'), /n_text_layer is 0/],
+    [patched(PARAKEET_FIXTURE, 7, 0, 'parakeet-fft-0.bin'), /n_fft is 0/],
+    [patched(PARAKEET_FIXTURE, 8, 0, 'parakeet-subsampling-0.bin'), /subsampling_factor is 0/],
+  ];
+  for (const [file, message] of cases) {
+    await assert.rejects(loadModel(file), (e: Error & { code?: string }) => e.code === 'model_file_invalid' && message.test(e.message), path.basename(file));
+  }
+});
