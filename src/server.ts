@@ -6,6 +6,10 @@ import { createLogger, type Logger } from './log';
 import { createServices, closeServices, type Services } from './services';
 import { createApp } from './http/app';
 import { firstStart, type FirstStart } from './first-start';
+import { abortAllJobs } from './native';
+
+/** After the shutdown timeout, how long aborted jobs get to return and their requests to be answered. */
+const ABORT_GRACE_MS = 2000;
 
 export interface RunningServer {
   url: string;
@@ -37,8 +41,20 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       logger.info('shutting down: no new connections, finishing in-flight work');
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      const timeout = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeoutMs).unref());
-      await Promise.race([Promise.all([stopped, services.local.scheduler.idle()]), timeout]);
+      const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), config.shutdownTimeoutMs).unref());
+      const finished = await Promise.race([Promise.all([stopped, services.local.scheduler.idle()]), timeout]);
+      if (finished === 'timeout') {
+        // Past the timeout: abort what is left (queued, running, paused, even a
+        // job whose client is long gone), give the aborted requests a moment to
+        // get their 503, then close whatever is still open.
+        const left = services.local.scheduler.stats();
+        logger.warn({ running: left.running, waiting: left.waiting }, 'shutdown timeout: aborting the jobs left');
+        services.shuttingDown.abort();
+        services.local.scheduler.abortWaiting();
+        abortAllJobs();
+        const grace = new Promise<void>((resolve) => setTimeout(resolve, ABORT_GRACE_MS).unref());
+        await Promise.race([Promise.all([stopped, services.local.scheduler.idle()]), grace]);
+      }
       server.closeAllConnections();
       await closeServices(services);
       logger.info('stopped');

@@ -34,6 +34,8 @@ export interface Services {
   serviceId: string;
   version: string;
   startedAt: number;
+  /** Aborted when shutdown gives up waiting: requests aborted then are answered 503 shutting_down. */
+  shuttingDown: AbortController;
   /** The default model's first-start activation, shown in /admin/status; null when there was none. */
   firstStart: FirstStartStatus | null;
 }
@@ -78,7 +80,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   const serviceId = await settings.serviceId();
 
   const services: Services = {
-    config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, serviceId, version: VERSION, startedAt: Date.now(), firstStart: null,
+    config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, serviceId, version: VERSION, startedAt: Date.now(), firstStart: null, shuttingDown: new AbortController(),
   };
   await syncRouting(services);
   // The admin CLI may change routing in the database while the server runs.

@@ -2,7 +2,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { decodeWav, type WavError } from '../native';
-import { badRequest, ApiError } from '../http/errors';
+import { badRequest, ApiError, unavailable } from '../http/errors';
 import { multipartUpload } from '../http/middleware/upload';
 import { render } from '../stt/formats';
 import type { Services } from '../services';
@@ -77,6 +77,9 @@ export function transcriptionRoutes(v1: Router, s: Services): void {
           granularities: req.granularities,
         });
       } catch (err) {
+        if (s.shuttingDown.signal.aborted && !ctx.state.clientGone) {
+          throw unavailable('shutting_down', 'The server is shutting down; retry shortly or on another instance.', 1);
+        }
         if (signal.aborted && !ctx.state.clientGone) {
           throw new ApiError(504, 'deadline_exceeded', 'Transcription did not finish within the deadline for this audio length.');
         }

@@ -67,6 +67,8 @@ export interface JobStart {
 
 interface Entry {
   cost: number;
+  /** Rejects a waiting job with AbortedError. */
+  abort: () => void;
   long: boolean;
   enqueuedAt: number;
   start: (job: JobStart) => void;
@@ -138,6 +140,10 @@ export class Scheduler {
     }
     return new Promise<T>((resolve, reject) => {
       const entry: Entry = {
+        abort: () => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(new AbortedError());
+        },
         cost,
         long: cost > this.longJobSeconds,
         enqueuedAt: this.now(),
@@ -162,6 +168,12 @@ export class Scheduler {
       this.waiting.push(entry);
       this.dispatch();
     });
+  }
+
+  /** Rejects every waiting job with AbortedError (shutdown); running and paused ones are aborted through their controls. */
+  abortWaiting(): void {
+    for (const entry of this.waiting.splice(0)) entry.abort();
+    this.notifyIfIdle();
   }
 
   /** Resolves when nothing runs, waits or sits paused. */
