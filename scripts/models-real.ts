@@ -16,6 +16,7 @@ import { convertCt2Whisper } from './lib/ct2-whisper-to-ggml';
 import { FIXTURES } from './lib/model-paths';
 import { joinedModelPath, LAST_ERROR_FILE, vocabularyPath, wheelPaths, REAL_FILES, REAL_MODELS, REAL_MODELS_DIR, type RealModel, type WheelSet } from './lib/real-models';
 import { normalizeEnglish } from './lib/english-normalizer';
+import { whisperCli } from '../benchmarks/lib/whisper-cli';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..');
@@ -96,8 +97,7 @@ export function readVocabulary(file: string): string[] {
 
 /** whisper-cli (greedy, English, no fallback) on jfk.wav must give the known sentence. */
 async function checkJfk(model: string): Promise<string> {
-  const { stdout } = await run(path.join(BIN, 'whisper-cli'), ['-m', model, '-f', JFK, '-t', '2', '-l', 'en', '-bs', '1', '-nf', '-ng', '-nt', '-np'], { maxBuffer: 1 << 24 });
-  const text = stdout.trim();
+  const text = (await whisperCli(model, JFK)).text.trim();
   if (normalizeEnglish(text) !== normalizeEnglish(JFK_TEXT)) {
     throw new Error(`${path.basename(model)} is not a working Whisper model: whisper-cli on jfk.wav said "${text}"`);
   }

@@ -5,10 +5,10 @@
 // failure leaves the server up and says why there). With no API key yet, a
 // first one is created and shown like the admin key. Anything a host set
 // before (routing, keys) is never touched.
-import { renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Services } from './services';
 import { installedFile, runtimeById } from './stt/catalogue';
+import { writeSecretFile } from './store/secret-file';
 
 export interface FirstStartStatus {
   model: string;
@@ -62,10 +62,7 @@ export async function firstStart(s: Services): Promise<FirstStart> {
   if (newHost && (await s.apiKeys.list()).length === 0) {
     const k = await s.apiKeys.create('first key');
     const file = path.join(s.config.dataDir, 'first-api.key');
-    // Written like admin.key: a fresh 0600 file renamed into place, never through an existing path.
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, k.key + '\n', { mode: 0o600, flag: 'wx' });
-    renameSync(tmp, file);
+    writeSecretFile(file, k.key);
     result.apiKey = { key: k.key, file };
   }
   return result;

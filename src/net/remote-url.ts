@@ -31,7 +31,10 @@ export function isForbiddenAddress(address: string): boolean {
   return family !== null && forbidden.check(address, family);
 }
 
-export function isLoopbackHost(host: string): boolean {
+/** Whether the URL's host is a loopback address or localhost. */
+export const isLoopbackUrl = (raw: string): boolean => isLoopbackHost(bareHost(new URL(raw)));
+
+function isLoopbackHost(host: string): boolean {
   if (host === 'localhost') return true;
   const family = addressFamily(host);
   return family !== null && loopback.check(host, family);

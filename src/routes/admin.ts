@@ -215,7 +215,6 @@ export function adminRoutes(root: Router, s: Services): void {
   root.use(router.routes(), router.allowedMethods({ throw: true }));
 }
 
-
 async function checkCloudTarget(s: Services, cloud: { providerId: string; model: string }): Promise<ProviderRecord> {
   const p = await s.providers.get(cloud.providerId);
   if (!p) throw badRequest('unknown_provider', `Unknown provider "${cloud.providerId}".`, 'cloud.providerId');

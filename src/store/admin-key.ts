@@ -1,8 +1,9 @@
 // The admin bearer token: STT_ADMIN_KEY, or one generated on first start into
 // $STT_DATA_DIR/admin.key (mode 0600). Compared in constant time.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { writeSecretFile } from './secret-file';
 
 export interface AdminKey {
   value: string;
@@ -19,11 +20,8 @@ export function resolveAdminKey(dataDir: string, fromEnv: string | null): AdminK
     value = readFileSync(file, 'utf8').trim();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${file} cannot be read (${(err as Error).message})`);
-    // First start: generate, written atomically with mode 0600.
-    const generated = 'sk-admin-' + randomBytes(32).toString('base64url');
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, generated + '\n', { mode: 0o600 });
-    renameSync(tmp, file);
+    const generated = 'sk-admin-' + randomBytes(32).toString('base64url'); // first start
+    writeSecretFile(file, generated);
     return { value: generated, generated: true, file };
   }
   if (value.length < 16) throw new Error(`${file} holds no usable admin key (under 16 characters); restore it or remove it to generate a new one`);

@@ -1,19 +1,11 @@
 // Encrypts provider keys at rest with AES-256-GCM. The key is STT_SECRET_KEY
 // (64 hex characters) or a random key kept in $STT_DATA_DIR/secret.key (0600).
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { writeSecretFile } from './secret-file';
 
 const VERSION = 'v1';
-
-/** A new random key, written atomically with mode 0600 (a crash never leaves half a key). */
-function writeKeyFile(file: string): Buffer {
-  const key = randomBytes(32);
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, key.toString('hex') + '\n', { mode: 0o600 });
-  renameSync(tmp, file);
-  return key;
-}
 
 export class SecretBox {
   private constructor(private readonly key: Buffer) {}
@@ -26,7 +18,9 @@ export class SecretBox {
       hex = readFileSync(file, 'utf8').trim();
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${file} cannot be read (${(err as Error).message}); stored provider keys need it`);
-      return new SecretBox(writeKeyFile(file));
+      const key = randomBytes(32); // first start
+      writeSecretFile(file, key.toString('hex'));
+      return new SecretBox(key);
     }
     // Replacing a damaged key would make every stored provider key undecryptable: refuse instead.
     if (!/^[0-9a-f]{64}$/i.test(hex)) throw new Error(`${file} is not 64 hex characters; restore it, or remove it and re-enter the provider keys`);

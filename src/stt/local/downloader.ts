@@ -13,7 +13,7 @@ import { Transform } from 'node:stream';
 import type { Logger } from '../../log';
 import { inspectModelFile } from '../../native/model-file';
 import { RUNTIMES, type RuntimeFile, type RuntimeSpec } from '../catalogue';
-import { checkRemoteUrlResolved, isLoopbackHost } from '../../net/remote-url';
+import { checkRemoteUrlResolved, isLoopbackUrl } from '../../net/remote-url';
 
 export interface DownloadStatus {
   state: 'downloading' | 'verifying' | 'done' | 'failed';
@@ -99,7 +99,7 @@ export class ModelDownloader {
       if (res.status < 300 || res.status >= 400 || !location) return res;
       await res.body?.cancel();
       // Plain http to loopback only from loopback: an https mirror must not redirect into local services.
-      insecureOk &&= isLoopbackHost(new URL(url).hostname.replace(/^\[|\]$/g, ''));
+      insecureOk &&= isLoopbackUrl(url);
       url = new URL(location, url).href;
     }
     throw new Error(`more than ${MAX_REDIRECTS} redirects`);
