@@ -13,11 +13,16 @@ Napi::Value system_info(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), whisper_print_system_info());
 }
 
+Napi::Value engines_freed_on_js_thread(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), g_engines_freed_on_js_thread.load(std::memory_order_relaxed));
+}
+
 }  // namespace
 
 Napi::Object init(Napi::Env env, Napi::Object exports) {
   static std::once_flag log_once;
   std::call_once(log_once, install_log_bridge);
+  t_is_js_thread = true;
 
   auto* data = new AddonData();
   Napi::Function model = define_model(env);
@@ -31,6 +36,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("setLogHandler", Napi::Function::New(env, set_log_handler, "setLogHandler"));
   exports.Set("systemInfo", Napi::Function::New(env, system_info, "systemInfo"));
   exports.Set("whisperVersion", Napi::String::New(env, whisper_version()));
+  exports.Set("enginesFreedOnJsThread", Napi::Function::New(env, engines_freed_on_js_thread, "enginesFreedOnJsThread"));
   exports.Set("graphHooks", Napi::Boolean::New(env, graph_hooks_linked()));
   return exports;
 }

@@ -70,9 +70,18 @@ class AbortedError : public std::runtime_error {
   AbortedError() : std::runtime_error("transcription aborted") {}
 };
 
+// Freeing an engine (weights, contexts, states) stalls the thread that does
+// it for a time that grows with the model, so engines are freed on pool
+// threads. init() marks each JS thread; an engine destroyed on one is counted
+// so tests can prove none is.
+inline thread_local bool t_is_js_thread = false;
+inline std::atomic<int> g_engines_freed_on_js_thread{0};
+
 class Engine {
  public:
-  virtual ~Engine() = default;
+  virtual ~Engine() {
+    if (t_is_js_thread) g_engines_freed_on_js_thread.fetch_add(1, std::memory_order_relaxed);
+  }
   virtual const char* family() const = 0;
   virtual TranscribeResult transcribe(const float* pcm, size_t n_samples, const TranscribeOptions& options) = 0;
   virtual EngineStats stats() const = 0;

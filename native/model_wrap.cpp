@@ -1,7 +1,9 @@
 // Model: the JS object for one loaded model. Loading and transcription run as
 // AsyncWorkers; every worker holds its own reference to the engine, so
 // dispose() while jobs run only aborts them and the engine is freed after the
-// last one finishes.
+// last one finishes. Whoever drops the last reference frees the engine (its
+// states, contexts and weights: a stall that grows with the model), so every
+// drop happens in a worker's Execute, never on the main thread.
 #include <memory>
 
 #include "bindings.h"
@@ -98,11 +100,10 @@ class ModelWrap : public Napi::ObjectWrap<ModelWrap> {
 
   Napi::Value transcribe(const Napi::CallbackInfo& info);
 
-  Napi::Value dispose(const Napi::CallbackInfo& info) {
-    if (engine_) engine_->abort_all();
-    release();
-    return info.Env().Undefined();
-  }
+  // dispose() -> Promise<void>, settled once this object's reference is
+  // dropped on a pool thread (the engine itself is freed there too, or by the
+  // last job still holding it, also on its pool thread).
+  Napi::Value dispose(const Napi::CallbackInfo& info);
 
   Napi::Value family(const Napi::CallbackInfo& info) {
     return engine_ ? Napi::String::New(info.Env(), engine_->family()) : info.Env().Null();
@@ -119,12 +120,16 @@ class ModelWrap : public Napi::ObjectWrap<ModelWrap> {
   }
 
  private:
+  // Only the finalizer frees inline: it runs when a model is garbage-collected
+  // without dispose() (the engine always disposes) or during environment
+  // teardown, where no work can be queued any more.
   void release() {
     if (!engine_) return;
     engine_.reset();
-    // Finalizers may run during environment teardown, where adjusting is pointless but harmless.
-    Napi::MemoryManagement::AdjustExternalMemory(Env(), -external_bytes_);
+    forget_external_memory();
   }
+  // Finalizers may run during environment teardown, where adjusting is pointless but harmless.
+  void forget_external_memory() { Napi::MemoryManagement::AdjustExternalMemory(Env(), -external_bytes_); }
 
   std::shared_ptr<Engine> engine_;
   int64_t external_bytes_ = 0;
@@ -172,6 +177,44 @@ class TranscribeWorker : public Napi::AsyncWorker {
   TranscribeResult result_;
   std::string code_;
 };
+
+// Drops one reference to an engine on a pool thread.
+class ReleaseWorker : public Napi::AsyncWorker {
+ public:
+  ReleaseWorker(Napi::Env env, std::shared_ptr<Engine> engine)
+      : Napi::AsyncWorker(env, "stt:dispose"), deferred_(Napi::Promise::Deferred::New(env)), engine_(std::move(engine)) {}
+
+  Napi::Promise promise() { return deferred_.Promise(); }
+  void Execute() override { engine_.reset(); }
+  void OnOK() override {
+    // A worker thread torn down right after dispose() cannot settle promises
+    // any more (and nothing waits on this one then): ignore that failure.
+    try {
+      deferred_.Resolve(Env().Undefined());
+    } catch (const Napi::Error&) {
+    }
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::shared_ptr<Engine> engine_;
+};
+
+Napi::Value ModelWrap::dispose(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!engine_) {
+    auto done = Napi::Promise::Deferred::New(env);
+    done.Resolve(env.Undefined());
+    return done.Promise();
+  }
+  engine_->abort_all();
+  auto* worker = new ReleaseWorker(env, std::move(engine_));
+  engine_.reset();
+  forget_external_memory();
+  Napi::Promise promise = worker->promise();
+  worker->Queue();
+  return promise;
+}
 
 Napi::Value ModelWrap::transcribe(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();

@@ -119,7 +119,7 @@ export interface TranscribeError extends Error {
 interface NativeModel {
   readonly family: ModelFamily | null;
   transcribe(pcm: Float32Array, options: object, control?: NativeJobControl): Promise<Transcription>;
-  dispose(): void;
+  dispose(): Promise<void>;
   stats(): ModelStats;
 }
 
@@ -134,6 +134,7 @@ interface NativeAddon {
   systemInfo(): string;
   whisperVersion: string;
   graphHooks: boolean;
+  enginesFreedOnJsThread(): number;
   JobControl: new () => NativeJobControl;
 }
 
@@ -170,6 +171,8 @@ export const whisperVersion: string = addon.whisperVersion;
 /** Whether jobs can pause and abort inside a ggml graph (the Linux link-time hooks), not only between graphs. */
 export const graphHooks: boolean = addon.graphHooks;
 export const systemInfo = (): string => addon.systemInfo();
+/** Engines freed on a JS thread since the addon loaded: stays 0 (they are freed on pool threads). */
+export const enginesFreedOnJsThread = (): number => addon.enginesFreedOnJsThread();
 
 /** ggml levels: 1 debug, 2 info, 3 warn, 4 error, 5 continuation. */
 export function setLogHandler(handler: ((level: number, line: string) => void) | null): void {
@@ -218,9 +221,13 @@ export class Model {
     return this.native.stats();
   }
 
-  /** Aborts jobs in flight and frees the model once the last of them has returned. */
-  dispose(): void {
-    this.native.dispose();
+  /**
+   * Aborts jobs in flight and frees the model once the last of them has
+   * returned, on a pool thread. Settles when this object's hold is dropped;
+   * callers need not wait for it.
+   */
+  dispose(): Promise<void> {
+    return this.native.dispose();
   }
 }
 

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { createJobControl, decodeWav, graphHooks, loadModel, type JobControl, type JobControlStats, type Transcription } from '../../src/native';
+import { createJobControl, decodeWav, enginesFreedOnJsThread, graphHooks, loadModel, type JobControl, type JobControlStats, type Transcription } from '../../src/native';
 import { AUDIO_DIR, BIN_DIR, ROOT, SHARED } from '../helpers/paths';
 import { microModel, tinyModel, PARAKEET_FIXTURE } from '../helpers/models';
 import { makeWhisperModel } from '../../scripts/make-models';
@@ -334,6 +334,21 @@ test('disposing with jobs in flight settles them, rejects new work, and does not
   }
   const growth = process.memoryUsage().rss - rssBefore;
   assert.ok(growth < 2 * size, `RSS grew ${growth} bytes over 6 load/dispose cycles of a ${size}-byte model`);
+});
+
+test('models are freed on pool threads, never on the JS thread, with or without jobs in flight', async () => {
+  const pcm = await pcmOf(JFK);
+  const freedBefore = enginesFreedOnJsThread();
+  const idle = await loadModel(tiny);
+  await idle.transcribe(pcm, { ...GREEDY, threads: 1, maxTokens: 4 });
+  await idle.dispose(); // no job holds the engine: this hold is the last one
+  assert.equal(idle.stats().disposed, true);
+  await idle.dispose(); // a second dispose settles too
+  const busy = await loadModel(tiny);
+  const job = busy.transcribe(pcm, { ...GREEDY, threads: 1 }).then(() => 'done', (e) => e.code);
+  await busy.dispose(); // the job's worker holds the last reference
+  assert.ok(['done', 'aborted'].includes(await job));
+  assert.equal(enginesFreedOnJsThread() - freedBefore, 0);
 });
 
 test('the addon loads and transcribes inside a worker thread', async () => {

@@ -80,7 +80,7 @@ export class LocalEngine {
       if (!file) throw new Error(`runtime ${id} is not installed`);
       const model = await loadModel(file.path, { family: spec.family });
       if (generation !== this.loadGeneration) {
-        model.dispose(); // a newer activate() or deactivate() won
+        void model.dispose(); // a newer activate() or deactivate() won
         return;
       }
       const previous = this.current;
@@ -108,7 +108,7 @@ export class LocalEngine {
 
   private retire(loaded: Loaded): void {
     loaded.retired = true;
-    if (loaded.jobs === 0) loaded.model.dispose();
+    if (loaded.jobs === 0) void loaded.model.dispose();
   }
 
   async transcribe(req: LocalRequest): Promise<{ result: Transcription; runtime: string; queueMs: number }> {
@@ -140,7 +140,7 @@ export class LocalEngine {
           return { result, runtime: loaded.spec.id, queueMs };
         } finally {
           loaded.jobs--;
-          if (loaded.retired && loaded.jobs === 0) loaded.model.dispose();
+          if (loaded.retired && loaded.jobs === 0) void loaded.model.dispose();
         }
       });
     } catch (err) {
