@@ -5,6 +5,7 @@ import { decodeWav, type WavError } from '../native';
 import { badRequest, ApiError, unavailable } from '../http/errors';
 import { multipartUpload } from '../http/middleware/upload';
 import { render } from '../stt/formats';
+import { deadline } from '../net/deadline';
 import type { Services } from '../services';
 import type { Logger } from '../log';
 import { parseTranscriptionRequest } from './transcription-request';
@@ -56,11 +57,8 @@ export function transcriptionRoutes(v1: Router, s: Services): void {
       ctx.state.audioSeconds = Math.round(durationSeconds * 100) / 100;
       ctx.state.decodeMs = performance.now() - decodeStarted;
 
-      const signal = AbortSignal.any([
-        clientAbortSignal(ctx),
-        // AbortSignal.timeout takes whole milliseconds only (a 1.0955-s clip gave a fraction and a 500).
-        AbortSignal.timeout(Math.ceil(s.config.deadlineBaseMs + durationSeconds * s.config.deadlinePerAudioSecondMs)),
-      ]);
+      const due = deadline(s.config.deadlineBaseMs + durationSeconds * s.config.deadlinePerAudioSecondMs);
+      const signal = AbortSignal.any([clientAbortSignal(ctx), due.signal]);
       let out;
       const sttStarted = performance.now();
       try {
@@ -84,6 +82,8 @@ export function transcriptionRoutes(v1: Router, s: Services): void {
           throw new ApiError(504, 'deadline_exceeded', 'Transcription did not finish within the deadline for this audio length.');
         }
         throw err;
+      } finally {
+        due.clear();
       }
       ctx.state.runtime = out.runtime;
       ctx.state.queueMs = out.queueMs;

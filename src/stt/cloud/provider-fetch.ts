@@ -1,6 +1,8 @@
 // One HTTP exchange with a provider: a deadline scaled by audio length, one
 // retry on a connection failure or a 5xx, and every failure turned into a
 // ProviderError that says what happened without the key.
+import { deadline } from '../../net/deadline';
+
 export class ProviderError extends Error {
   constructor(
     readonly providerId: string,
@@ -35,30 +37,34 @@ export async function providerFetch(
 ): Promise<unknown> {
   let lastError: ProviderError | null = null;
   for (let attempt = 0; attempt < 2; attempt++) {
-    const timeout = AbortSignal.timeout(opts.timeoutMs);
-    let res: Response;
+    const timeout = deadline(opts.timeoutMs);
     try {
-      res = await fetch(url, { ...init(), signal: AbortSignal.any([timeout, opts.signal]), redirect: 'error' });
-    } catch (err) {
-      if (opts.signal.aborted) throw err;
-      if (timeout.aborted) throw new ProviderError(opts.providerId, null, 'timeout', `no answer within ${Math.round(opts.timeoutMs / 1000)} s`);
-      const code = (err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
-      lastError = new ProviderError(opts.providerId, null, 'connection', 'connection failed', code);
-      continue;
-    }
-    if (res.status >= 500) {
-      await res.body?.cancel();
-      lastError = new ProviderError(opts.providerId, res.status, 'http_status', `answered HTTP ${res.status}`);
-      continue;
-    }
-    if (!res.ok) {
-      await res.body?.cancel();
-      throw new ProviderError(opts.providerId, res.status, 'http_status', `answered HTTP ${res.status}`);
-    }
-    try {
-      return await res.json();
-    } catch {
-      throw new ProviderError(opts.providerId, res.status, 'bad_response', 'answered with a body that is not valid JSON');
+      let res: Response;
+      try {
+        res = await fetch(url, { ...init(), signal: AbortSignal.any([timeout.signal, opts.signal]), redirect: 'error' });
+      } catch (err) {
+        if (opts.signal.aborted) throw err;
+        if (timeout.signal.aborted) throw new ProviderError(opts.providerId, null, 'timeout', `no answer within ${Math.round(opts.timeoutMs / 1000)} s`);
+        const code = (err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
+        lastError = new ProviderError(opts.providerId, null, 'connection', 'connection failed', code);
+        continue;
+      }
+      if (res.status >= 500) {
+        await res.body?.cancel();
+        lastError = new ProviderError(opts.providerId, res.status, 'http_status', `answered HTTP ${res.status}`);
+        continue;
+      }
+      if (!res.ok) {
+        await res.body?.cancel();
+        throw new ProviderError(opts.providerId, res.status, 'http_status', `answered HTTP ${res.status}`);
+      }
+      try {
+        return await res.json();
+      } catch {
+        throw new ProviderError(opts.providerId, res.status, 'bad_response', 'answered with a body that is not valid JSON');
+      }
+    } finally {
+      timeout.clear(); // the body is read by now, or the attempt is over
     }
   }
   throw lastError!;
