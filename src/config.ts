@@ -5,6 +5,7 @@ import path from 'node:path';
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { checkRemoteUrl } from './net/remote-url';
 import { runtimeById } from './stt/catalogue';
+import type { SchedulingOrder } from './stt/local/scheduler';
 
 export interface Config {
   port: number;
@@ -19,6 +20,8 @@ export interface Config {
   modelBaseUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   shrinkEncoderWindow: boolean;
+  /** Which local job computes next: shortest audio first with preemption (default), or arrival order without (a benchmark control). */
+  scheduling: SchedulingOrder;
   maxTokens: number;
   temperatureFallback: boolean;
   deadlineBaseMs: number;
@@ -125,6 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
     modelBaseUrl,
     logLevel,
     shrinkEncoderWindow: bool(env, 'STT_SHRINK_ENCODER_WINDOW'),
+    scheduling: scheduling(env.STT_SCHEDULING),
     maxTokens: int(env, 'STT_MAX_TOKENS', 0, 0, 100000),
     temperatureFallback: env.STT_TEMPERATURE_FALLBACK === undefined ? true : bool(env, 'STT_TEMPERATURE_FALLBACK'),
     deadlineBaseMs: int(env, 'STT_DEADLINE_BASE_MS', 60000, 100, 3_600_000),
@@ -140,6 +144,12 @@ export function loadConfig(env: Env = process.env): Config {
     threadpoolSize,
     maxPaused: Math.min(parallel, threadpoolSize - parallel - POOL_SPARE),
   };
+}
+
+function scheduling(raw: string | undefined): SchedulingOrder {
+  const value = raw?.trim() || 'shortest-first';
+  if (value !== 'shortest-first' && value !== 'arrival') throw new ConfigError('STT_SCHEDULING', `expected shortest-first or arrival, got "${value}"`);
+  return value;
 }
 
 function defaultModel(raw: string | undefined): string | null {

@@ -58,7 +58,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   const settings = new SettingsStore(db);
   const apiKeys = new ApiKeyStore(db, (err) => logger.warn({ err: err.message }, 'could not record key use'));
   const adminKey = resolveAdminKey(config.dataDir, config.adminKey);
-  const scheduler = new Scheduler({ threads: config.threads, slots: config.parallel, capacity: config.queueCapacity, maxPaused: config.maxPaused });
+  const scheduler = new Scheduler({ threads: config.threads, order: config.scheduling, slots: config.parallel, capacity: config.queueCapacity, maxPaused: config.maxPaused });
   const local = new LocalEngine({
     modelsDir: config.modelsDir,
     scheduler,

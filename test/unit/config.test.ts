@@ -31,6 +31,7 @@ test('a bad value names its variable', () => {
     [{ STT_MODEL_BASE_URL: 'ftp://x' }, 'STT_MODEL_BASE_URL'],
     [{ STT_ADMIN_KEY: 'short' }, 'STT_ADMIN_KEY'],
     [{ STT_SHRINK_ENCODER_WINDOW: 'maybe' }, 'STT_SHRINK_ENCODER_WINDOW'],
+    [{ STT_SCHEDULING: 'fifo' }, 'STT_SCHEDULING'],
     [{ STT_THREADS: '2', STT_PARALLEL: '4' }, 'STT_PARALLEL'],
   ];
   for (const [env, variable] of bad) {

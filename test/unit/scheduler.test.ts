@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Scheduler, QueueFullError, AbortedError } from '../../src/stt/local/scheduler';
 
-function harness(opts: { threads: number; slots: number; capacity: number; maxPaused?: number }) {
+function harness(opts: { threads: number; slots: number; capacity: number; maxPaused?: number; order?: 'shortest-first' | 'arrival' }) {
   let now = 0;
   const s = new Scheduler({ ...opts, now: () => now });
   const started: string[] = [];
@@ -39,6 +39,24 @@ test('shortest estimated work first', async () => {
   await h.finish('short');
   await h.finish('mid');
   assert.deepEqual(h.started, ['first:1', 'short:1', 'mid:1', 'long:1']);
+});
+
+test("order 'arrival' starts jobs in arrival order and never pauses one (the benchmark's control)", async () => {
+  const h = harness({ threads: 2, slots: 1, capacity: 10, order: 'arrival' });
+  h.submit('long', 120);
+  h.submit('long-2', 120);
+  h.tick(1);
+  h.submit('short', 5);
+  h.submit('short-2', 2);
+  assert.deepEqual(h.started, ['long:2'], 'a short job does not preempt');
+  assert.deepEqual(h.events, []);
+  await h.finish('long');
+  await h.finish('long-2');
+  await h.finish('short');
+  await h.finish('short-2');
+  assert.deepEqual(h.started, ['long:2', 'long-2:2', 'short:2', 'short-2:2']);
+  assert.deepEqual(h.events, []);
+  await h.s.idle();
 });
 
 test('ageing lets a long job overtake newer short ones', async () => {

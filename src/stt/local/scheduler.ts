@@ -15,6 +15,8 @@
 //   At most `maxPaused` jobs sit paused (each holds a model state and a libuv
 //   worker thread while it waits), and a job is never paused before its native
 //   work has begun: paused then, it would take a pool thread only to wait.
+// - `order: 'arrival'` turns both off: jobs start in arrival order and are
+//   never paused (what a plain FIFO server does; the benchmark's control).
 // - A bounded queue: beyond `capacity` waiting jobs, submit() throws QueueFullError.
 // - Aborting a queued job removes it; aborting a running or paused one is passed to it.
 
@@ -35,8 +37,12 @@ export class AbortedError extends Error {
   }
 }
 
+export type SchedulingOrder = 'shortest-first' | 'arrival';
+
 export interface SchedulerOptions {
   threads: number;
+  /** Default shortest-first (with ageing and preemption). */
+  order?: SchedulingOrder;
   slots: number;
   capacity: number;
   /** Audio seconds above which a job counts as long (and may be paused for shorter ones). */
@@ -183,6 +189,7 @@ export class Scheduler {
   }
 
   private key(e: Entry, now: number): number {
+    if (this.options.order === 'arrival') return e.enqueuedAt;
     return e.cost - (this.agingRate * (now - e.enqueuedAt)) / 1000;
   }
 
@@ -212,7 +219,7 @@ export class Scheduler {
 
   /** Pauses the worst long job computing if `candidate` (a waiting short job) beats it. */
   private preemptFor(candidate: Entry, now: number): boolean {
-    if (this.paused.length >= this.maxPaused) return false;
+    if (this.options.order === 'arrival' || this.paused.length >= this.maxPaused) return false;
     let victim: Entry | undefined;
     let notYetStarted = false;
     for (const e of this.active) {
