@@ -3,6 +3,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { Services } from '../services';
 import { errorHandler } from './middleware/errors';
+import { lingerLimits } from './linger';
 import { requestLog } from './middleware/request-log';
 import { allowedHost } from './middleware/allowed-host';
 import { ROUTER_OPTIONS } from './router-options';
@@ -32,7 +33,7 @@ export function createApp(s: Services): Koa {
   app.on('error', (err: Error) => s.logger.debug({ err: err.message }, 'koa error'));
   const router = createRouter(s);
   app.use(requestLog(s.logger)); // outermost, so it logs the status the error handler settles on
-  app.use(errorHandler(s.logger));
+  app.use(errorHandler(s.logger, lingerLimits(s.config.maxUploadBytes)));
   app.use(allowedHost(s.config.allowedHosts));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));

@@ -4,6 +4,7 @@ import type { Context, Next } from 'koa';
 import { ApiError } from '../errors';
 import { AbortedError } from '../../stt/local/scheduler';
 import type { Logger } from '../../log';
+import { closeAfterDiscardingBody, type LingerLimits } from '../linger';
 
 /** formidable's errors carry an httpCode; 413 for every size limit. */
 function fromUploadError(err: { httpCode?: number; code?: number; message: string }): ApiError | null {
@@ -12,7 +13,7 @@ function fromUploadError(err: { httpCode?: number; code?: number; message: strin
   return new ApiError(400, 'invalid_multipart', 'The multipart/form-data body could not be parsed.');
 }
 
-export function errorHandler(logger: Logger) {
+export function errorHandler(logger: Logger, linger: LingerLimits) {
   return async function handleErrors(ctx: Context, next: Next): Promise<void> {
     try {
       await next();
@@ -41,8 +42,9 @@ export function errorHandler(logger: Logger) {
       ctx.state.errorCode = api.code;
       ctx.status = api.status;
       ctx.set(api.headers);
-      // An oversize upload may still be streaming: close the connection instead of draining it.
-      if (api.status === 413) ctx.set('Connection', 'close');
+      // The body may still be streaming in (an oversize upload, a 401 on one):
+      // discard the rest, bounded, so the client reads this answer, then close.
+      if (!ctx.state.clientGone) closeAfterDiscardingBody(ctx.req, ctx.res, linger);
       ctx.body = api.toBody();
     }
   };
