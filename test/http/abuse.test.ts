@@ -122,3 +122,18 @@ test('the discarding is bounded: a body far past the limit is cut off', async ()
   });
   assert.ok(sent < declared, `the server read all ${declared} bytes`);
 });
+
+test('a chunked upload past the limit is refused with 413 even where the parser bounds nothing (an epilogue)', async () => {
+  // Bytes after the closing boundary: the multipart parser skips them without counting.
+  const res = await postChunked(server, [partHeader('a.wav'), SMALL_WAV, `\r\n--${BOUNDARY}--\r\n`, ...filler(4 * LIMIT)]);
+  assertTooLarge(res);
+  await healthy(server);
+});
+
+test('a giant multipart part header (a huge filename) gets 413, not 500', async () => {
+  const opening = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="`;
+  const closing = `.wav"\r\nContent-Type: audio/wav\r\n\r\n`;
+  const res = await postChunked(server, [opening, ...filler(2 * LIMIT), closing, SMALL_WAV, `\r\n--${BOUNDARY}--\r\n`]);
+  assertTooLarge(res);
+  await healthy(server);
+});

@@ -1,11 +1,14 @@
 // Multipart parsing for the transcription route only. Files are collected in
 // memory (bounded by STT_MAX_UPLOAD_BYTES), so no temp file ever exists; an
 // oversize body is refused from its Content-Length before reading, or cut off
-// by formidable as soon as the streamed file passes the limit.
+// as soon as the raw bytes streamed (counted before the parser) or the file
+// pass the limit.
 import { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import type { Context, Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { ApiError, badRequest } from '../errors';
+import { limitBody } from '../byte-limit';
 
 /** Room for multipart framing and the small text fields around the file. */
 const FRAMING_ALLOWANCE = 256 * 1024;
@@ -48,15 +51,20 @@ export function multipartUpload(maxBytes: number) {
     },
   });
 
+  const tooLarge = () => new ApiError(413, 'file_too_large', `The upload is larger than ${maxBytes} bytes.`, 'file');
+
   return async function upload(ctx: Context, next: Next): Promise<void> {
     if (!ctx.is('multipart/form-data')) {
       throw new ApiError(415, 'unsupported_media_type', 'Send the request as multipart/form-data.');
     }
     const declared = Number(ctx.get('Content-Length'));
-    if (Number.isFinite(declared) && declared > maxBytes + FRAMING_ALLOWANCE) {
-      throw new ApiError(413, 'file_too_large', `The upload is larger than ${maxBytes} bytes.`, 'file');
-    }
-    await parse(ctx, async () => {});
+    if (Number.isFinite(declared) && declared > maxBytes + FRAMING_ALLOWANCE) throw tooLarge();
+    // koa-body parses ctx.req: hand it a view of the context whose req is the counted body.
+    const counted = limitBody(ctx.req, maxBytes + FRAMING_ALLOWANCE, tooLarge);
+    await parse(Object.create(ctx, { req: { value: counted } }) as Context, async () => {});
+    // The parser is done at the closing boundary; whatever follows is read and still counts.
+    counted.resume();
+    await finished(counted);
     if (!ctx.request.body || typeof ctx.request.body !== 'object') throw badRequest('invalid_multipart', 'Empty multipart body.');
     await next();
   };
