@@ -4,6 +4,8 @@ import type { Context } from 'koa';
 import { decodeWav, type WavError } from '../native';
 import { badRequest, ApiError, unavailable } from '../http/errors';
 import { multipartUpload } from '../http/middleware/upload';
+import { watchClient } from '../http/middleware/client-gone';
+import { AbortedError } from '../stt/local/scheduler';
 import { render } from '../stt/formats';
 import { deadline } from '../net/deadline';
 import type { Services } from '../services';
@@ -22,24 +24,14 @@ export function invalidAudio(e: WavError, logger: Logger): ApiError {
   return badRequest('invalid_audio', 'The file is not a usable WAV file (decode_failed): it could not be decoded.', 'file');
 }
 
-/** Abort when the client goes away before the response is written. */
-function clientAbortSignal(ctx: Context): AbortSignal {
-  const controller = new AbortController();
-  ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) {
-      ctx.state.clientGone = true;
-      controller.abort();
-    }
-  });
-  return controller.signal;
-}
-
 /** Under the /v1 router, whose guard checks the API key first. */
 export function transcriptionRoutes(v1: Router, s: Services): void {
   v1.post(
     '/audio/transcriptions',
+    watchClient(),
     multipartUpload(s.config.maxUploadBytes),
     async function transcribe(ctx: Context) {
+      const clientSignal = ctx.state.clientSignal as AbortSignal;
       const target = await s.stt.target();
       const req = parseTranscriptionRequest(
         ctx.request.body as Record<string, unknown>,
@@ -56,9 +48,11 @@ export function transcriptionRoutes(v1: Router, s: Services): void {
       );
       ctx.state.audioSeconds = Math.round(durationSeconds * 100) / 100;
       ctx.state.decodeMs = performance.now() - decodeStarted;
+      // Decoding cannot be stopped part-way; a client that left meanwhile gets no job.
+      if (clientSignal.aborted) throw new AbortedError();
 
       const due = deadline(s.config.deadlineBaseMs + durationSeconds * s.config.deadlinePerAudioSecondMs);
-      const signal = AbortSignal.any([clientAbortSignal(ctx), due.signal]);
+      const signal = AbortSignal.any([clientSignal, due.signal]);
       let out;
       const sttStarted = performance.now();
       try {

@@ -10,6 +10,8 @@ import { prepare, startChild, waitForPort } from '../helpers/child-server';
 import { writeWav, tone } from '../helpers/wav-writer';
 
 const LIMIT = 1024 * 1024;
+/** The child's upload limit: room for a WAV that takes seconds to decode. */
+const CHILD_LIMIT = 8 * LIMIT;
 const BOUNDARY = 'XABUSEBOUNDARYX';
 const SMALL_WAV = writeWav({ rate: 16000, encoding: 'pcm_s16', channels: [tone(440, 16000, 1)] });
 let server: TestServer;
@@ -20,7 +22,7 @@ let remote: { url: string; auth: Record<string, string> };
 before(async () => {
   server = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_UPLOAD_BYTES: String(LIMIT) } });
   const { dataDir, key } = await prepare();
-  child = startChild({ STT_DATA_DIR: dataDir, STT_THREADS: '2', STT_MAX_UPLOAD_BYTES: String(LIMIT), LOG_LEVEL: 'debug' });
+  child = startChild({ STT_DATA_DIR: dataDir, STT_THREADS: '2', STT_MAX_UPLOAD_BYTES: String(CHILD_LIMIT), LOG_LEVEL: 'debug' });
   remote = { url: `http://127.0.0.1:${await waitForPort(child)}`, auth: { Authorization: `Bearer ${key}` } };
 });
 after(async () => {
@@ -85,15 +87,15 @@ async function healthy(target: { url: string; auth: Record<string, string> }): P
 
 test("413 is readable by Node's fetch with a Blob body: the rest of the body is discarded before the socket closes", async () => {
   // fetch sends the whole Blob before it reads: within the discard budget (twice the limit), every 413 is read.
-  const body = new Blob([partHeader('a.wav'), new Uint8Array(2 * LIMIT - 4096), `\r\n--${BOUNDARY}--\r\n`]);
+  const body = new Blob([partHeader('a.wav'), new Uint8Array(2 * CHILD_LIMIT - 4096), `\r\n--${BOUNDARY}--\r\n`]);
   const headers = { ...remote.auth, 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` };
   // Refused from Content-Length before any of it is read; closing at once reset about a third of these.
-  for (let i = 0; i < 10; i++) {
+  for (let i = 0; i < 8; i++) {
     const res = await fetch(`${remote.url}/v1/audio/transcriptions`, { method: 'POST', body, headers });
     assertTooLarge({ status: res.status, body: await res.text() });
   }
   // Without Content-Length: cut off while it streams.
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < 2; i++) {
     const res = await fetch(`${remote.url}/v1/audio/transcriptions`, { method: 'POST', body: body.stream(), headers, duplex: 'half' } as RequestInit);
     assertTooLarge({ status: res.status, body: await res.text() });
   }
@@ -103,7 +105,7 @@ test("413 is readable by Node's fetch with a Blob body: the rest of the body is 
 
 test('the discarding is bounded: a body far past the limit is cut off', async () => {
   const url = new URL(remote.url);
-  const declared = 64 * LIMIT;
+  const declared = 16 * CHILD_LIMIT;
   const sent = await new Promise<number>((resolve) => {
     const socket = net.connect(Number(url.port), url.hostname);
     let bytes = 0;
@@ -136,4 +138,50 @@ test('a giant multipart part header (a huge filename) gets 413, not 500', async 
   const res = await postChunked(server, [opening, ...filler(2 * LIMIT), closing, SMALL_WAV, `\r\n--${BOUNDARY}--\r\n`]);
   assertTooLarge(res);
   await healthy(server);
+});
+
+/** Sends `wav` as a multipart upload with Content-Length and leaves: once `leaveAfter` bytes are written, or all of them. */
+function uploadAndLeave(target: { url: string; auth: Record<string, string> }, wav: Buffer, leaveAfter: number): Promise<void> {
+  const body = Buffer.concat([Buffer.from(partHeader('long.wav')), wav, Buffer.from(`\r\n--${BOUNDARY}--\r\n`)]);
+  const url = new URL(target.url);
+  return new Promise((resolve) => {
+    const req = http.request({
+      host: url.hostname, port: url.port, method: 'POST', path: '/v1/audio/transcriptions',
+      headers: { ...target.auth, 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}`, 'Content-Length': body.length },
+    });
+    req.on('error', () => {});
+    req.on('close', () => resolve());
+    if (leaveAfter < body.length) {
+      req.write(body.subarray(0, leaveAfter), () => req.destroy());
+    } else {
+      // All sent: leave while the server decodes (a second of 8-kHz audio takes about 4 ms here).
+      req.end(body, () => setTimeout(() => req.destroy(), 200));
+    }
+  });
+}
+
+const count = (text: string, pattern: RegExp) => (text.match(new RegExp(pattern, 'g')) ?? []).length;
+
+test('clients that leave during the upload or the WAV decoding get no job, and the next request works', { timeout: 120_000 }, async () => {
+  // 600 s of 8-kHz 8-bit audio: 4.8 MB, seconds to decode.
+  const wav = writeWav({ rate: 8000, encoding: 'pcm_u8', channels: [tone(300, 8000, 600)] });
+  const gone = /"path":"\/v1\/audio\/transcriptions","status":499/;
+  const queued = /"msg":"local job queued"/;
+  const before = { gone: count(child.output(), gone), queued: count(child.output(), queued) };
+  await Promise.all([
+    uploadAndLeave(remote, wav, wav.length / 2),
+    uploadAndLeave(remote, wav, wav.length / 2),
+    uploadAndLeave(remote, wav, Infinity),
+    uploadAndLeave(remote, wav, Infinity),
+  ]);
+  // Until the server has finished with all four (or a job was queued for one of them).
+  for (let i = 0; i < 3000; i++) {
+    const out = child.output();
+    if (count(out, gone) - before.gone >= 4 || count(out, queued) > before.queued) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.equal(count(child.output(), queued) - before.queued, 0, 'a job was queued for a client that had left');
+  assert.equal(count(child.output(), gone) - before.gone, 4, child.output().slice(-3000));
+  await healthy(remote);
+  assert.equal(count(child.output(), queued) - before.queued, 1, 'only the later request became a job');
 });
