@@ -80,7 +80,7 @@ async function benchModel(name: string, file: string, family: 'whisper' | 'parak
   await session.ready();
   await session.run(); // warm-ups
   const warm = await timeAddon(model, pcm);
-  const pairs = await pairWithHarness(session, pairsFor(name), async () => (await timeAddon(model, pcm)).ms, () => process.stderr.write('.'));
+  const pairs = await pairWithHarness(session, pairsFor(name), () => timeAddon(model, pcm), () => process.stderr.write('.'));
   await session.close();
   const encode = pairs.harness.flatMap((h) => h.encodeMs ?? []);
   const decode = pairs.harness.flatMap((h) => h.decodeMsPerToken ?? []);
@@ -112,7 +112,7 @@ async function harnessVsHarness(family: 'whisper' | 'parakeet', file: string, wa
   await Promise.all([a.ready(), b.ready()]);
   await a.run();
   await b.run();
-  const pairs = await pairWithHarness(a, n, async () => (await b.run()).ms);
+  const pairs = await pairWithHarness(a, n, () => b.run());
   await Promise.all([a.close(), b.close()]);
   return pairs.ratios;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Locates the pinned whisper.cpp source and proves it is the one we expect:
-// version 1.9.1 and a sha256 over src/, include/ and ggml/ equal to the one
-// recorded in third_party/whisper.cpp.json. Prints the directory on success.
+// version 1.9.1 and a sha256 over src/, include/, ggml/ and examples/ (the
+// peers the benchmarks run: whisper-cli, whisper-server, parakeet-cli) equal
+// to the one recorded in third_party/whisper.cpp.json. Prints the directory on success.
 // Usage: whisper-source.js [--record]
 'use strict';
 const fs = require('node:fs');
@@ -33,7 +34,7 @@ function listFiles(dir, base, out) {
 
 function treeHash(dir) {
   const hash = crypto.createHash('sha256');
-  for (const sub of ['src', 'include', 'ggml']) {
+  for (const sub of ['src', 'include', 'ggml', 'examples']) {
     for (const rel of listFiles(path.join(dir, sub), dir, []).sort()) {
       hash.update(rel + '\0');
       hash.update(fs.readFileSync(path.join(dir, rel)));

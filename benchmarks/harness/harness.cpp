@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
     return matmul_ceiling(std::stoi(argv[2]), std::stoi(argv[3]));
   }
   if (argc < 6) {
-    std::fprintf(stderr, "usage: %s <whisper|parakeet> <model> <wav> <threads> <runs> [max_tokens] [audio_ctx]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <whisper|parakeet> <model> <wav> <threads> <runs> [max_tokens] [audio_ctx] [temperature_fallback 0|1]\n", argv[0]);
     return 2;
   }
   const std::string family = argv[1];
@@ -76,6 +76,8 @@ int main(int argc, char** argv) {
   const int runs = std::stoi(argv[5]);
   const int max_tokens = argc > 6 ? std::stoi(argv[6]) : 0;
   const int audio_ctx = argc > 7 ? std::stoi(argv[7]) : 0;
+  // whisper.cpp's temperature fallback (+0.2 per retry), as the server's STT_TEMPERATURE_FALLBACK.
+  const bool temperature_fallback = argc > 8 && std::string(argv[8]) == "1";
   whisper_log_set(quiet, nullptr);
   parakeet_log_set(quiet, nullptr);
   ggml_log_set(quiet, nullptr);
@@ -108,7 +110,7 @@ int main(int argc, char** argv) {
       p.print_realtime = false;
       p.print_timestamps = false;
       p.language = "en";
-      p.temperature_inc = 0.0f;
+      if (!temperature_fallback) p.temperature_inc = 0.0f;
       p.max_tokens = max_tokens;
       p.audio_ctx = audio_ctx;
       whisper_reset_timings(ctx);
@@ -116,10 +118,19 @@ int main(int argc, char** argv) {
       if (whisper_full(ctx, p, pcm.data(), static_cast<int>(pcm.size())) != 0) return 1;
       const double total = now_ms() - t0;
       int n_tokens = 0;
-      for (int i = 0; i < whisper_full_n_segments(ctx); ++i) n_tokens += whisper_full_n_tokens(ctx, i);
+      // Text tokens (below end-of-text), as the server and whisper-server return them: the benchmark compares them.
+      std::string ids;
+      const whisper_token eot = whisper_token_eot(ctx);
+      for (int i = 0; i < whisper_full_n_segments(ctx); ++i) {
+        n_tokens += whisper_full_n_tokens(ctx, i);
+        for (int j = 0; j < whisper_full_n_tokens(ctx, i); ++j) {
+          const whisper_token id = whisper_full_get_token_id(ctx, i, j);
+          if (id < eot) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+        }
+      }
       whisper_timings* t = whisper_get_timings(ctx);
-      std::printf("{\"event\":\"run\",\"ms\":%.3f,\"tokens\":%d,\"encodeMs\":%.3f,\"decodeMsPerToken\":%.3f}\n", total, n_tokens,
-                  t->encode_ms, t->decode_ms);
+      std::printf("{\"event\":\"run\",\"ms\":%.3f,\"tokens\":%d,\"encodeMs\":%.3f,\"decodeMsPerToken\":%.3f,\"ids\":[%s]}\n", total,
+                  n_tokens, t->encode_ms, t->decode_ms, ids.c_str());
       std::fflush(stdout);
       delete t;
     }

@@ -1,29 +1,32 @@
-// A small SVG strip chart: short-clip latencies under load, per model and contender.
-import { percentile } from './stats';
+// A small SVG strip chart: every request's latency under load, per mix and contender.
+import { median } from './stats';
 
-interface Result {
-  shape: string;
-  load: Record<string, { contender: string; shortMs: number[] } | null>;
+export interface ChartRow {
+  label: string;
+  points: { ms: number; long: boolean }[];
 }
 
-const COLOURS = ['#0b5cad', '#d97706', '#6b7280'];
+const SHORT = '#0b5cad';
+const LONG = '#d97706';
 
-export function chartSvg(results: Result[]): string {
-  const rows = results.flatMap((r) => Object.values(r.load).filter((l): l is NonNullable<typeof l> => !!l).map((l, i) => ({ label: `${r.shape} · ${l.contender}`, xs: l.shortMs, colour: COLOURS[i % 3] })));
-  const max = Math.max(1, ...rows.flatMap((r) => r.xs));
-  const width = 860, left = 260, rowH = 28, top = 30, plotW = width - left - 20;
+export function chartSvg(rows: ChartRow[]): string {
+  const max = Math.max(1, ...rows.flatMap((r) => r.points.map((p) => p.ms)));
+  const width = 960, left = 380, rowH = 22, top = 30, plotW = width - left - 20;
   const height = top + rows.length * rowH + 40;
   const x = (ms: number) => left + (ms / max) * plotW;
   const esc = (s: string) => s.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
   const parts = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
-    `<text x="${left}" y="18" font-weight="bold">5-s clip latency under load (ms): dots are requests, bar is p50–p95</text>`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="11">`,
+    `<text x="${left}" y="18" font-weight="bold">Latency per request (ms): blue = clip of 30 s or less, orange = longer; tick = median of all</text>`,
   ];
   rows.forEach((r, i) => {
     const y = top + i * rowH + rowH / 2;
     parts.push(`<text x="${left - 8}" y="${y + 4}" text-anchor="end">${esc(r.label)}</text>`);
-    parts.push(`<line x1="${x(percentile(r.xs, 50))}" x2="${x(percentile(r.xs, 95))}" y1="${y}" y2="${y}" stroke="${r.colour}" stroke-width="8" opacity="0.35"/>`);
-    for (const v of r.xs) parts.push(`<circle cx="${x(v).toFixed(1)}" cy="${y}" r="3" fill="${r.colour}"/>`);
+    for (const p of r.points) parts.push(`<circle cx="${x(p.ms).toFixed(1)}" cy="${y}" r="3" fill="${p.long ? LONG : SHORT}" opacity="0.7"/>`);
+    if (r.points.length) {
+      const m = x(median(r.points.map((p) => p.ms)));
+      parts.push(`<line x1="${m.toFixed(1)}" x2="${m.toFixed(1)}" y1="${y - 7}" y2="${y + 7}" stroke="#111" stroke-width="2"/>`);
+    }
   });
   const axisY = top + rows.length * rowH + 10;
   parts.push(`<line x1="${left}" x2="${left + plotW}" y1="${axisY}" y2="${axisY}" stroke="#333"/>`);

@@ -20,12 +20,17 @@ export interface HarnessRun {
   /** whisper.cpp's own timings (Whisper only): per encoder run and per decoded token. */
   encodeMs?: number;
   decodeMsPerToken?: number;
+  /** Text token ids (below end-of-text), Whisper only: compared with the server's. */
+  ids?: number[];
 }
 
-const toRun = (e: Record<string, number>): HarnessRun => ({ ms: e.ms, tokens: e.tokens, encodeMs: e.encodeMs, decodeMsPerToken: e.decodeMsPerToken });
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const toRun = (e: Record<string, any>): HarnessRun => ({ ms: e.ms, tokens: e.tokens, encodeMs: e.encodeMs, decodeMsPerToken: e.decodeMsPerToken, ids: e.ids });
+/** The harness's optional arguments: no token cap, the full encoder window, and the fallback setting. */
+const tail = (fallback: boolean) => ['0', '0', fallback ? '1' : '0'];
 
-export async function harness(family: 'whisper' | 'parakeet', model: string, wav: string, threads: number, runs: number, maxTokens = 0): Promise<{ loadMs: number; runs: HarnessRun[]; maxRssBytes: number }> {
-  const { stdout } = await run(requireBin('stt-harness'), [family, model, wav, String(threads), String(runs), String(maxTokens)], { maxBuffer: 1 << 24 });
+export async function harness(family: 'whisper' | 'parakeet', model: string, wav: string, threads: number, runs: number, fallback = false): Promise<{ loadMs: number; runs: HarnessRun[]; maxRssBytes: number }> {
+  const { stdout } = await run(requireBin('stt-harness'), [family, model, wav, String(threads), String(runs), ...tail(fallback)], { maxBuffer: 1 << 24 });
   const events = stdout.trim().split('\n').map((l) => JSON.parse(l));
   return {
     loadMs: events.find((e) => e.event === 'loaded').ms,
@@ -45,8 +50,8 @@ export class HarnessSession {
   private readonly events: Record<string, number>[] = [];
   private exited: Promise<void>;
 
-  constructor(family: 'whisper' | 'parakeet', model: string, wav: string, threads: number) {
-    this.child = spawn(requireBin('stt-harness'), [family, model, wav, String(threads), '0'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  constructor(family: 'whisper' | 'parakeet', model: string, wav: string, threads: number, fallback = false) {
+    this.child = spawn(requireBin('stt-harness'), [family, model, wav, String(threads), '0', ...tail(fallback)], { stdio: ['pipe', 'pipe', 'inherit'] });
     onLines(this.child.stdout, (line) => {
       const event = JSON.parse(line);
       const next = this.waiting.shift();
@@ -84,21 +89,24 @@ export class HarnessSession {
   }
 }
 
-export interface PairedRuns {
+export interface PairedRuns<T> {
   harness: HarnessRun[];
+  ours: T[];
   oursMs: number[];
   /** ours ÷ harness, per pair. */
   ratios: number[];
+  /** Per pair: whether ours ran first (pairs alternate), to read the order effect. */
+  oursFirst: boolean[];
 }
 
 /**
  * `n` pairs of runs back to back, alternating which side goes first, so drift
  * in the machine's speed hits both sides of a pair alike. Warm both sides up first.
  */
-export async function pairWithHarness(session: HarnessSession, n: number, ours: () => Promise<number>, onPair?: () => void): Promise<PairedRuns> {
-  const out: PairedRuns = { harness: [], oursMs: [], ratios: [] };
+export async function pairWithHarness<T extends { ms: number }>(session: HarnessSession, n: number, ours: () => Promise<T>, onPair?: () => void): Promise<PairedRuns<T>> {
+  const out: PairedRuns<T> = { harness: [], ours: [], oursMs: [], ratios: [], oursFirst: [] };
   for (let i = 0; i < n; i++) {
-    let h: HarnessRun, a: number;
+    let h: HarnessRun, a: T;
     if (i % 2 === 0) {
       h = await session.run();
       a = await ours();
@@ -107,8 +115,10 @@ export async function pairWithHarness(session: HarnessSession, n: number, ours: 
       h = await session.run();
     }
     out.harness.push(h);
-    out.oursMs.push(a);
-    out.ratios.push(a / h.ms);
+    out.ours.push(a);
+    out.oursMs.push(a.ms);
+    out.ratios.push(a.ms / h.ms);
+    out.oursFirst.push(i % 2 === 1);
     onPair?.();
   }
   return out;

@@ -8,15 +8,30 @@ import { onLines } from './lines';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
+/** One answer: the latency, and what was transcribed (checked across contenders). */
+export interface Reply {
+  ms: number;
+  text: string;
+  /** Text token ids (below end-of-text) where the contender returns them. */
+  tokens: number[] | null;
+}
+
 export interface Contender {
   name: string;
   pid: number;
-  /** Sends one WAV, resolves with the latency in ms. */
-  transcribe(wav: Buffer): Promise<number>;
+  /** Sends one WAV; rejects on any answer but 200. */
+  transcribe(wav: Buffer): Promise<Reply>;
   /** Like transcribe, plus the time of the addon call inside the server (stt-gateway's request log). */
-  transcribeLogged?(wav: Buffer): Promise<{ ms: number; sttMs: number }>;
+  transcribeLogged?(wav: Buffer): Promise<Reply & { sttMs: number }>;
   rssBytes(): number;
   stop(): Promise<void>;
+}
+
+/** The HTTP status of a refused request, for the load scenarios to count. */
+export class HttpError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
 }
 
 function waitForLine(child: ChildProcess, pattern: RegExp, what: string): Promise<string> {
@@ -46,12 +61,16 @@ export function procRss(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number
   }
 }
 
-async function post(url: string, form: FormData, headers: Record<string, string> = {}): Promise<number> {
+/** Posts a form and reads a verbose_json answer (ours and whisper-server's have the same fields used here). */
+async function post(url: string, form: FormData, headers: Record<string, string> = {}): Promise<Reply> {
   const t = process.hrtime.bigint();
   const res = await fetch(url, { method: 'POST', body: form, headers });
   const body = await res.text();
-  if (!res.ok) throw new Error(`${url}: HTTP ${res.status} ${body.slice(0, 200)}`);
-  return Number(process.hrtime.bigint() - t) / 1e6;
+  const ms = Number(process.hrtime.bigint() - t) / 1e6;
+  if (!res.ok) throw new HttpError(res.status, `${url}: HTTP ${res.status} ${body.slice(0, 200)}`);
+  const json = JSON.parse(body) as { text: string; segments?: { tokens?: number[] }[] };
+  const tokens = json.segments?.every((seg) => Array.isArray(seg.tokens)) ? json.segments.flatMap((seg) => seg.tokens!) : null;
+  return { ms, text: json.text, tokens };
 }
 
 const stopChild = (child: ChildProcess) =>
@@ -89,22 +108,29 @@ const LOGGED_PREFIX = 'bench-logged-';
 export interface OursOptions {
   modelFile: string;
   threads: number;
+  /** whisper.cpp's temperature fallback (on for real weights, off for random ones, as for every contender). */
+  fallback: boolean;
+  /** STT_SCHEDULING: `arrival` runs the server as a plain FIFO (the control); its default otherwise. */
+  scheduling?: 'arrival';
   /** STT_PARALLEL; the server's default when omitted. */
   parallel?: number;
-  /** Catalogue runtime and the file name it is installed under (default: whisper-base). */
-  runtime?: { id: string; file: string };
+  /** Catalogue runtime and the file name it is installed under (default: whisper-base); null: no model (Node's own footprint). */
+  runtime?: { id: string; file: string } | null;
 }
 
 /** This server, in its own process, with its own data dir. */
-export async function startOurs(o: OursOptions): Promise<Contender & { startedAt: bigint }> {
+export async function startOurs(o: OursOptions): Promise<Contender & { startedAt: bigint; settings: Record<string, string | undefined> }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stt-bench-'));
   mkdirSync(path.join(dataDir, 'models'));
-  const runtime = o.runtime ?? { id: 'whisper-base', file: 'ggml-base.bin' };
-  symlinkSync(o.modelFile, path.join(dataDir, 'models', runtime.file));
+  const runtime = o.runtime === undefined ? { id: 'whisper-base', file: 'ggml-base.bin' } : o.runtime;
+  if (runtime) symlinkSync(o.modelFile, path.join(dataDir, 'models', runtime.file));
   const env = {
     ...process.env, PORT: '0', HOST: '127.0.0.1', STT_DATA_DIR: dataDir, STT_ADMIN_KEY: 'bench-admin-key-0123456789',
     STT_THREADS: String(o.threads), ...(o.parallel ? { STT_PARALLEL: String(o.parallel) } : {}), STT_QUEUE_CAPACITY: '64',
-    STT_TEMPERATURE_FALLBACK: 'false', STT_MAX_TOKENS: '0', LOG_LEVEL: 'info',
+    STT_TEMPERATURE_FALLBACK: String(o.fallback), STT_MAX_TOKENS: '0', LOG_LEVEL: 'info', STT_DEFAULT_MODEL: 'none',
+    // whisper-server has no deadline: ours must not cut a request it would have answered (in arrival order a 5-s clip waits for every long one).
+    STT_DEADLINE_BASE_MS: '600000',
+    ...(o.scheduling ? { STT_SCHEDULING: o.scheduling } : {}),
   };
   const admin = (args: string[]) =>
     new Promise<string>((resolve, reject) => {
@@ -113,40 +139,49 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
       p.stdout.on('data', (d) => (out += d));
       p.on('exit', (c) => (c === 0 ? resolve(out) : reject(new Error(`admin ${args.join(' ')} failed`))));
     });
-  await admin(['runtime', 'activate', runtime.id]);
+  if (runtime) await admin(['runtime', 'activate', runtime.id]);
   const { key } = JSON.parse(await admin(['keys', 'create', 'bench']));
   const startedAt = process.hrtime.bigint();
   const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/server.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const port = await waitForLine(child, /"port":(\d+)/, 'stt-gateway');
-  await waitForLine(child, /local runtime ready/, 'stt-gateway');
+  if (runtime) await waitForLine(child, /local runtime ready/, 'stt-gateway');
   const sttMsOf = followSttMs(child);
   const url = `http://127.0.0.1:${port}/v1/audio/transcriptions`;
   const send = (wav: Buffer, headers: Record<string, string> = {}) => {
     const form = new FormData();
     form.append('file', new Blob([wav as unknown as BlobPart], { type: 'audio/wav' }), 'clip.wav');
     form.append('language', 'en');
+    form.append('response_format', 'verbose_json');
     return post(url, form, { Authorization: `Bearer ${key}`, ...headers });
   };
   let logged = 0;
   return {
-    name: 'stt-gateway',
+    name: o.scheduling === 'arrival' ? 'stt-gateway, arrival order' : 'stt-gateway',
     pid: child.pid!,
     startedAt,
+    settings: Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('STT_') && k !== 'STT_ADMIN_KEY' && k !== 'STT_DATA_DIR')),
     transcribe: (wav) => send(wav),
     transcribeLogged: async (wav) => {
       const requestId = `${LOGGED_PREFIX}${logged++}`;
-      const ms = await send(wav, { 'X-Request-Id': requestId });
-      return { ms, sttMs: await sttMsOf(requestId) };
+      const reply = await send(wav, { 'X-Request-Id': requestId });
+      return { ...reply, sttMs: await sttMsOf(requestId) };
     },
     rssBytes: () => procRss(child.pid!),
     stop: () => stopChild(child),
   };
 }
 
-/** whisper.cpp's whisper-server from the same source tree, same model, threads and greedy decoding. */
-export async function startWhisperServer(modelFile: string, threads: number): Promise<Contender> {
+/**
+ * Decoding flags every whisper.cpp tool gets: greedy with whisper.cpp's
+ * default best_of (5, what the library and our server use), and the
+ * temperature fallback on or off as for the server.
+ */
+export const whisperDecodingArgs = (fallback: boolean) => ['-l', 'en', '-bs', '1', '-bo', '5', ...(fallback ? [] : ['-nf'])];
+
+/** whisper.cpp's whisper-server from the same source tree, same model, threads and decoding. */
+export async function startWhisperServer(modelFile: string, threads: number, fallback: boolean): Promise<Contender> {
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(requireBin('whisper-server'), ['-m', modelFile, '-t', String(threads), '-l', 'en', '-bs', '1', '-bo', '1', '-nf', '-ng',
+  const child = spawn(requireBin('whisper-server'), ['-m', modelFile, '-t', String(threads), ...whisperDecodingArgs(fallback), '-ng',
     '--host', '127.0.0.1', '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'], cwd: os.tmpdir() });
   // Its banner goes to a block-buffered stdout, so poll the port instead.
   let exited = false;
@@ -167,9 +202,13 @@ export async function startWhisperServer(modelFile: string, threads: number): Pr
     transcribe: (wav) => {
       const form = new FormData();
       form.append('file', new Blob([wav as unknown as BlobPart], { type: 'audio/wav' }), 'clip.wav');
-      form.append('response_format', 'json');
+      form.append('response_format', 'verbose_json');
       form.append('temperature', '0');
-      form.append('temperature_inc', '0');
+      form.append('temperature_inc', fallback ? '0.2' : '0');
+      // On by default per request in whisper-server, off in ours and the library: DTW-free token times cost time.
+      form.append('token_timestamps', 'false');
+      // verbose_json otherwise runs whisper_lang_auto_detect, a second encoder pass, for its language probabilities.
+      form.append('no_language_probabilities', 'true');
       return post(url, form);
     },
     rssBytes: () => procRss(child.pid!),
@@ -177,21 +216,26 @@ export async function startWhisperServer(modelFile: string, threads: number): Pr
   };
 }
 
-/** The naive wrapper: one whisper-cli (or parakeet-cli) process per request. */
-export function naiveCli(family: 'whisper' | 'parakeet', modelFile: string, threads: number, workDir: string): Contender {
+/**
+ * The naive wrapper: one whisper-cli (or parakeet-cli) process per request,
+ * with the same decoding and timestamp settings as the servers (timestamps
+ * on: whisper-cli's -nt would change what is decoded); the text comes from its -otxt file.
+ */
+export function naiveCli(family: 'whisper' | 'parakeet', modelFile: string, threads: number, workDir: string, fallback: boolean): Contender {
   const bin = family === 'whisper' ? 'whisper-cli' : 'parakeet-cli';
-  const args = family === 'whisper' ? ['-l', 'en', '-bs', '1', '-bo', '1', '-nf', '-ng', '-np', '-nt'] : ['-ng', '-np'];
+  const args = family === 'whisper' ? [...whisperDecodingArgs(fallback), '-ng', '-np', '-otxt'] : ['-ng', '-np', '-otxt'];
   let n = 0;
   let peak = 0;
   return {
     name: `${bin} per request`,
     pid: 0,
     transcribe: async (wav) => {
-      const file = path.join(workDir, `naive-${process.pid}-${n++}.wav`);
+      const base = path.join(workDir, `naive-${process.pid}-${n++}`);
+      const file = `${base}.wav`;
       writeFileSync(file, wav);
       const t = process.hrtime.bigint();
       await new Promise<void>((resolve, reject) => {
-        const p = spawn(requireBin(bin), ['-m', modelFile, '-f', file, '-t', String(threads), ...args], { stdio: 'ignore' });
+        const p = spawn(requireBin(bin), ['-m', modelFile, '-f', file, '-t', String(threads), ...args, '-of', base], { stdio: 'ignore' });
         const timer = setInterval(() => (peak = Math.max(peak, procRss(p.pid!, 'VmHWM'))), 100);
         p.on('exit', (code) => {
           clearInterval(timer);
@@ -199,8 +243,11 @@ export function naiveCli(family: 'whisper' | 'parakeet', modelFile: string, thre
           else reject(new Error(`${bin} exited ${code}`));
         });
       });
+      const ms = Number(process.hrtime.bigint() - t) / 1e6;
+      const text = readFileSync(`${base}.txt`, 'utf8');
       rmSync(file, { force: true });
-      return Number(process.hrtime.bigint() - t) / 1e6;
+      rmSync(`${base}.txt`, { force: true });
+      return { ms, text, tokens: null };
     },
     rssBytes: () => peak,
     stop: async () => {},

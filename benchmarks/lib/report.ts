@@ -1,0 +1,172 @@
+// The Markdown report and SVG chart of a benchmark run (benchmarks/run.ts).
+// Every interval says what it covers; a maximum of a handful of values is
+// called a maximum; both sides of each scheduling trade are in the headline.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { figures, type MixRound, type RoundFigures } from './load';
+import { chartSvg } from './chart';
+import { fmt, median, medianIntervalWithCoverage, range } from './stats';
+
+const OURS = 'stt-gateway';
+const ARRIVAL = 'stt-gateway, arrival order';
+const WS = 'whisper-server';
+
+export function writeReport(dir: string, name: string, meta: Record<string, any>, results: Record<string, any>[]): void {
+  const md = report(name, meta, results);
+  writeFileSync(path.join(dir, `${name}.md`), md);
+  writeFileSync(path.join(dir, `${name}.svg`), chartSvg(chartRows(results)));
+  console.log(md);
+}
+
+/** A median with its distribution-free interval and that interval's true coverage. */
+function withInterval(xs: number[], digits = 3): string {
+  const v = xs.filter((x) => Number.isFinite(x));
+  if (v.length === 0) return '—';
+  if (v.length === 1) return fmt(v[0], digits);
+  const { lo, hi, coverage } = medianIntervalWithCoverage(v);
+  return `${fmt(median(v), digits)} (${fmt(lo, digits)}–${fmt(hi, digits)}, ${fmt(100 * coverage, coverage > 0.99 ? 1 : 0)} %)`;
+}
+
+/** Per mix and contender, each round's figures, in round order. */
+function byMix(rounds: MixRound[]): Map<string, Map<string, RoundFigures[]>> {
+  const out = new Map<string, Map<string, RoundFigures[]>>();
+  for (const r of rounds) {
+    const mix = out.get(r.mix) ?? new Map<string, RoundFigures[]>();
+    out.set(r.mix, mix);
+    mix.set(r.contender, [...(mix.get(r.contender) ?? []), figures(r)]);
+  }
+  return out;
+}
+
+/** Round-by-round ratios a ÷ b of one figure (rounds are back to back). */
+function ratios(a: RoundFigures[] | undefined, b: RoundFigures[] | undefined, key: keyof RoundFigures): number[] {
+  if (!a || !b) return [];
+  return a.map((x, i) => (x[key] !== null && b[i]?.[key] ? (x[key] as number) / (b[i][key] as number) : NaN)).filter(Number.isFinite);
+}
+
+/** Median (ours first-in-pair) ÷ median (harness first): how much going first or second moves a ratio. */
+function orderEffect(rs: number[], oursFirst: boolean[]): string {
+  const first = rs.filter((_, i) => oursFirst[i]);
+  const second = rs.filter((_, i) => !oursFirst[i]);
+  if (!first.length || !second.length) return '—';
+  return `${fmt(median(first), 3)} / ${fmt(median(second), 3)}`;
+}
+
+function report(name: string, meta: Record<string, any>, results: Record<string, any>[]): string {
+  const L: string[] = [];
+  const push = (...lines: string[]) => L.push(...lines);
+  const settings = Object.entries(meta.serverSettings ?? {}).map(([k, v]) => `${k}=${v}`).join(' ');
+  push(
+    `# stt-gateway benchmark, ${meta.date}${meta.quick ? ' (quick)' : meta.full ? ' (full)' : ''}`,
+    '',
+    `Commit \`${meta.commit}\`${meta.uncommitted?.length ? ` with uncommitted changes to ${meta.uncommitted.join(', ')}` : ' (clean tree)'}; Node ${meta.node}.`,
+    `Machine: ${meta.cpu}, ${meta.cores} cores, flags ${(meta.cpuFlags ?? []).join(' ')}; ${meta.threads} compute threads for every contender. ggml: \`${meta.ggml}\``,
+    `whisper.cpp ${meta.whisperCpp?.version} (${meta.whisperCpp?.origin}), source tree sha256 \`${meta.whisperCpp?.treeSha256}\` over ${meta.whisperCpp?.covers}. Binaries (sha256): ${Object.entries(meta.binaries ?? {}).map(([k, v]) => `${k} \`${String(v).slice(0, 16)}\``).join(', ')}.`,
+    `Server settings (every \`STT_*\` the benchmark sets; the rest are defaults): \`${settings}\`. The benchmark runs the server with its defaults except: one model activated, the queue raised to 64, the deadline raised to 10 minutes (whisper-server has none), the token cap off, and the temperature fallback on only for real weights (it is on by default). whisper-server gets \`token_timestamps=false\` and \`no_language_probabilities=true\` per request: its defaults for verbose_json add token timing and a second encoder pass for language detection, which neither the library nor ours does.`,
+    `Run time ${fmt(meta.durationS, 0)} s. Intervals: the median's distribution-free interval, labelled with what it truly covers (the min–max of 3 values covers 75 %, of 5 values 93.75 %).`,
+    '',
+  );
+  for (const r of results) {
+    push(`- ${r.shape}: ${r.weights === 'real' ? 'real Whisper base weights (`npm run models:real`), decoder context 448, decoding to end of text, temperature fallback on (best_of 5) for every contender' : r.family === 'parakeet' ? 'generated, random weights: one token per 320 ms' : 'generated, random weights, decoder context 64 (28 tokens per window for every contender), fallback off'}.`);
+  }
+
+  // Outputs.
+  const checked = Object.entries(meta.outputs?.checked ?? {}).map(([k, v]) => `${k} ${v}`).join(', ');
+  const mismatches: any[] = meta.outputs?.mismatches ?? [];
+  push('', '## Outputs checked', '',
+    `Every answer was compared with the first answer for the same clip and model (token ids where both sides return them, else the text without whitespace): ${checked}. ` +
+      (mismatches.length ? `**${mismatches.length} differ; the run failed.**` : 'All equal.'));
+  for (const m of mismatches.slice(0, 10)) push(`- ${m.clipSeconds}-s clip, ${m.other} against ${m.reference} (${m.what}): "${String(m.otherText).slice(0, 120)}" vs "${String(m.referenceText).slice(0, 120)}"`);
+
+  // Headline: every load mix, both sides of each trade.
+  const loaded = results.filter((r) => r.load);
+  if (loaded.length) {
+    push('', '## Headline: under load, ours ÷ whisper-server (and ours in arrival order ÷ whisper-server, the control)', '',
+      'Per round, ours and the control against whisper-server in the same round; the median over rounds with its interval. Below 1 is better for ours. "short" is a clip of 30 s or less, "long" over 30 s. A "max" is the largest of the few values a round has (six 5-s clips, say), never a percentile.', '',
+      '| model | mix | short p50 | short max | long p50 | long max | mean, all requests | makespan | peak RSS | control: short p50 | control: long p50 | control: mean |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const r of loaded) {
+      for (const [mix, by] of byMix(r.load.rounds)) {
+        const o = by.get(OURS), a = by.get(ARRIVAL), w = by.get(WS);
+        const q = (x: RoundFigures[] | undefined, k: keyof RoundFigures) => withInterval(ratios(x, w, k), 2);
+        push(`| ${r.shape} | ${mix} | ${q(o, 'shortP50')} | ${q(o, 'shortMax')} | ${q(o, 'longP50')} | ${q(o, 'longMax')} | ${q(o, 'meanMs')} | ${q(o, 'makespanS')} | ${q(o, 'peakRssMb')} | ${q(a, 'shortP50')} | ${q(a, 'longP50')} | ${q(a, 'meanMs')} |`);
+      }
+    }
+    push('', '## Under load: the figures', '',
+      'Medians over rounds (min–max). Latency in ms from send to answer; makespan from the first send to the last answer; throughput = audio seconds answered ÷ makespan; refused = answers other than 200.', '');
+    for (const r of loaded) {
+      push(`### ${r.shape}`, '', r.load.mixes.map((m: any) => `- **${m.name}**: ${m.description}`).join('\n'), '',
+        `Poisson capacity from ours one request at a time: 5 s ${fmt(r.load.serviceMs[5], 0)} ms, 30 s ${fmt(r.load.serviceMs[30], 0)} ms, 120 s ${fmt(r.load.serviceMs[120], 0)} ms.`, '',
+        '| mix | contender | rounds | short p50 | short max | long p50 | long max | mean | makespan s | throughput | refused | peak RSS MB |',
+        '|---|---|---|---|---|---|---|---|---|---|---|---|');
+      for (const [mix, by] of byMix(r.load.rounds)) {
+        for (const [who, rs] of by) {
+          const col = (k: keyof RoundFigures, d = 0) => {
+            const xs = rs.map((x) => x[k]).filter((x): x is number => x !== null);
+            return xs.length ? (xs.length > 1 ? `${fmt(median(xs), d)} (${range(xs, d)})` : fmt(xs[0], d)) : '—';
+          };
+          push(`| ${mix} | ${who} | ${rs.length} | ${col('shortP50')} | ${col('shortMax')} | ${col('longP50')} | ${col('longMax')} | ${col('meanMs')} | ${col('makespanS', 1)} | ${col('throughput', 2)} | ${col('refused')} | ${col('peakRssMb')} |`);
+        }
+      }
+      const longFirst = byMix(r.load.rounds).get('long first');
+      const allShort = byMix(r.load.rounds).get('all short');
+      push('', `Floor: a 5-s clip takes ${fmt(r.harness5Ms, 0)} ms in the bare harness. Served one after another from the moment they arrive, six such clips have a p50 (mean of the 3rd and 4th) of 3.5 clips' time, ${fmt(3.5 * r.harness5Ms, 0)} ms, and eight (all short) 4.5 clips' time, ${fmt(4.5 * r.harness5Ms, 0)} ms, whatever the server. ` +
+        `Ours: long first ${longFirst?.get(OURS) ? fmt(median(longFirst.get(OURS)!.map((x) => x.shortP50 ?? NaN)), 0) : '—'} ms, all short ${allShort?.get(OURS) ? fmt(median(allShort.get(OURS)!.map((x) => x.shortP50 ?? NaN)), 0) : '—'} ms.`);
+      const peak = (mix: string, who: string) => {
+        const xs = byMix(r.load.rounds).get(mix)?.get(who)?.map((x) => x.peakRssMb);
+        return xs?.length ? median(xs) : NaN;
+      };
+      push('', `Memory: Node and the server with no model take ${fmt(meta.nodeBaselineRss / 1e6, 0)} MB; with the model loaded after one 5-s request ${fmt(r.cold.oursRss / 1e6, 0)} MB (the harness peaks at ${fmt(r.cold.harnessRss / 1e6, 0)} MB). ` +
+        `Under "long first" ours peaks at ${fmt(peak('long first', OURS), 0)} MB against ${fmt(peak('long first', WS), 0)} MB for whisper-server and ${fmt(peak('long first', ARRIVAL), 0)} MB for ours in arrival order; under "all short" at ${fmt(peak('all short', OURS), 0)} MB. ` +
+        'The difference between ours and the arrival-order control is the paused job\'s second whisper state (KV caches and compute buffers) and its PCM; the rest of the gap to whisper-server is Node itself plus upload buffers and decoded PCM held per request (8 requests in flight). Closing it would mean one state shared by paused and running jobs (saving the state would copy its KV cache) and streaming uploads to disk instead of memory.');
+    }
+  }
+
+  // Overhead.
+  push('', '## Overhead: HTTP upload to response ÷ bare C++ harness (same library, same parameters), 30-s clip', '',
+    `${meta.pairs} pairs per model, ours and the harness back to back, alternating which goes first (so each goes first ${meta.pairs / 2} times), after a warm-up of each. "Added by the server" is the client's time minus the addon call as the server logs it: HTTP, multipart parsing, WAV decoding, queueing and rendering. Order effect: the median ratio of the pairs where ours went first / where the harness went first. The control pairs the harness with a second harness process the same way: what this machine reads for two identical programs. No ratio is pooled across models.`, '',
+    '| model | ours ms | harness ms | ours ÷ harness | order effect | added by the server ms | inference in the server ÷ harness |', '|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    const o = r.overhead;
+    push(`| ${r.shape} | ${fmt(median(o.oursMs))} (${range(o.oursMs)}) | ${fmt(median(o.harnessMs))} (${range(o.harnessMs)}) | ${withInterval(o.ratios)} | ${orderEffect(o.ratios, o.oursFirst)} | ${fmt(median(o.addedMs))} (${range(o.addedMs)}) | ${withInterval(o.inferenceRatios)} |`);
+  }
+  for (const r of results.filter((x) => x.control)) {
+    push(`| control: ${r.shape}, harness ÷ second harness | | | ${withInterval(r.control.ratios)} | ${orderEffect(r.control.ratios, r.control.oursFirst)} | | |`);
+  }
+
+  // Naive wrapper and cold start.
+  const oneOff = (runs: number[]) => (runs.length > 1 ? `${fmt(median(runs), 0)} (${range(runs, 0)})` : fmt(runs[0], 0));
+  push('', `## Naive wrapper: one CLI process per request (load, transcribe, exit), one at a time (${meta.oneOffRuns} run${meta.oneOffRuns > 1 ? 's, medians (min–max)' : ' each: a single run'})`, '',
+    '| model | contender | 5-s clip ms | 30-s clip ms | ours 30-s ms (median above) | ours ÷ naive, 30 s |', '|---|---|---|---|---|---|');
+  for (const r of results) {
+    const ours30 = median(r.overhead.oursMs);
+    push(`| ${r.shape} | ${r.naive.contender} | ${oneOff(r.naive.runs[5])} | ${oneOff(r.naive.runs[30])} | ${fmt(ours30, 0)} | ${fmt(ours30 / r.naive.ms[30], 2)} |`);
+  }
+  push('', `## Cold start (process start to first 5-s transcription) and memory (${meta.oneOffRuns > 1 ? `${meta.oneOffRuns} runs, medians` : 'a single run each'})`, '',
+    '| model | ours ms | harness ms | ours RSS MB | harness peak RSS MB |', '|---|---|---|---|---|');
+  for (const r of results) {
+    push(`| ${r.shape} | ${oneOff(r.cold.runs.map((c: any) => c.oursMs))} | ${oneOff(r.cold.runs.map((c: any) => c.harnessMs))} | ${fmt(r.cold.oursRss / 1e6, 0)} | ${fmt(r.cold.harnessRss / 1e6, 0)} |`);
+  }
+  push('', '## Encoder efficiency', '',
+    'Encoder FLOPs per 30-s window (24·n·d² + 4·n²·d per layer, plus the convolutions) ÷ whisper.cpp\'s own encoder time for that window (harness runs above), against a 1024³ `ggml_mul_mat` of the same weight type.', '',
+    '| model | GFLOP / window | encoder ms | achieved GFLOP/s | ceiling GFLOP/s |', '|---|---|---|---|---|');
+  for (const r of results) {
+    push(`| ${r.shape} | ${r.encoderGflop ? fmt(r.encoderGflop, 1) : '—'} | ${fmt(r.encodeMs, 0)} | ${r.achievedGflops ? fmt(r.achievedGflops, 0) : '—'} | ${r.ceilingGflops ? fmt(r.ceilingGflops, 0) : '—'} |`);
+  }
+  push('', `![latency per request by mix](./${name}.svg)`, '');
+  return L.join('\n');
+}
+
+function chartRows(results: Record<string, any>[]) {
+  return results.filter((r) => r.load).flatMap((r) => {
+    const rows = new Map<string, { label: string; points: { ms: number; long: boolean }[] }>();
+    for (const round of r.load.rounds as MixRound[]) {
+      const key = `${round.mix} · ${round.contender}`;
+      const row = rows.get(key) ?? { label: `${r.shape} · ${key}`, points: [] };
+      rows.set(key, row);
+      for (const q of round.requests) if (q.ms !== null) row.points.push({ ms: q.ms, long: q.seconds > 30 });
+    }
+    return [...rows.values()];
+  });
+}
