@@ -10,6 +10,7 @@ import { ApiKeyStore } from './store/api-keys';
 import { resolveAdminKey, type AdminKey } from './store/admin-key';
 import { Scheduler } from './stt/local/scheduler';
 import { LocalEngine } from './stt/local/engine';
+import { LoadMarker } from './stt/local/load-marker';
 import { SttRouter } from './stt/router';
 import { CloudService } from './stt/cloud/service';
 import { ModelDownloader } from './stt/local/downloader';
@@ -66,6 +67,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     shrinkEncoderWindow: config.shrinkEncoderWindow,
     maxTokens: config.maxTokens,
     temperatureFallback: config.temperatureFallback,
+    loadMarker: new LoadMarker(config.dataDir),
   });
   const providers = new ProviderStore(db, SecretBox.open(config.dataDir, config.secretKey));
   await providers.seedBuiltIns();
@@ -95,6 +97,7 @@ const routingPoll = new WeakMap<Services, NodeJS.Timeout>();
 export async function syncRouting(s: Services): Promise<void> {
   const routing = await s.settings.routing();
   s.stt.invalidate(routing);
+  s.local.noticeMarkerCleared();
   const status = s.local.status();
   if (!routing.localModel) {
     if (status.state !== 'none') s.local.deactivate();

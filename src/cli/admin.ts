@@ -10,6 +10,7 @@ import { SettingsStore } from '../store/settings';
 import { ApiKeyStore } from '../store/api-keys';
 import { installedFile, RUNTIMES, runtimeById } from '../stt/catalogue';
 import { inspectModelFile } from '../native/model-file';
+import { LoadMarker } from '../stt/local/load-marker';
 
 const USAGE = `usage: npm run admin -- <command>
   keys create <name>        create an API key (printed once)
@@ -51,9 +52,12 @@ async function main(argv: string[]): Promise<number> {
       const info = await inspectModelFile(f.path);
       if (info.family !== spec.family) throw new Error(`${f.name} is a ${info.family} model, ${arg} needs ${spec.family}`);
       await settings.setRouting({ ...(await settings.routing()), mode: 'local', localModel: arg });
+      // The host's explicit choice lifts a crashed load's block (a running server notices within its routing poll).
+      new LoadMarker(config.dataDir).clear();
       out(await settings.routing());
     } else if (group === 'runtime' && action === 'deactivate') {
       await settings.setRouting({ ...(await settings.routing()), localModel: null });
+      new LoadMarker(config.dataDir).clear();
       out(await settings.routing());
     } else if (group === 'status') {
       out({ serviceId: await settings.serviceId(), routing: await settings.routing(), apiKeys: (await keys.list()).length, dataDir: config.dataDir });

@@ -81,6 +81,9 @@ export function adminRoutes(root: Router, s: Services): void {
     if (next.mode === 'cloud' && !next.cloud) throw badRequest('missing_cloud_target', 'Cloud mode needs a cloud target {providerId, model}.', 'cloud');
     await s.settings.setRouting(next);
     s.stt.invalidate(next);
+    // Naming a runtime (or none) is the host's explicit choice, which lifts a
+    // crashed load's block; a change of mode alone keeps it.
+    if (body.localModel !== undefined) s.local.forgetCrashedLoad();
     if (next.localModel !== current.localModel || s.local.status().state === 'error') {
       if (next.localModel) s.local.activate(next.localModel).catch(() => {});
       else s.local.deactivate();

@@ -36,13 +36,13 @@ export function startChild(env: Record<string, string>) {
 }
 
 
-/** The port from the 'listening' line, once the local runtime is ready. */
-export async function waitForPort(c: ReturnType<typeof startChild>): Promise<number> {
+/** The port from the 'listening' line, once the output also matches `until` (by default: the local runtime is ready). */
+export async function waitForPort(c: ReturnType<typeof startChild>, until = /local runtime ready/): Promise<number> {
   let port = 0;
-  for (let i = 0; i < 1500 && !(port && /local runtime ready/.test(c.output())); i++) {
+  for (let i = 0; i < 1500 && !(port && until.test(c.output())); i++) {
     port = Number(/"port":(\d+)/.exec(c.output())?.[1] ?? 0);
     await new Promise((r) => setTimeout(r, 20));
   }
-  assert.ok(port && /local runtime ready/.test(c.output()), c.output());
+  assert.ok(port && until.test(c.output()), c.output());
   return port;
 }

@@ -74,7 +74,7 @@ test('GET /admin/status has the contract shape', async () => {
   assert.equal(typeof body.uptimeSeconds, 'number');
   assert.equal(body.mode, 'local');
   assert.equal(body.publicModel, 'service-local-stt');
-  assert.deepEqual(body.local, { activeModel: 'whisper-base', state: 'ready', error: null });
+  assert.deepEqual(body.local, { activeModel: 'whisper-base', state: 'ready', error: null, crashedLoad: null });
   assert.deepEqual(Object.keys(body.queue).sort(), ['capacity', 'running', 'waiting']);
   assert.equal(body.system.threads, 2);
   assert.ok(body.system.rssBytes > 0);

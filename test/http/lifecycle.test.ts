@@ -22,7 +22,7 @@ test('a restart keeps serviceId, API keys and the active runtime', async () => {
   try {
     const health2 = await (await fetch(`${second.url}/health`)).json();
     assert.equal(health2.serviceId, health1.serviceId);
-    assert.deepEqual(second.services.local.status(), { activeModel: 'parakeet-tdt-0.6b-v3', state: 'ready', error: null });
+    assert.deepEqual(second.services.local.status(), { activeModel: 'parakeet-tdt-0.6b-v3', state: 'ready', error: null, crashedLoad: null });
     const ok = await transcribe(second, { file: wavBlob(JFK) }, first.auth);
     assert.equal(ok.status, 200, 'the key created before the restart still works');
     assert.equal((await transcribe(second, { file: wavBlob(JFK) }, { Authorization: `Bearer ${revoked.key}` })).status, 401);

@@ -5,6 +5,7 @@ import { createJobControl, loadModel, type Model, type Transcription, type Trans
 import { ApiError, unavailable } from '../../http/errors';
 import { installedFile, runtimeById, type RuntimeSpec } from '../catalogue';
 import { AbortedError, QueueFullError, Scheduler } from './scheduler';
+import type { LoadMarker, LoadRecord } from './load-marker';
 
 export type LocalState = 'none' | 'loading' | 'ready' | 'error';
 
@@ -32,6 +33,16 @@ export interface LocalEngineOptions {
   maxTokens: number;
   /** whisper.cpp's temperature retries on low-confidence windows (STT_TEMPERATURE_FALLBACK). */
   temperatureFallback: boolean;
+  /** Marks native loads in progress, so a load that kills the process is not repeated at the next start. */
+  loadMarker: LoadMarker;
+}
+
+export interface LocalStatus {
+  activeModel: string | null;
+  state: LocalState;
+  error: string | null;
+  /** The load the previous process died in; that runtime stays unloaded until the host activates a runtime. */
+  crashedLoad: LoadRecord | null;
 }
 
 /** Whisper's encoder sees 50 frames per second of audio, 1500 for the full window. */
@@ -45,18 +56,47 @@ export class LocalEngine {
   private loadingId: string | null = null;
   private loadError: string | null = null;
   private loadGeneration = 0;
+  /** Native loads running now: the marker stays until the last one returns. */
+  private loadsInFlight = 0;
+  private crashedLoad: LoadRecord | null;
 
-  constructor(private readonly opts: LocalEngineOptions) {}
+  constructor(private readonly opts: LocalEngineOptions) {
+    // Read before anything can be activated: the marker is this process's own from then on.
+    this.crashedLoad = opts.loadMarker.read();
+    if (this.crashedLoad) {
+      opts.logger.error({ runtime: this.crashedLoad.runtime, file: this.crashedLoad.file, loadStartedAt: this.crashedLoad.startedAt },
+        `local runtime not loaded: ${crashMessage(this.crashedLoad)}`);
+    }
+  }
 
   get scheduler(): Scheduler {
     return this.opts.scheduler;
   }
 
-  status(): { activeModel: string | null; state: LocalState; error: string | null } {
-    if (this.loadingId) return { activeModel: this.loadingId, state: 'loading', error: null };
-    if (this.loadError) return { activeModel: null, state: 'error', error: this.loadError };
-    if (this.current) return { activeModel: this.current.spec.id, state: 'ready', error: null };
-    return { activeModel: null, state: 'none', error: null };
+  status(): LocalStatus {
+    const crashedLoad = this.crashedLoad;
+    if (this.loadingId) return { activeModel: this.loadingId, state: 'loading', error: null, crashedLoad };
+    if (this.loadError) return { activeModel: null, state: 'error', error: this.loadError, crashedLoad };
+    if (this.current) return { activeModel: this.current.spec.id, state: 'ready', error: null, crashedLoad };
+    // 'error' also keeps syncRouting from loading it again (it never retries a failed load by itself).
+    if (crashedLoad) return { activeModel: null, state: 'error', error: crashMessage(crashedLoad), crashedLoad };
+    return { activeModel: null, state: 'none', error: null, crashedLoad };
+  }
+
+  /**
+   * The host chose a runtime (admin API, settings page, admin CLI): the load
+   * that crashed no longer blocks anything, at this start or the next.
+   */
+  forgetCrashedLoad(): void {
+    if (!this.crashedLoad) return;
+    this.opts.logger.info({ runtime: this.crashedLoad.runtime }, 'crashed load cleared by the host');
+    this.crashedLoad = null;
+    if (this.loadsInFlight === 0) this.opts.loadMarker.clear();
+  }
+
+  /** The admin CLI clears the marker from its own process; a running server notices here. */
+  noticeMarkerCleared(): void {
+    if (this.crashedLoad && this.loadsInFlight === 0 && !this.opts.loadMarker.read()) this.forgetCrashedLoad();
   }
 
   activeRuntime(): RuntimeSpec | null {
@@ -70,7 +110,9 @@ export class LocalEngine {
   async activate(id: string): Promise<void> {
     const spec = runtimeById(id);
     if (!spec) throw new Error(`unknown runtime ${id}`);
+    if (this.crashedLoad?.runtime === id) throw new Error(crashMessage(this.crashedLoad));
     if (this.current?.spec.id === id && !this.loadingId) return;
+    this.forgetCrashedLoad(); // another runtime: only the host activates one while a crash is on record
     const generation = ++this.loadGeneration;
     this.loadingId = id;
     this.loadError = null;
@@ -78,7 +120,7 @@ export class LocalEngine {
     try {
       const file = await installedFile(this.opts.modelsDir, spec);
       if (!file) throw new Error(`runtime ${id} is not installed`);
-      const model = await loadModel(file.path, { family: spec.family });
+      const model = await this.markedLoad(spec, file);
       if (generation !== this.loadGeneration) {
         void model.dispose(); // a newer activate() or deactivate() won
         return;
@@ -95,6 +137,18 @@ export class LocalEngine {
         this.opts.logger.error({ runtime: id, err: (err as Error).message }, 'local runtime failed to load');
       }
       throw err;
+    }
+  }
+
+  private async markedLoad(spec: RuntimeSpec, file: { name: string; path: string }): Promise<Model> {
+    this.opts.loadMarker.write({ runtime: spec.id, file: file.name, startedAt: new Date().toISOString() });
+    this.loadsInFlight++;
+    this.opts.logger.info({ runtime: spec.id, file: file.name }, 'loading local runtime');
+    try {
+      return await loadModel(file.path, { family: spec.family });
+    } finally {
+      // A JS-level failure (a refused file, a loader error) is reported, not a crash.
+      if (--this.loadsInFlight === 0) this.opts.loadMarker.clear();
     }
   }
 
@@ -163,5 +217,13 @@ export class LocalEngine {
   async close(): Promise<void> {
     await this.opts.scheduler.idle();
     this.deactivate();
+    // Shutting down on purpose during a load is no crash; the load's own
+    // clean-up would not run once the process exits.
+    if (this.loadsInFlight > 0) this.opts.loadMarker.clear();
   }
+}
+
+function crashMessage(r: LoadRecord): string {
+  return `the previous process ended while loading ${r.runtime} (${r.file}, load started ${r.startedAt}), ` +
+    'so it is not loaded automatically; activate a runtime in /settings, with PUT /admin/routing or `npm run admin -- runtime activate <id>`';
 }
