@@ -17,6 +17,8 @@ export interface Config {
   parallel: number;
   queueCapacity: number;
   maxUploadBytes: number;
+  /** Longest clip accepted, read from the WAV header before decoding. */
+  maxAudioSeconds: number;
   modelBaseUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   shrinkEncoderWindow: boolean;
@@ -125,6 +127,8 @@ export function loadConfig(env: Env = process.env): Config {
     parallel,
     queueCapacity: int(env, 'STT_QUEUE_CAPACITY', 16, 0, 10000),
     maxUploadBytes: int(env, 'STT_MAX_UPLOAD_BYTES', 26214400, 1024, 2 ** 31),
+    // At most the 2^31 - 1 samples at 16 kHz the engines count in an int (about 37 hours).
+    maxAudioSeconds: int(env, 'STT_MAX_AUDIO_SECONDS', 3600, 1, 134_217),
     modelBaseUrl,
     logLevel,
     shrinkEncoderWindow: bool(env, 'STT_SHRINK_ENCODER_WINDOW'),

@@ -1,13 +1,18 @@
-// POST /v1/audio/transcriptions: auth → upload → fields → WAV → runtime → format.
+// POST /v1/audio/transcriptions: auth → upload → fields → WAV header (length) →
+// room in the queue → WAV decoding → runtime → format.
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { decodeWav, type WavError } from '../native';
+import type { WavError } from '../native';
 import { badRequest, ApiError, unavailable } from '../http/errors';
-import { multipartUpload } from '../http/middleware/upload';
+import { multipartUpload, releaseUpload } from '../http/middleware/upload';
 import { watchClient } from '../http/middleware/client-gone';
 import { AbortedError } from '../stt/local/scheduler';
 import { render } from '../stt/formats';
 import { deadline } from '../net/deadline';
+import { POOL_SPARE } from '../config';
+import { Semaphore } from '../stt/semaphore';
+import { readWavHeader } from '../stt/wav-header';
+import { decodeUpload } from '../stt/decode-upload';
 import type { Services } from '../services';
 import type { Logger } from '../log';
 import { parseTranscriptionRequest } from './transcription-request';
@@ -24,8 +29,24 @@ export function invalidAudio(e: WavError, logger: Logger): ApiError {
   return badRequest('invalid_audio', 'The file is not a usable WAV file (decode_failed): it could not be decoded.', 'file');
 }
 
+function refuseTooLong(seconds: number, maxSeconds: number): void {
+  if (seconds <= maxSeconds) return;
+  throw badRequest('audio_too_long', `The audio is ${Math.ceil(seconds)} s long; this server accepts at most ${maxSeconds} s per request.`, 'file');
+}
+
+/** 503 queue_full before the upload is decoded: a request that would be refused spends no memory on its PCM. */
+function refuseWhenFull(s: Services, mode: 'local' | 'cloud'): void {
+  if (mode === 'cloud') return s.cloud.refuseIfBusy();
+  const scheduler = s.local.scheduler;
+  if (scheduler.isFull()) throw unavailable('queue_full', 'The local transcription queue is full; retry later.', scheduler.estimatedWaitSeconds());
+}
+
 /** Under the /v1 router, whose guard checks the API key first. */
 export function transcriptionRoutes(v1: Router, s: Services): void {
+  // Decoding runs on libuv's pool: of the POOL_SPARE threads inference leaves,
+  // decodes take one at most, so SQLite and fs keep one; and memory holds one
+  // decode's buffers at a time.
+  const decodeSlots = new Semaphore(Math.max(1, POOL_SPARE - 1));
   v1.post(
     '/audio/transcriptions',
     watchClient(),
@@ -38,18 +59,22 @@ export function transcriptionRoutes(v1: Router, s: Services): void {
         (ctx.request.files ?? {}) as Record<string, unknown>,
         target,
       );
-      const decodeStarted = performance.now();
+      const header = readWavHeader(req.file.buffer);
+      if (header) refuseTooLong(header.durationSeconds, s.config.maxAudioSeconds);
+      refuseWhenFull(s, target.mode);
+      const decodeStarted = performance.now(); // decodeMs includes the wait for a decode slot
       // A provider gets the uploaded WAV: keep only its duration, not the PCM, while the call lasts.
-      const { pcm, durationSeconds } = await decodeWav(req.file.buffer).then(
-        (audio) => ({ pcm: target.mode === 'local' ? audio.pcm : null, durationSeconds: audio.durationSeconds }),
-        (err) => {
-          throw invalidAudio(err as WavError, s.logger);
-        },
-      );
+      const { pcm, durationSeconds } = await decodeUpload(req.file.buffer, { header, mode: target.mode, slots: decodeSlots, signal: clientSignal })
+        .catch((err) => {
+          throw err instanceof AbortedError ? err : invalidAudio(err as WavError, s.logger);
+        });
       ctx.state.audioSeconds = Math.round(durationSeconds * 100) / 100;
       ctx.state.decodeMs = performance.now() - decodeStarted;
       // Decoding cannot be stopped part-way; a client that left meanwhile gets no job.
       if (clientSignal.aborted) throw new AbortedError();
+      refuseTooLong(durationSeconds, s.config.maxAudioSeconds); // a header only the decoder could read
+      // The local runtime needs only the PCM: let go of the upload now, not when the job ends.
+      if (pcm) releaseUpload(ctx, req.file);
 
       const due = deadline(s.config.deadlineBaseMs + durationSeconds * s.config.deadlinePerAudioSecondMs);
       const signal = AbortSignal.any([clientSignal, due.signal]);
@@ -60,7 +85,7 @@ export function transcriptionRoutes(v1: Router, s: Services): void {
           pcm,
           durationSeconds,
           signal,
-          wav: req.file.buffer,
+          wav: pcm ? null : req.file.buffer,
           filename: req.file.originalFilename || 'audio.wav',
           format: req.format,
           language: req.language,

@@ -2,6 +2,7 @@
 // local runtime, or a cloud provider. Also owns the public alias.
 import type { SettingsStore, Routing } from '../store/settings';
 import { decodeWav } from '../native';
+import { unavailable } from '../http/errors';
 import type { LocalEngine } from './local/engine';
 import type { OutputTranscription } from './formats';
 import type { CloudRequest, CloudService } from './cloud/service';
@@ -18,7 +19,9 @@ export interface Target {
   supportsWords: boolean;
 }
 
-export interface TranscribeInput extends CloudRequest {
+export interface TranscribeInput extends Omit<CloudRequest, 'wav'> {
+  /** Null when the audio was headed for the local runtime: only its PCM is kept. */
+  wav: Buffer | null;
   /** Null when the audio was headed for a provider as the uploaded WAV (its PCM is not kept). */
   pcm: Float32Array | null;
   durationSeconds: number;
@@ -77,10 +80,12 @@ export class SttRouter {
   async transcribe(input: TranscribeInput): Promise<{ result: OutputTranscription; runtime: string; queueMs?: number }> {
     const r = await this.current();
     if (r.mode === 'cloud' && r.cloud && this.cloud) {
-      return this.cloud.transcribe(r.cloud.providerId, r.cloud.model, input);
+      // Routing switched to cloud after the route let go of the upload.
+      if (!input.wav) throw unavailable('routing_changed', 'The routing changed while this request was prepared; retry.', 1);
+      return this.cloud.transcribe(r.cloud.providerId, r.cloud.model, { ...input, wav: input.wav });
     }
     // Routing switched to local after the route dropped the PCM: decode again.
-    const pcm = input.pcm ?? (await decodeWav(input.wav)).pcm;
+    const pcm = input.pcm ?? (await decodeWav(input.wav!)).pcm;
     return this.local.transcribe({
       pcm,
       durationSeconds: input.durationSeconds,

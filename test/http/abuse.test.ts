@@ -8,6 +8,7 @@ import net from 'node:net';
 import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
 import { prepare, startChild, waitForPort } from '../helpers/child-server';
 import { writeWav, tone } from '../helpers/wav-writer';
+import { speechClip } from '../helpers/clips';
 
 const LIMIT = 1024 * 1024;
 /** The child's upload limit: room for a WAV that takes seconds to decode. */
@@ -22,7 +23,7 @@ let remote: { url: string; auth: Record<string, string> };
 before(async () => {
   server = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_UPLOAD_BYTES: String(LIMIT) } });
   const { dataDir, key } = await prepare();
-  child = startChild({ STT_DATA_DIR: dataDir, STT_THREADS: '2', STT_MAX_UPLOAD_BYTES: String(CHILD_LIMIT), LOG_LEVEL: 'debug' });
+  child = startChild({ STT_DATA_DIR: dataDir, STT_THREADS: '2', STT_MAX_UPLOAD_BYTES: String(CHILD_LIMIT), STT_MAX_AUDIO_SECONDS: '900', LOG_LEVEL: 'debug' });
   remote = { url: `http://127.0.0.1:${await waitForPort(child)}`, auth: { Authorization: `Bearer ${key}` } };
 });
 after(async () => {
@@ -184,4 +185,57 @@ test('clients that leave during the upload or the WAV decoding get no job, and t
   assert.equal(count(child.output(), gone) - before.gone, 4, child.output().slice(-3000));
   await healthy(remote);
   assert.equal(count(child.output(), queued) - before.queued, 1, 'only the later request became a job');
+});
+
+test('STT_MAX_AUDIO_SECONDS: a longer clip is refused from its header, before decoding', async () => {
+  // 1,000 s of 8-kHz 8-bit audio (8 MB) against the child's 900 s.
+  const wav = writeWav({ rate: 8000, encoding: 'pcm_u8', channels: [tone(300, 8000, 1000)] });
+  const res = await transcribe(remote, { file: wavBlob(wav) }, remote.auth);
+  const body = await res.json();
+  assert.equal(res.status, 400, JSON.stringify(body));
+  assert.equal(body.error.code, 'audio_too_long');
+  assert.equal(body.error.param, 'file');
+  assert.match(body.error.message, /1000 s long.*at most 900 s/);
+  let line: string | undefined;
+  for (let i = 0; i < 500 && !line; i++) {
+    line = child.output().split('\n').find((l) => l.includes('"errorCode":"audio_too_long"'));
+    if (!line) await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.ok(line, 'the refusal is logged');
+  assert.doesNotMatch(line, /"decodeMs"/, 'nothing was decoded');
+});
+
+test('a full queue is refused before the upload is decoded', { timeout: 120_000 }, async () => {
+  const busy = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, whisper: 'tiny-f16', env: { STT_QUEUE_CAPACITY: '0' } });
+  try {
+    const running = transcribe(busy, { file: wavBlob(speechClip(120)) }, busy.auth);
+    for (let i = 0; i < 1500 && busy.services.local.scheduler.stats().running === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(busy.services.local.scheduler.stats().running, 1);
+    // Not a WAV at all: decoding it would have answered 400 invalid_audio.
+    const refused = await transcribe(busy, { file: wavBlob(Buffer.from('not audio, and never decoded')) }, busy.auth);
+    const body = await refused.json();
+    assert.equal(refused.status, 503, JSON.stringify(body));
+    assert.equal(body.error.code, 'queue_full');
+    assert.match(refused.headers.get('retry-after') ?? '', /^\d+$/);
+    assert.equal((await running).status, 200);
+  } finally {
+    await busy.close();
+  }
+});
+
+test('once decoded for the local runtime, the upload is let go: only the PCM goes on', async () => {
+  const seen: { wav: Buffer | null; pcm: Float32Array | null }[] = [];
+  const original = server.services.stt.transcribe.bind(server.services.stt);
+  server.services.stt.transcribe = (input) => {
+    seen.push({ wav: input.wav, pcm: input.pcm });
+    return original(input);
+  };
+  try {
+    await healthy(server);
+  } finally {
+    server.services.stt.transcribe = original;
+  }
+  assert.equal(seen.length, 1);
+  assert.equal(seen[0].wav, null);
+  assert.ok(seen[0].pcm && seen[0].pcm.length === 16000);
 });

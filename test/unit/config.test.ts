@@ -14,6 +14,7 @@ test('defaults follow the contract', () => {
   assert.equal(c.port, 8080);
   assert.equal(c.host, '127.0.0.1');
   assert.equal(c.maxUploadBytes, 26214400);
+  assert.equal(c.maxAudioSeconds, 3600);
   assert.equal(c.modelsDir, path.join(dataDir, 'models'));
   assert.equal(c.threads, os.availableParallelism());
   assert.equal(c.logLevel, 'info');
@@ -26,6 +27,8 @@ test('a bad value names its variable', () => {
     [{ PORT: '70000' }, 'PORT'],
     [{ STT_THREADS: '0' }, 'STT_THREADS'],
     [{ STT_MAX_UPLOAD_BYTES: '-5' }, 'STT_MAX_UPLOAD_BYTES'],
+    [{ STT_MAX_AUDIO_SECONDS: '0' }, 'STT_MAX_AUDIO_SECONDS'],
+    [{ STT_MAX_AUDIO_SECONDS: '200000' }, 'STT_MAX_AUDIO_SECONDS'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ STT_DATA_DIR: path.join(aFile, 'data') }, 'STT_DATA_DIR'],
     [{ STT_MODEL_BASE_URL: 'ftp://x' }, 'STT_MODEL_BASE_URL'],

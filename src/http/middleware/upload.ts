@@ -44,6 +44,7 @@ export function multipartUpload(maxBytes: number) {
           },
           final(callback) {
             (file as unknown as { buffer: Buffer }).buffer = Buffer.concat(chunks);
+            chunks.length = 0; // copied: hold the upload once, not twice
             callback();
           },
         });
@@ -68,4 +69,13 @@ export function multipartUpload(maxBytes: number) {
     if (!ctx.request.body || typeof ctx.request.body !== 'object') throw badRequest('invalid_multipart', 'Empty multipart body.');
     await next();
   };
+}
+
+/**
+ * Lets go of the uploaded bytes (once decoded, only the PCM is needed): the
+ * parser's file objects would otherwise keep them until the request ends.
+ */
+export function releaseUpload(ctx: Context, file: UploadedFile): void {
+  file.buffer = Buffer.alloc(0);
+  for (const f of Object.values(ctx.request.files ?? {}).flat()) (f as unknown as { buffer?: Buffer }).buffer = undefined;
 }

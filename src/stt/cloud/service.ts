@@ -10,6 +10,7 @@ import type { AdapterCall } from './adapter';
 import { deepgramTranscribe } from './deepgram-adapter';
 import { openaiTranscribe } from './openai-adapter';
 import { ProviderError } from './provider-fetch';
+import { Semaphore } from '../semaphore';
 
 export interface CloudRequest {
   wav: Buffer;
@@ -69,15 +70,24 @@ export function aliasOf(provider: ProviderRecord, modelId: string): string {
   return provider.models.find((m) => m.id === modelId)?.alias || `${provider.id}/${modelId}`;
 }
 
+const tooBusy = () => unavailable('queue_full', 'Too many cloud transcriptions are in flight; retry shortly.', 1);
+
 export class CloudService {
   readonly failures = new Map<string, ProviderFailure>();
-  private inFlight = 0;
+  private readonly calls: Semaphore;
 
   constructor(
     private readonly providers: ProviderStore,
     private readonly limits: CloudLimits,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.calls = new Semaphore(limits.concurrency);
+  }
+
+  /** 503 queue_full when every call slot is taken: checked before the upload is decoded. */
+  refuseIfBusy(): void {
+    if (this.calls.full) throw tooBusy();
+  }
 
   async aliasFor(providerId: string, modelId: string): Promise<string> {
     const p = await this.providers.get(providerId);
@@ -94,14 +104,11 @@ export class CloudService {
     modelId: string,
     request: CloudRequest & { durationSeconds: number; signal: AbortSignal },
   ): Promise<{ result: OutputTranscription; runtime: string }> {
-    if (this.inFlight >= this.limits.concurrency) {
-      throw unavailable('queue_full', 'Too many cloud transcriptions are in flight; retry shortly.', 1);
-    }
-    this.inFlight++;
+    if (!this.calls.tryAcquire()) throw tooBusy();
     try {
       return await this.call(providerId, modelId, request);
     } finally {
-      this.inFlight--;
+      this.calls.release();
     }
   }
 

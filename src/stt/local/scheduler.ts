@@ -127,6 +127,12 @@ export class Scheduler {
     };
   }
 
+  /** Whether submit() would refuse a job now: callers check before they spend memory and time on one. */
+  isFull(): boolean {
+    const canStartNow = this.waiting.length === 0 && this.active.size < this.options.slots;
+    return !canStartNow && this.waiting.length >= this.options.capacity;
+  }
+
   /** Seconds until a new job would likely start (for Retry-After). */
   estimatedWaitSeconds(): number {
     const queued = [...this.waiting, ...this.paused].reduce((sum, e) => sum + e.cost, 0);
@@ -140,8 +146,7 @@ export class Scheduler {
    */
   submit<T>(cost: number, signal: AbortSignal | undefined, work: (job: JobStart) => Promise<T>): Promise<T> {
     if (signal?.aborted) return Promise.reject(new AbortedError());
-    const canStartNow = this.waiting.length === 0 && this.active.size < this.options.slots;
-    if (!canStartNow && this.waiting.length >= this.options.capacity) {
+    if (this.isFull()) {
       return Promise.reject(new QueueFullError(this.estimatedWaitSeconds() + cost * this.secondsPerAudioSecond));
     }
     return new Promise<T>((resolve, reject) => {

@@ -1,0 +1,107 @@
+// Reading a WAV's length from its header, and decoding uploads with bounded
+// memory: one decode at a time, and for a cloud target only the header and
+// the first second.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodeWav, type DecodedAudio } from '../../src/native';
+import { readWavHeader, wavPrefix } from '../../src/stt/wav-header';
+import { decodeUpload } from '../../src/stt/decode-upload';
+import { Semaphore } from '../../src/stt/semaphore';
+import { AbortedError } from '../../src/stt/local/scheduler';
+import { writeWav, tone, type WavSpec } from '../helpers/wav-writer';
+
+const wav = (spec: Partial<WavSpec> & { seconds: number }) =>
+  writeWav({ rate: 8000, encoding: 'pcm_u8', channels: [tone(300, spec.rate ?? 8000, spec.seconds)], ...spec });
+
+test('the header gives the same duration as the decoder', async () => {
+  const cases = [
+    wav({ seconds: 3 }),
+    wav({ seconds: 2.5, rate: 44100, encoding: 'pcm_s24' }),
+    wav({ seconds: 1, rate: 16000, encoding: 'float32', extensible: true }),
+    wav({ seconds: 2, rate: 22050, encoding: 'mulaw', channels: [tone(300, 22050, 2), tone(500, 22050, 2)] }),
+    wav({ seconds: 1, extraChunks: [['LIST', Buffer.alloc(7)], ['fact', Buffer.alloc(4)]] }),
+    wav({ seconds: 1.5, dataSizeOverride: 0 }),
+    wav({ seconds: 1.5, dataSizeOverride: 0xffffffff }),
+  ];
+  for (const bytes of cases) {
+    const header = readWavHeader(bytes);
+    assert.ok(header);
+    assert.equal(header.durationSeconds, (await decodeWav(bytes)).durationSeconds);
+  }
+});
+
+test('what the header cannot tell is left to the decoder (null)', () => {
+  const good = wav({ seconds: 1 });
+  assert.equal(readWavHeader(Buffer.from('plain text, not audio')), null);
+  assert.equal(readWavHeader(good.subarray(0, 30)), null);
+  const oversize = Buffer.from(good);
+  oversize.writeUInt32LE(1 << 30, 40); // data size past the end
+  assert.equal(readWavHeader(oversize), null);
+  const noRate = Buffer.from(good);
+  noRate.writeUInt32LE(0, 24);
+  assert.equal(readWavHeader(noRate), null);
+});
+
+test('a prefix of the header and the first second decodes on its own', async () => {
+  const bytes = wav({ seconds: 30, rate: 16000, encoding: 'pcm_s16' });
+  const prefix = wavPrefix(bytes, readWavHeader(bytes)!, 1)!;
+  assert.ok(prefix.length < 16000 * 2 + 100);
+  assert.equal((await decodeWav(prefix)).durationSeconds, 1);
+});
+
+/** A decoder that records what it was given and finishes when told. */
+function fakeDecoder() {
+  const calls: { bytes: number; finish: () => void }[] = [];
+  const decode = (bytes: Uint8Array) =>
+    new Promise<DecodedAudio>((resolve) => {
+      const audio = { pcm: new Float32Array(16), durationSeconds: bytes.length / 8000 } as DecodedAudio;
+      calls.push({ bytes: bytes.length, finish: () => resolve(audio) });
+    });
+  return { calls, decode };
+}
+
+const settle = () => new Promise((r) => setImmediate(r));
+
+test('a cloud target decodes only the header and the first second, and takes the duration from the header', async () => {
+  const bytes = wav({ seconds: 600 });
+  const header = readWavHeader(bytes);
+  const { calls, decode } = fakeDecoder();
+  const out = decodeUpload(bytes, { header, mode: 'cloud', slots: new Semaphore(1), signal: new AbortController().signal, decode });
+  await settle();
+  assert.equal(calls.length, 1);
+  assert.ok(calls[0].bytes <= 44 + 8000, `decoded ${calls[0].bytes} bytes`);
+  calls[0].finish();
+  assert.deepEqual(await out, { pcm: null, durationSeconds: 600 });
+});
+
+test('a local target decodes the whole file and keeps the PCM', async () => {
+  const bytes = wav({ seconds: 5 });
+  const { calls, decode } = fakeDecoder();
+  const out = decodeUpload(bytes, { header: readWavHeader(bytes), mode: 'local', slots: new Semaphore(1), signal: new AbortController().signal, decode });
+  await settle();
+  assert.equal(calls[0].bytes, bytes.length);
+  calls[0].finish();
+  assert.ok((await out).pcm);
+});
+
+test('uploads are decoded one at a time; a client gone while waiting leaves the line', async () => {
+  const bytes = wav({ seconds: 1 });
+  const slots = new Semaphore(1);
+  const { calls, decode } = fakeDecoder();
+  const start = (signal = new AbortController().signal) => decodeUpload(bytes, { header: null, mode: 'local', slots, signal, decode });
+  const first = start();
+  const gone = new AbortController();
+  const second = start(gone.signal);
+  const third = start();
+  await settle();
+  assert.equal(calls.length, 1, 'only one decode runs');
+  gone.abort();
+  await assert.rejects(second, AbortedError);
+  calls[0].finish();
+  await first;
+  await settle();
+  assert.equal(calls.length, 2, 'the next in line starts when the first ends');
+  calls[1].finish();
+  await third;
+  assert.equal(slots.full, false);
+});
