@@ -27,7 +27,7 @@ import { systemInfo } from '../src/native';
 import { benchModel, type BenchModel } from './lib/models';
 import { speechClip } from '../test/helpers/clips';
 import { harness, HarnessSession, pairWithHarness, requireBin } from './lib/harness';
-import { naiveCli, startOurs, startWhisperServer, type Contender } from './lib/servers';
+import { naiveCli, procRss, startOurs, startWhisperServer, type Contender } from './lib/servers';
 import { fmt, median } from './lib/stats';
 import { mixes } from './lib/mixes';
 import { runMix, type MixRound } from './lib/load';
@@ -54,7 +54,6 @@ const SHAPES = quick
  * (its min–max covers the median with 75 %); --full 5 of every Whisper shape.
  */
 const loadRoundsFor = (shape: string) => (quick ? 1 : full ? 5 : shape === 'base-q8_0-ctx64' ? 3 : 0);
-const POISSON_COUNT = quick ? 6 : 12;
 const WORK = path.resolve(__dirname, '.work');
 const OUT = path.resolve(__dirname, 'results');
 const run = promisify(execFile);
@@ -163,17 +162,21 @@ async function coldStart(shape: Shape, harnessFirst: boolean): Promise<ColdStart
   const ours = await startOurs({ modelFile: shape.file, threads: THREADS, runtime: shape.runtime, fallback: shape.fallback });
   await ours.transcribe(clips[5]);
   const oursMs = Number(process.hrtime.bigint() - ours.startedAt) / 1e6;
-  const oursRss = ours.rssBytes();
+  const oursRss = procRss(ours.pid, 'VmHWM'); // a peak, as the harness's ru_maxrss is
   await ours.stop();
   return { oursMs, oursRss, ...(first ?? (await timeHarness())) };
 }
 
 /** Every mix, `rounds` times, against every contender; contenders rotate which goes first. */
 async function loadRounds(shape: Shape, contenders: Contender[], rounds: number, check: OutputCheck, log: (m: string) => void) {
-  // Capacity for the Poisson mixes: ours, one request at a time, per clip length.
+  // Capacity for the Poisson mixes: ours, one request at a time, the median of 3 warm runs per clip length.
   const serviceMs: Record<number, number> = {};
-  for (const s of [5, 30, 120]) serviceMs[s] = (await contenders[0].transcribe(clips[s])).ms;
-  const all = mixes(serviceMs, POISSON_COUNT);
+  for (const s of [5, 30, 120]) {
+    const runs: number[] = [];
+    for (let i = 0; i < 3; i++) runs.push((await contenders[0].transcribe(clips[s])).ms);
+    serviceMs[s] = median(runs);
+  }
+  const all = mixes(serviceMs);
   const chosen = quick ? all.filter((m) => m.name === 'long first' || m.name === 'all short') : all;
   const results: MixRound[] = [];
   for (let round = 0; round < rounds; round++) {
@@ -207,11 +210,12 @@ async function main(): Promise<void> {
   const date = new Date().toISOString().slice(0, 10);
   const name = `${date}${quick ? '-quick' : full ? '-full' : ''}`;
   let settings: Record<string, string | undefined> = {};
+  let contenderSettings: Record<string, Record<string, string | undefined>> = {};
   let nodeBaselineRss = 0;
   const meta = () => ({
     date, ...source, threads: THREADS, quick, full, ggml: systemInfo().trim(), pairs: PAIRS, oneOffRuns: ONE_OFF_RUNS,
     loadRounds: Object.fromEntries(SHAPES.filter((s) => !s.startsWith('parakeet')).map((s) => [s, loadRoundsFor(s)])),
-    serverSettings: settings, nodeBaselineRss,
+    serverSettings: settings, contenderSettings, nodeBaselineRss,
     outputs: { checked: Object.fromEntries(check.checked), mismatches: check.mismatches },
     durationS: (Date.now() - started) / 1000,
   });
@@ -232,23 +236,29 @@ async function main(): Promise<void> {
     log(`${shapeName} overhead: ours ${fmt(median(over.oursMs))} ms, harness ${fmt(median(over.harnessMs))} ms, ratio ${fmt(median(over.ratios), 3)}`);
     const control = index === 0 ? await harnessControl(shape, 30) : null;
     if (control) log(`${shapeName} control harness ÷ harness ${fmt(median(control.ratios), 3)}`);
-    // The harness's own time for a 5-s clip: the floor of any server's short-clip latencies.
-    const harness5 = await harness(shape.family, shape.file, clipFile(5), THREADS, 3, shape.fallback);
-    const harness5Ms = median(harness5.runs.map((r) => r.ms));
+    // The harness's own time for a 5-s clip, warm, median of 5: the floor of one-at-a-time service.
+    const session5 = new HarnessSession(shape.family, shape.file, clipFile(5), THREADS, shape.fallback);
+    await session5.ready();
+    await session5.run();
+    const harness5Runs: number[] = [];
+    for (let i = 0; i < 5; i++) harness5Runs.push((await session5.run()).ms);
+    await session5.close();
+    const harness5Ms = median(harness5Runs);
+    await ours.stop();
 
     // 2. Load, Whisper only (whisper.cpp has no Parakeet server).
     const rounds = shape.family === 'whisper' ? loadRoundsFor(shapeName) : 0;
     let load = null;
     if (rounds) {
+      // Fresh processes for every contender, so no one's peak RSS carries the overhead runs.
+      const fresh = await startOurs({ modelFile: shape.file, threads: THREADS, runtime: shape.runtime, fallback: shape.fallback });
       const arrival = await startOurs({ modelFile: shape.file, threads: THREADS, runtime: shape.runtime, fallback: shape.fallback, scheduling: 'arrival' });
       const ws = await startWhisperServer(shape.file, THREADS, shape.fallback);
-      await arrival.transcribe(clips[5]);
-      await ws.transcribe(clips[5]);
-      load = await loadRounds(shape, [ours, arrival, ws], rounds, check, log);
-      await arrival.stop();
-      await ws.stop();
+      for (const c of [fresh, arrival, ws]) await c.transcribe(clips[5]);
+      contenderSettings = { [fresh.name]: fresh.settings, [arrival.name]: arrival.settings, [ws.name]: { command: `whisper-server ${ws.args.join(' ')}` } };
+      load = await loadRounds(shape, [fresh, arrival, ws], rounds, check, log);
+      for (const c of [fresh, arrival, ws]) await c.stop();
     }
-    await ours.stop();
 
     // 3. Naive: one CLI process per request.
     const cli = naiveCli(shape.family, shape.file, THREADS, WORK, shape.fallback);
@@ -270,7 +280,8 @@ async function main(): Promise<void> {
     const encodeMs = median(over.encodeMs);
     const gflop = shape.encoder ? encoderGflop(shape.encoder.state, shape.encoder.layers) : null;
     results.push({
-      shape: shapeName, family: shape.family, weights: shape.weights, fallback: shape.fallback,
+      // Real weights keep their decoder context of 448: the label says so.
+      shape: shape.weights === 'real' ? shapeName.replace('-ctx64', '-real') : shapeName, family: shape.family, weights: shape.weights, fallback: shape.fallback,
       overhead: over, control, harness5Ms, encodeMs, encoderGflop: gflop,
       achievedGflops: gflop ? gflop / (encodeMs / 1000) : null,
       ceilingGflops: shape.encoder ? ceiling[shape.quant === 'f16' ? 'F16' : 'Q8_0'] ?? null : null,

@@ -1,7 +1,7 @@
 // One round of one mix against one contender, on loopback, bounded in count,
 // and the figures a reader needs to see both sides of a scheduling trade.
 import type { Mix } from './mixes';
-import { HttpError, type Contender, type Reply } from './servers';
+import { HttpError, procRss, resetPeakRss, type Contender, type Reply } from './servers';
 import { median } from './stats';
 
 export interface RequestResult {
@@ -25,6 +25,8 @@ export interface MixRound {
 
 /** Sends the mix's requests at their times; `onReply` sees every answer (the output check). */
 export async function runMix(c: Contender, mix: Mix, clips: Record<number, Buffer>, onReply: (seconds: number, reply: Reply) => void): Promise<MixRound> {
+  // The kernel's peak for this round alone (VmHWM after a reset), with 200-ms samples as a floor where that is unavailable.
+  resetPeakRss(c.pid);
   let peak = c.rssBytes();
   const sampler = setInterval(() => (peak = Math.max(peak, c.rssBytes())), 200);
   const t0 = performance.now();
@@ -35,11 +37,12 @@ export async function runMix(c: Contender, mix: Mix, clips: Record<number, Buffe
       onReply(seconds, reply);
       return { seconds, atMs, ms: reply.ms };
     } catch (err) {
-      if (err instanceof HttpError) return { seconds, atMs, ms: null, status: err.status };
-      throw err;
+      // A refusal, or no answer at all (status 0): counted, and the run goes on.
+      return { seconds, atMs, ms: null, status: err instanceof HttpError ? err.status : 0 };
     }
   }));
   clearInterval(sampler);
+  peak = Math.max(peak, procRss(c.pid, 'VmHWM'));
   return { mix: mix.name, contender: c.name, requests, makespanS: (performance.now() - t0) / 1000, peakRssBytes: peak };
 }
 

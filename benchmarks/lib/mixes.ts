@@ -30,35 +30,41 @@ function seeded(seed: number): () => number {
   };
 }
 
-/** Clip lengths of the Poisson mixes and how often each is drawn. */
-export const POISSON_LENGTHS: { seconds: number; weight: number }[] = [
-  { seconds: 5, weight: 0.7 },
-  { seconds: 30, weight: 0.25 },
-  { seconds: 120, weight: 0.05 },
-];
+/**
+ * The Poisson mixes' requests: a fixed multiset of lengths (two long clips,
+ * so long-clip figures and preemption exist), shuffled with a seed; the same
+ * for both loads.
+ */
+export const POISSON_LENGTHS = [5, 5, 5, 5, 5, 5, 5, 30, 30, 30, 120, 120];
 
 /**
- * `count` requests with exponential gaps at `load` x capacity, capacity
- * being 1 / (mean service time) for the drawn lengths, from the contender's
- * own one-at-a-time times (`serviceMs` per clip length).
+ * Exponential gaps at `load` x capacity, capacity being what one-at-a-time
+ * service (`serviceMs` per clip length) gets through: the gaps are rescaled
+ * so the offered load over the schedule is exactly `load` for the lengths drawn.
  */
-export function poisson(load: number, count: number, serviceMs: Record<number, number>, seed = 20261123): Arrival[] {
+export function poisson(load: number, serviceMs: Record<number, number>, seed: number): Arrival[] {
   const random = seeded(seed);
-  const meanServiceMs = POISSON_LENGTHS.reduce((sum, l) => sum + l.weight * serviceMs[l.seconds], 0);
-  const meanGapMs = meanServiceMs / load;
+  const lengths = [...POISSON_LENGTHS];
+  for (let i = lengths.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [lengths[i], lengths[j]] = [lengths[j], lengths[i]];
+  }
+  const gaps = lengths.map(() => -Math.log(1 - random()));
+  const totalServiceMs = lengths.reduce((sum, s) => sum + serviceMs[s], 0);
+  // The last request's gap would fall after the schedule: n - 1 gaps span it.
+  const span = gaps.slice(0, -1).reduce((a, g) => a + g, 0);
+  const scale = totalServiceMs / load / span;
   const out: Arrival[] = [];
   let at = 0;
-  for (let i = 0; i < count; i++) {
-    let pick = random();
-    const length = POISSON_LENGTHS.find((l) => (pick -= l.weight) < 0) ?? POISSON_LENGTHS[0];
-    out.push({ atMs: Math.round(at), seconds: length.seconds });
-    at += -Math.log(1 - random()) * meanGapMs;
-  }
+  lengths.forEach((seconds, i) => {
+    out.push({ atMs: Math.round(at), seconds });
+    at += gaps[i] * scale;
+  });
   return out;
 }
 
 /** Every mix of a load round; `serviceMs` sets the Poisson rates. */
-export function mixes(serviceMs: Record<number, number>, poissonCount: number): Mix[] {
+export function mixes(serviceMs: Record<number, number>): Mix[] {
   return [
     { name: 'long first', description: '2 x 120 s at once, then 500 ms later 6 x 5 s', arrivals: [...burst(2, 120), ...burst(6, 5, 500)] },
     { name: 'short first', description: '6 x 5 s at once, then 500 ms later 2 x 120 s', arrivals: [...burst(6, 5), ...burst(2, 120, 500)] },
@@ -66,13 +72,13 @@ export function mixes(serviceMs: Record<number, number>, poissonCount: number): 
     { name: 'all long', description: '3 x 120 s at once', arrivals: burst(3, 120) },
     {
       name: 'poisson 70 %',
-      description: `${poissonCount} requests, Poisson arrivals at 70 % of capacity, lengths 5/30/120 s drawn 70/25/5 %`,
-      arrivals: poisson(0.7, poissonCount, serviceMs),
+      description: `${POISSON_LENGTHS.length} requests (7 x 5 s, 3 x 30 s, 2 x 120 s, seeded order), Poisson arrivals offering 70 % of one-at-a-time capacity`,
+      arrivals: poisson(0.7, serviceMs, 20261123),
     },
     {
       name: 'poisson 90 %',
-      description: `${poissonCount} requests, Poisson arrivals at 90 % of capacity, lengths 5/30/120 s drawn 70/25/5 %`,
-      arrivals: poisson(0.9, poissonCount, serviceMs, 20261124),
+      description: `the same ${POISSON_LENGTHS.length} requests, Poisson arrivals offering 90 % of capacity`,
+      arrivals: poisson(0.9, serviceMs, 20261123),
     },
   ];
 }

@@ -19,7 +19,7 @@ export interface Provenance {
   cores: number;
   /** The CPU flags that decide ggml's kernels. */
   cpuFlags: string[];
-  whisperCpp: { version: string; origin: string; treeSha256: string; covers: string };
+  whisperCpp: { version: string; origin: string; treeSha256: string; covers: string; verifiedAtRun: string };
   /** sha256 of each binary that ran. */
   binaries: Record<string, string>;
 }
@@ -27,6 +27,16 @@ export interface Provenance {
 const git = (args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' });
 const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 const SIMD = /^(sse\d*|ssse3|avx\S*|fma|f16c|bmi2|amx\S*|neon|sve\S*)$/;
+
+/** Hashes the source tree again now: "yes", or why not (the binaries may then be from another tree). */
+function verifySource(): string {
+  try {
+    execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'whisper-source.js')], { stdio: 'pipe', env: { ...process.env, WHISPER_CPP_DIR: '' } });
+    return 'yes';
+  } catch (err) {
+    return `no: ${String((err as { stderr?: Buffer }).stderr ?? err).trim()}`;
+  }
+}
 
 export function provenance(): Provenance {
   const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
@@ -46,7 +56,7 @@ export function provenance(): Provenance {
     cpu: os.cpus()[0]?.model ?? 'unknown',
     cores: os.availableParallelism(),
     cpuFlags: flags,
-    whisperCpp: { version: pin.version, origin: pin.origin, treeSha256: pin.treeSha256, covers: 'src/, include/, ggml/, examples/ (checked at every build by scripts/whisper-source.js)' },
+    whisperCpp: { version: pin.version, origin: pin.origin, treeSha256: pin.treeSha256, covers: 'src/, include/, ggml/, examples/ (checked at every build by scripts/whisper-source.js)', verifiedAtRun: verifySource() },
     binaries,
   };
 }

@@ -62,11 +62,15 @@ function report(name: string, meta: Record<string, any>, results: Record<string,
     '',
     `Commit \`${meta.commit}\`${meta.uncommitted?.length ? ` with uncommitted changes to ${meta.uncommitted.join(', ')}` : ' (clean tree)'}; Node ${meta.node}.`,
     `Machine: ${meta.cpu}, ${meta.cores} cores, flags ${(meta.cpuFlags ?? []).join(' ')}; ${meta.threads} compute threads for every contender. ggml: \`${meta.ggml}\``,
-    `whisper.cpp ${meta.whisperCpp?.version} (${meta.whisperCpp?.origin}), source tree sha256 \`${meta.whisperCpp?.treeSha256}\` over ${meta.whisperCpp?.covers}. Binaries (sha256): ${Object.entries(meta.binaries ?? {}).map(([k, v]) => `${k} \`${String(v).slice(0, 16)}\``).join(', ')}.`,
-    `Server settings (every \`STT_*\` the benchmark sets; the rest are defaults): \`${settings}\`. The benchmark runs the server with its defaults except: one model activated, the queue raised to 64, the deadline raised to 10 minutes (whisper-server has none), the token cap off, and the temperature fallback on only for real weights (it is on by default). whisper-server gets \`token_timestamps=false\` and \`no_language_probabilities=true\` per request: its defaults for verbose_json add token timing and a second encoder pass for language detection, which neither the library nor ours does.`,
+    `whisper.cpp ${meta.whisperCpp?.version} (${meta.whisperCpp?.origin}), source tree sha256 \`${meta.whisperCpp?.treeSha256}\` over ${meta.whisperCpp?.covers}; hashed again at the start of this run: ${meta.whisperCpp?.verifiedAtRun ?? 'not recorded'}. Binaries (sha256): ${Object.entries(meta.binaries ?? {}).map(([k, v]) => `${k} \`${String(v).slice(0, 16)}\``).join(', ')}.`,
+    `Server settings (every \`STT_*\` the benchmark sets; the rest are defaults): \`${settings}\`. The benchmark runs the server with its defaults except: one model activated, the queue raised to 64, the deadline's base raised to 10 minutes (plus the default 3 s per audio second; whisper-server has no deadline), and the temperature fallback off for random weights (it is on by default, and on here for real weights). whisper-server gets \`token_timestamps=false\` and \`no_language_probabilities=true\` per request: its defaults for verbose_json add token timing and a second encoder pass for language detection, which neither the library nor ours does.`,
     `Run time ${fmt(meta.durationS, 0)} s. Intervals: the median's distribution-free interval, labelled with what it truly covers (the min–max of 3 values covers 75 %, of 5 values 93.75 %).`,
     '',
   );
+  for (const [who, env] of Object.entries(meta.contenderSettings ?? {})) {
+    push(`- ${who}: \`${Object.entries(env as Record<string, string>).map(([k, v]) => (k === 'command' ? v : `${k}=${v}`)).join(' ')}\``);
+  }
+  push('');
   for (const r of results) {
     push(`- ${r.shape}: ${r.weights === 'real' ? 'real Whisper base weights (`npm run models:real`), decoder context 448, decoding to end of text, temperature fallback on (best_of 5) for every contender' : r.family === 'parakeet' ? 'generated, random weights: one token per 320 ms' : 'generated, random weights, decoder context 64 (28 tokens per window for every contender), fallback off'}.`);
   }
@@ -76,7 +80,8 @@ function report(name: string, meta: Record<string, any>, results: Record<string,
   const mismatches: any[] = meta.outputs?.mismatches ?? [];
   push('', '## Outputs checked', '',
     `Every answer was compared with the first answer for the same clip and model (token ids where both sides return them, else the text without whitespace): ${checked}. ` +
-      (mismatches.length ? `**${mismatches.length} differ; the run failed.**` : 'All equal.'));
+      (mismatches.length ? `**${mismatches.length} differ; the run failed.**` : 'All equal.') +
+      ' whisper-cli is compared by text (its token ids need a second, untimed run); Parakeet answers are not compared across contenders (the harness prints no token ids for it). With the temperature fallback on, a window decoded again at T > 0 samples from whisper.cpp decoder 0\'s generator, which is seeded when a state is created and carries over between requests: two processes with different histories could then differ without either being wrong.');
   for (const m of mismatches.slice(0, 10)) push(`- ${m.clipSeconds}-s clip, ${m.other} against ${m.reference} (${m.what}): "${String(m.otherText).slice(0, 120)}" vs "${String(m.referenceText).slice(0, 120)}"`);
 
   // Headline: every load mix, both sides of each trade.
@@ -111,21 +116,21 @@ function report(name: string, meta: Record<string, any>, results: Record<string,
       }
       const longFirst = byMix(r.load.rounds).get('long first');
       const allShort = byMix(r.load.rounds).get('all short');
-      push('', `Floor: a 5-s clip takes ${fmt(r.harness5Ms, 0)} ms in the bare harness. Served one after another from the moment they arrive, six such clips have a p50 (mean of the 3rd and 4th) of 3.5 clips' time, ${fmt(3.5 * r.harness5Ms, 0)} ms, and eight (all short) 4.5 clips' time, ${fmt(4.5 * r.harness5Ms, 0)} ms, whatever the server. ` +
+      push('', `Floor: a 5-s clip takes ${fmt(r.harness5Ms, 0)} ms in the bare harness (warm, median of 5). A server that computes one request at a time with every thread, serving the clips one after another from the moment they arrive, cannot give six of them a p50 (the mean of the 3rd and 4th) below 3.5 clips' time, ${fmt(3.5 * r.harness5Ms, 0)} ms, nor eight (all short) below 4.5 clips' time, ${fmt(4.5 * r.harness5Ms, 0)} ms. ` +
         `Ours: long first ${longFirst?.get(OURS) ? fmt(median(longFirst.get(OURS)!.map((x) => x.shortP50 ?? NaN)), 0) : '—'} ms, all short ${allShort?.get(OURS) ? fmt(median(allShort.get(OURS)!.map((x) => x.shortP50 ?? NaN)), 0) : '—'} ms.`);
       const peak = (mix: string, who: string) => {
         const xs = byMix(r.load.rounds).get(mix)?.get(who)?.map((x) => x.peakRssMb);
         return xs?.length ? median(xs) : NaN;
       };
-      push('', `Memory: Node and the server with no model take ${fmt(meta.nodeBaselineRss / 1e6, 0)} MB; with the model loaded after one 5-s request ${fmt(r.cold.oursRss / 1e6, 0)} MB (the harness peaks at ${fmt(r.cold.harnessRss / 1e6, 0)} MB). ` +
+      push('', `Memory (peak RSS per round: the kernel's VmHWM, reset before each round): Node and the server with no model take ${fmt(meta.nodeBaselineRss / 1e6, 0)} MB; with the model loaded, peak over start and one 5-s request ${fmt(r.cold.oursRss / 1e6, 0)} MB (the harness peaks at ${fmt(r.cold.harnessRss / 1e6, 0)} MB). ` +
         `Under "long first" ours peaks at ${fmt(peak('long first', OURS), 0)} MB against ${fmt(peak('long first', WS), 0)} MB for whisper-server and ${fmt(peak('long first', ARRIVAL), 0)} MB for ours in arrival order; under "all short" at ${fmt(peak('all short', OURS), 0)} MB. ` +
-        'The difference between ours and the arrival-order control is the paused job\'s second whisper state (KV caches and compute buffers) and its PCM; the rest of the gap to whisper-server is Node itself plus upload buffers and decoded PCM held per request (8 requests in flight). Closing it would mean one state shared by paused and running jobs (saving the state would copy its KV cache) and streaming uploads to disk instead of memory.');
+        'Ours and the arrival-order control run the same code and differ by the paused job: its second whisper state (KV caches, compute buffers) and its PCM. The rest of the gap to whisper-server is Node (the no-model figure) plus the upload and its decoded PCM held for every request in flight (a 120-s clip: 3.8 MB of WAV and 7.7 MB of float PCM). Closing it would take one state shared by paused and running jobs (pausing would then copy a KV cache out) and uploads streamed to disk.');
     }
   }
 
   // Overhead.
   push('', '## Overhead: HTTP upload to response ÷ bare C++ harness (same library, same parameters), 30-s clip', '',
-    `${meta.pairs} pairs per model, ours and the harness back to back, alternating which goes first (so each goes first ${meta.pairs / 2} times), after a warm-up of each. "Added by the server" is the client's time minus the addon call as the server logs it: HTTP, multipart parsing, WAV decoding, queueing and rendering. Order effect: the median ratio of the pairs where ours went first / where the harness went first. The control pairs the harness with a second harness process the same way: what this machine reads for two identical programs. No ratio is pooled across models.`, '',
+    `${meta.pairs} pairs per model, ours and the harness back to back, alternating which goes first (so each goes first ${meta.pairs / 2} times), after a warm-up of each. "Added by the server" is the client's time minus the server's logged time from submitting the job to its result (the addon call, plus any queue wait, nil one request at a time): HTTP, multipart parsing, WAV decoding and rendering. Order effect: the median ratio of the pairs where ours went first / where the harness went first. The control pairs the harness with a second harness process the same way: what this machine reads for two identical programs. No ratio is pooled across models.`, '',
     '| model | ours ms | harness ms | ours ÷ harness | order effect | added by the server ms | inference in the server ÷ harness |', '|---|---|---|---|---|---|---|');
   for (const r of results) {
     const o = r.overhead;

@@ -1,6 +1,7 @@
 // Starts the contenders as real processes on 127.0.0.1 and talks to them.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { requireBin } from './harness';
@@ -50,6 +51,27 @@ function waitForLine(child: ChildProcess, pattern: RegExp, what: string): Promis
     child.stderr?.on('data', onData);
     child.once('exit', (code) => reject(new Error(`${what} exited (${code}) before it was ready`)));
   });
+}
+
+/** A port free on 127.0.0.1 right now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resets a process's peak RSS (VmHWM) so the next read covers only what follows (Linux; a no-op elsewhere). */
+export function resetPeakRss(pid: number): void {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    // not Linux, or not allowed: the sampled RSS still stands
+  }
 }
 
 export function procRss(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
@@ -179,10 +201,11 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
 export const whisperDecodingArgs = (fallback: boolean) => ['-l', 'en', '-bs', '1', '-bo', '5', ...(fallback ? [] : ['-nf'])];
 
 /** whisper.cpp's whisper-server from the same source tree, same model, threads and decoding. */
-export async function startWhisperServer(modelFile: string, threads: number, fallback: boolean): Promise<Contender> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(requireBin('whisper-server'), ['-m', modelFile, '-t', String(threads), ...whisperDecodingArgs(fallback), '-ng',
-    '--host', '127.0.0.1', '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'], cwd: os.tmpdir() });
+export async function startWhisperServer(modelFile: string, threads: number, fallback: boolean): Promise<Contender & { args: string[] }> {
+  const port = await freePort();
+  const args = ['-m', modelFile, '-t', String(threads), ...whisperDecodingArgs(fallback), '-ng', '--host', '127.0.0.1', '--port', String(port)];
+  // Its output is not read: a pipe nobody drains would block it (it logs every request) after a few hundred requests.
+  const child = spawn(requireBin('whisper-server'), args, { stdio: 'ignore', cwd: os.tmpdir() });
   // Its banner goes to a block-buffered stdout, so poll the port instead.
   let exited = false;
   child.once('exit', () => (exited = true));
@@ -198,6 +221,7 @@ export async function startWhisperServer(modelFile: string, threads: number, fal
   const url = `http://127.0.0.1:${port}/inference`;
   return {
     name: 'whisper-server',
+    args,
     pid: child.pid!,
     transcribe: (wav) => {
       const form = new FormData();
