@@ -44,6 +44,14 @@ export interface Config {
   defaultModel: string | null;
   /** Cloud transcriptions in flight at once; beyond it 503 queue_full. */
   providerConcurrency: number;
+  /** Time a client has to send its request headers. */
+  headersTimeoutMs: number;
+  /** Time a client has to send its whole request, upload included. */
+  uploadTimeoutMs: number;
+  /** Silence that closes a socket while a request is arriving or none is under way. */
+  idleTimeoutMs: number;
+  /** Open connections at most; past it the oldest one that has not authenticated is closed. */
+  maxConnections: number;
 }
 
 export class ConfigError extends Error {
@@ -111,6 +119,9 @@ export function loadConfig(env: Env = process.env): Config {
   const modelBaseUrl = env.STT_MODEL_BASE_URL || DEFAULT_MODEL_BASE_URL;
   const urlProblem = checkRemoteUrl(modelBaseUrl, allowInsecureLoopback);
   if (urlProblem) throw new ConfigError('STT_MODEL_BASE_URL', `${urlProblem}, got "${modelBaseUrl}"`);
+  const headersTimeoutMs = int(env, 'STT_HEADERS_TIMEOUT_MS', 30_000, 100, 600_000);
+  const uploadTimeoutMs = int(env, 'STT_UPLOAD_TIMEOUT_MS', 300_000, 100, 86_400_000);
+  if (headersTimeoutMs > uploadTimeoutMs) throw new ConfigError('STT_HEADERS_TIMEOUT_MS', `cannot exceed STT_UPLOAD_TIMEOUT_MS (${uploadTimeoutMs})`);
   const adminKey = env.STT_ADMIN_KEY?.trim() || null;
   if (adminKey !== null && adminKey.length < 16) throw new ConfigError('STT_ADMIN_KEY', 'must be at least 16 characters');
   const secretKey = env.STT_SECRET_KEY?.trim() || null;
@@ -144,6 +155,10 @@ export function loadConfig(env: Env = process.env): Config {
     allowedHosts: allowedHosts(env.STT_ALLOWED_HOSTS, host),
     allowInsecureLoopback,
     providerConcurrency: int(env, 'STT_PROVIDER_CONCURRENCY', 16, 1, 10000),
+    headersTimeoutMs,
+    uploadTimeoutMs,
+    idleTimeoutMs: int(env, 'STT_IDLE_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    maxConnections: int(env, 'STT_MAX_CONNECTIONS', 64, 1, 100_000),
     defaultModel: defaultModel(env.STT_DEFAULT_MODEL),
     threadpoolSize,
     maxPaused: Math.min(parallel, threadpoolSize - parallel - POOL_SPARE),

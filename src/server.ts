@@ -5,6 +5,7 @@ import { loadConfig, ConfigError, wantedThreadpoolSize, type Config } from './co
 import { createLogger, type Logger } from './log';
 import { createServices, closeServices, type Services } from './services';
 import { createApp } from './http/app';
+import { limitConnections, timeoutOptions } from './http/connections';
 import { firstStart, type FirstStart } from './first-start';
 import { abortAllJobs } from './native';
 
@@ -22,9 +23,8 @@ export interface RunningServer {
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
   const services = await createServices(config, logger);
   const app = createApp(services);
-  const server = http.createServer(app.callback());
-  server.requestTimeout = 0; // long transcriptions are bounded by their own deadline
-  server.headersTimeout = 30_000;
+  const server = http.createServer(timeoutOptions(config), app.callback());
+  limitConnections(server, config);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

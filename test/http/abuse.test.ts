@@ -239,3 +239,89 @@ test('once decoded for the local runtime, the upload is let go: only the PCM goe
   assert.equal(seen[0].wav, null);
   assert.ok(seen[0].pcm && seen[0].pcm.length === 16000);
 });
+
+/** Resolves when the server closes `socket`, or with 'still open' after a generous wait. */
+function closedBy(socket: net.Socket, waitMs = 20_000): Promise<'closed' | 'still open'> {
+  return new Promise((resolve) => {
+    if (socket.destroyed) return resolve('closed');
+    const timer = setTimeout(() => resolve('still open'), waitMs);
+    socket.on('error', () => {});
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve('closed');
+    });
+  });
+}
+
+function openSocket(target: { url: string }): Promise<net.Socket> {
+  const url = new URL(target.url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(url.port), url.hostname, () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+/** Writes `text` one byte at a time, one every 200 ms, until the socket closes. */
+function trickle(socket: net.Socket, text: string): void {
+  let i = 0;
+  const timer = setInterval(() => {
+    if (socket.destroyed) return clearInterval(timer);
+    socket.write(text[i++ % text.length]);
+  }, 200);
+  socket.once('close', () => clearInterval(timer));
+}
+
+test('slow clients are closed within the bounds: trickled headers, a trickled body, a silent body', { timeout: 120_000 }, async () => {
+  // Short bounds so the test waits seconds; the defaults are 30 s, 300 s and 30 s.
+  const slow = await startTestServer({
+    routing: { mode: 'local', localModel: 'whisper-base' },
+    env: { STT_HEADERS_TIMEOUT_MS: '1000', STT_UPLOAD_TIMEOUT_MS: '3000', STT_IDLE_TIMEOUT_MS: '1000' },
+  });
+  try {
+    const head = `POST /v1/audio/transcriptions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${slow.auth.Authorization}\r\n` +
+      `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: 100000\r\n\r\n`;
+    const headers = await openSocket(slow);
+    headers.write('POST /v1/audio/transcriptions HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    trickle(headers, 'X-Slow: abcdefghijklmnopqrstuvwxyz');
+    const body = await openSocket(slow);
+    body.write(head + partHeader('a.wav'));
+    trickle(body, 'abcdefghijklmnopqrstuvwxyz');
+    const silent = await openSocket(slow);
+    silent.write(head + partHeader('a.wav'));
+    const outcomes = await Promise.all([closedBy(headers), closedBy(body), closedBy(silent)]);
+    assert.deepEqual(outcomes, ['closed', 'closed', 'closed'], 'headers, body, silent');
+    // A client waiting for its transcription sends nothing for longer than the idle bound, and is answered.
+    const res = await transcribe(slow, { file: wavBlob(speechClip(30)) }, slow.auth);
+    assert.equal(res.status, 200, await res.text());
+  } finally {
+    await slow.close();
+  }
+});
+
+test('past STT_MAX_CONNECTIONS the oldest connection without a key is closed, not one with a key', { timeout: 60_000 }, async () => {
+  const capped = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_CONNECTIONS: '3' } });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const getModels = () => new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+    const url = new URL(capped.url);
+    const req = http.get({ host: url.hostname, port: url.port, path: '/v1/models', headers: capped.auth, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode!, reused: req.reusedSocket }));
+    });
+    req.on('error', reject);
+  });
+  try {
+    assert.equal((await getModels()).status, 200); // one connection with a key, kept alive
+    const idle = [await openSocket(capped), await openSocket(capped)]; // at the limit
+    const newcomer = await openSocket(capped); // one past it: the oldest idle one goes
+    assert.equal(await closedBy(idle[0], 10_000), 'closed', 'the oldest connection without a key');
+    assert.equal(idle[1].destroyed, false);
+    assert.equal(newcomer.destroyed, false);
+    const again = await getModels();
+    assert.equal(again.status, 200);
+    assert.equal(again.reused, true, 'the connection with a key was kept');
+    for (const s of [...idle, newcomer]) s.destroy();
+  } finally {
+    agent.destroy();
+    await capped.close();
+  }
+});

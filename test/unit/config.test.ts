@@ -15,6 +15,7 @@ test('defaults follow the contract', () => {
   assert.equal(c.host, '127.0.0.1');
   assert.equal(c.maxUploadBytes, 26214400);
   assert.equal(c.maxAudioSeconds, 3600);
+  assert.deepEqual([c.headersTimeoutMs, c.uploadTimeoutMs, c.idleTimeoutMs, c.maxConnections], [30_000, 300_000, 30_000, 64]);
   assert.equal(c.modelsDir, path.join(dataDir, 'models'));
   assert.equal(c.threads, os.availableParallelism());
   assert.equal(c.logLevel, 'info');
@@ -29,6 +30,9 @@ test('a bad value names its variable', () => {
     [{ STT_MAX_UPLOAD_BYTES: '-5' }, 'STT_MAX_UPLOAD_BYTES'],
     [{ STT_MAX_AUDIO_SECONDS: '0' }, 'STT_MAX_AUDIO_SECONDS'],
     [{ STT_MAX_AUDIO_SECONDS: '200000' }, 'STT_MAX_AUDIO_SECONDS'],
+    [{ STT_HEADERS_TIMEOUT_MS: '60000', STT_UPLOAD_TIMEOUT_MS: '30000' }, 'STT_HEADERS_TIMEOUT_MS'],
+    [{ STT_IDLE_TIMEOUT_MS: '0' }, 'STT_IDLE_TIMEOUT_MS'],
+    [{ STT_MAX_CONNECTIONS: '0' }, 'STT_MAX_CONNECTIONS'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ STT_DATA_DIR: path.join(aFile, 'data') }, 'STT_DATA_DIR'],
     [{ STT_MODEL_BASE_URL: 'ftp://x' }, 'STT_MODEL_BASE_URL'],

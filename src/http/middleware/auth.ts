@@ -4,6 +4,7 @@ import type { Context, Next } from 'koa';
 import { unauthorized } from '../errors';
 import type { ApiKeyStore } from '../../store/api-keys';
 import { adminKeyMatches } from '../../store/admin-key';
+import { markAuthenticated } from '../connections';
 
 function bearer(ctx: Context): string | null {
   const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(ctx.get('Authorization'));
@@ -16,6 +17,7 @@ export function requireApiKey(keys: ApiKeyStore) {
     const record = token ? await keys.verify(token) : null;
     if (!record) throw unauthorized(token ? 'Invalid or revoked API key.' : 'Missing bearer token.');
     ctx.state.apiKeyId = record.id;
+    markAuthenticated(ctx.req.socket);
     await next();
   };
 }
@@ -24,6 +26,7 @@ export function requireAdminKey(adminKey: string) {
   return async function authenticateAdmin(ctx: Context, next: Next): Promise<void> {
     const token = bearer(ctx);
     if (!token || !adminKeyMatches(adminKey, token)) throw unauthorized(token ? 'Invalid admin key.' : 'Missing bearer token.');
+    markAuthenticated(ctx.req.socket);
     await next();
   };
 }
