@@ -1,0 +1,54 @@
+// The benchmark's own logic: the Poisson schedules, the output check and the
+// interval coverage it labels, so a report cannot quietly say more than its data.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mixes, poisson, POISSON_LENGTHS } from '../../benchmarks/lib/mixes';
+import { OutputCheck } from '../../benchmarks/lib/outputs';
+import { medianIntervalWithCoverage } from '../../benchmarks/lib/stats';
+import { figures } from '../../benchmarks/lib/load';
+
+const SERVICE = { 5: 1000, 30: 3000, 120: 12000 };
+
+test('a Poisson schedule offers exactly its load, holds every length of the set, and is the same every run', () => {
+  for (const load of [0.7, 0.9]) {
+    const a = poisson(load, SERVICE, 7);
+    assert.deepEqual([...a.map((x) => x.seconds)].sort((x, y) => x - y), [...POISSON_LENGTHS].sort((x, y) => x - y));
+    const work = a.reduce((sum, x) => sum + SERVICE[x.seconds as 5 | 30 | 120], 0);
+    assert.ok(Math.abs(work / a[a.length - 1].atMs - load) < 0.001);
+    assert.deepEqual(poisson(load, SERVICE, 7), a);
+    assert.ok(a.every((x, i) => i === 0 || x.atMs >= a[i - 1].atMs));
+  }
+  assert.deepEqual(mixes(SERVICE).map((m) => m.name), ['long first', 'short first', 'all short', 'all long', 'poisson 70 %', 'poisson 90 %']);
+});
+
+test('the output check flags differing tokens, or differing text where a side has no tokens', () => {
+  const check = new OutputCheck();
+  check.record('m', 5, 'ours', { text: ' a b', tokens: [1, 2] });
+  check.record('m', 5, 'server', { text: 'a  b', tokens: [1, 2] });
+  check.record('m', 5, 'cli', { text: 'ab', tokens: null });
+  assert.equal(check.mismatches.length, 0);
+  check.record('m', 5, 'server', { text: ' a b', tokens: [1, 3] });
+  check.record('m', 5, 'cli', { text: 'a c', tokens: null });
+  assert.deepEqual(check.mismatches.map((m) => [m.other, m.what]), [['server', 'tokens'], ['cli', 'text']]);
+  check.record('other model', 5, 'server', { text: 'x', tokens: [9] }); // its own reference
+  assert.equal(check.mismatches.length, 2);
+});
+
+test('intervals state their true coverage', () => {
+  assert.deepEqual(medianIntervalWithCoverage([3, 1, 2]), { lo: 1, hi: 3, coverage: 0.75 });
+  assert.equal(medianIntervalWithCoverage([1, 2, 3, 4, 5]).coverage, 0.9375);
+  const ten = medianIntervalWithCoverage([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  assert.deepEqual([ten.lo, ten.hi], [2, 9]);
+  assert.ok(Math.abs(ten.coverage - (1 - 2 * 11 / 1024)) < 1e-12);
+});
+
+test('round figures split short and long clips, call the largest a max, and count refusals', () => {
+  const f = figures({
+    mix: 'x', contender: 'c', makespanS: 10, peakRssBytes: 5e8,
+    requests: [
+      { seconds: 5, atMs: 0, ms: 1000 }, { seconds: 5, atMs: 0, ms: 3000 }, { seconds: 30, atMs: 0, ms: 2000 },
+      { seconds: 120, atMs: 0, ms: 9000 }, { seconds: 120, atMs: 0, ms: null, status: 503 },
+    ],
+  });
+  assert.deepEqual(f, { shortP50: 2000, shortMax: 3000, longP50: 9000, longMax: 9000, meanMs: 3750, makespanS: 10, throughput: 16, refused: 1, peakRssMb: 500 });
+});
