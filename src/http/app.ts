@@ -4,6 +4,7 @@ import Router from '@koa/router';
 import type { Services } from '../services';
 import { errorHandler } from './middleware/errors';
 import { lingerLimits } from './linger';
+import { maxBodyBytes } from './middleware/upload';
 import { requestLog } from './middleware/request-log';
 import { allowedHost } from './middleware/allowed-host';
 import { ROUTER_OPTIONS } from './router-options';
@@ -33,7 +34,7 @@ export function createApp(s: Services): Koa {
   app.on('error', (err: Error) => s.logger.debug({ err: err.message }, 'koa error'));
   const router = createRouter(s);
   app.use(requestLog(s.logger)); // outermost, so it logs the status the error handler settles on
-  app.use(errorHandler(s.logger, lingerLimits(s.config.maxUploadBytes)));
+  app.use(errorHandler(s.logger, lingerLimits(maxBodyBytes(s.config.maxUploadBytes))));
   app.use(allowedHost(s.config.allowedHosts));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));

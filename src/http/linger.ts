@@ -19,10 +19,11 @@ export interface LingerLimits {
 }
 
 /**
- * A client that sends up to twice the upload limit before reading (curl and
- * fetch read at once) sees its answer; a slower or longer body is cut off.
+ * A client that sends up to twice the largest accepted body before it reads
+ * (Node's fetch with a Blob, Python clients) sees its answer; a slower or
+ * longer body is cut off.
  */
-export const lingerLimits = (maxUploadBytes: number): LingerLimits => ({ bytes: 2 * maxUploadBytes, ms: 30_000 });
+export const lingerLimits = (maxBodyBytes: number): LingerLimits => ({ bytes: 2 * maxBodyBytes, ms: 30_000 });
 
 export function closeAfterDiscardingBody(req: IncomingMessage, res: ServerResponse, limits: LingerLimits): void {
   const socket = req.socket;

@@ -12,6 +12,8 @@ import { limitBody } from '../byte-limit';
 
 /** Room for multipart framing and the small text fields around the file. */
 const FRAMING_ALLOWANCE = 256 * 1024;
+/** The largest request body accepted for a file of `maxBytes`. */
+export const maxBodyBytes = (maxBytes: number): number => maxBytes + FRAMING_ALLOWANCE;
 const MAX_FIELDS_BYTES = 64 * 1024;
 
 export interface UploadedFile {
@@ -59,9 +61,9 @@ export function multipartUpload(maxBytes: number) {
       throw new ApiError(415, 'unsupported_media_type', 'Send the request as multipart/form-data.');
     }
     const declared = Number(ctx.get('Content-Length'));
-    if (Number.isFinite(declared) && declared > maxBytes + FRAMING_ALLOWANCE) throw tooLarge();
+    if (Number.isFinite(declared) && declared > maxBodyBytes(maxBytes)) throw tooLarge();
     // koa-body parses ctx.req: hand it a view of the context whose req is the counted body.
-    const counted = limitBody(ctx.req, maxBytes + FRAMING_ALLOWANCE, tooLarge);
+    const counted = limitBody(ctx.req, maxBodyBytes(maxBytes), tooLarge);
     await parse(Object.create(ctx, { req: { value: counted } }) as Context, async () => {});
     // The parser is done at the closing boundary; whatever follows is read and still counts.
     counted.resume();
