@@ -208,7 +208,8 @@ test('STT_MAX_AUDIO_SECONDS: a longer clip is refused from its header, before de
 test('a full queue is refused before the upload is decoded', { timeout: 120_000 }, async () => {
   const busy = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, whisper: 'tiny-f16', env: { STT_QUEUE_CAPACITY: '0' } });
   try {
-    const running = transcribe(busy, { file: wavBlob(speechClip(120)) }, busy.auth);
+    const leave = new AbortController();
+    const running = transcribe(busy, { file: wavBlob(speechClip(120)) }, busy.auth, leave.signal).catch((err: Error) => err);
     for (let i = 0; i < 1500 && busy.services.local.scheduler.stats().running === 0; i++) await new Promise((r) => setTimeout(r, 20));
     assert.equal(busy.services.local.scheduler.stats().running, 1);
     // Not a WAV at all: decoding it would have answered 400 invalid_audio.
@@ -217,7 +218,8 @@ test('a full queue is refused before the upload is decoded', { timeout: 120_000 
     assert.equal(refused.status, 503, JSON.stringify(body));
     assert.equal(body.error.code, 'queue_full');
     assert.match(refused.headers.get('retry-after') ?? '', /^\d+$/);
-    assert.equal((await running).status, 200);
+    leave.abort(); // its job is not what this test is about
+    await running;
   } finally {
     await busy.close();
   }
