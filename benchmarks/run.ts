@@ -42,18 +42,21 @@ const THREADS = Number(process.env.BENCH_THREADS ?? os.availableParallelism());
 const PAIRS = quick ? 4 : 10;
 /** Runs of the naive CLI per clip and of the cold start per model. */
 const ONE_OFF_RUNS = full ? 5 : 1;
-const SHAPES = quick
+/** `--models a,b` and `--rounds N` narrow a run (the report says so); otherwise the size's defaults. */
+const flag = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
+const SHAPES = flag('--models')?.split(',') ?? (quick
   ? ['base-q8_0-ctx64']
   : full
     ? ['base-q8_0-ctx64', 'base-f16-ctx64', 'small-q8_0-ctx64', 'small-f16-ctx64', 'parakeet-0.6b-q8_0', 'parakeet-0.6b-f16']
-    : ['base-q8_0-ctx64', 'base-f16-ctx64', 'small-q8_0-ctx64', 'parakeet-0.6b-q8_0'];
+    : ['base-q8_0-ctx64', 'base-f16-ctx64', 'small-q8_0-ctx64', 'parakeet-0.6b-q8_0']);
+const ROUNDS = flag('--rounds') === undefined ? undefined : Number(flag('--rounds'));
 /**
  * Load rounds per Whisper model (every mix, every contender, contenders
  * rotating which goes first). A round of all six mixes takes about 2 minutes
  * per contender for base here, so the default run has 3 rounds of base q8_0
  * (its min–max covers the median with 75 %); --full 5 of every Whisper shape.
  */
-const loadRoundsFor = (shape: string) => (quick ? 1 : full ? 5 : shape === 'base-q8_0-ctx64' ? 3 : 0);
+const loadRoundsFor = (shape: string) => ROUNDS ?? (quick ? 1 : full ? 5 : shape === 'base-q8_0-ctx64' ? 3 : 0);
 const WORK = path.resolve(__dirname, '.work');
 const OUT = path.resolve(__dirname, 'results');
 const run = promisify(execFile);
@@ -208,12 +211,12 @@ async function main(): Promise<void> {
   const check = new OutputCheck();
   const results: Record<string, unknown>[] = [];
   const date = new Date().toISOString().slice(0, 10);
-  const name = `${date}${quick ? '-quick' : full ? '-full' : ''}`;
+  const name = `${date}${quick ? '-quick' : full ? '-full' : ''}${flag('--models') || ROUNDS !== undefined ? '-narrowed' : ''}`;
   let settings: Record<string, string | undefined> = {};
   let contenderSettings: Record<string, Record<string, string | undefined>> = {};
   let nodeBaselineRss = 0;
   const meta = () => ({
-    date, ...source, threads: THREADS, quick, full, ggml: systemInfo().trim(), pairs: PAIRS, oneOffRuns: ONE_OFF_RUNS,
+    date, ...source, threads: THREADS, quick, full, command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(), ggml: systemInfo().trim(), pairs: PAIRS, oneOffRuns: ONE_OFF_RUNS,
     loadRounds: Object.fromEntries(SHAPES.filter((s) => !s.startsWith('parakeet')).map((s) => [s, loadRoundsFor(s)])),
     serverSettings: settings, contenderSettings, nodeBaselineRss,
     outputs: { checked: Object.fromEntries(check.checked), mismatches: check.mismatches },
