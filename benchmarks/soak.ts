@@ -121,9 +121,9 @@ async function send(kind: string, body: FormData | Blob, key: string, abortAfter
   const t = performance.now();
   try {
     const res = await fetch(`${base}/v1/audio/transcriptions`, { method: 'POST', body, headers: { Authorization: `Bearer ${key}` }, signal: controller.signal });
-    const body = await res.text();
+    const answer = await res.text();
     // The error code says which refusal it was (queue_full, shutting_down, ...): kept for the report.
-    const code = res.status >= 500 ? (/"code":"([a-z_]+)"/.exec(body)?.[1] ?? '') : '';
+    const code = res.status >= 500 ? (/"code":"([a-z_]+)"/.exec(answer)?.[1] ?? '') : '';
     sent.push({ kind, status: res.status, outcome: 'answered', ms: performance.now() - t, detail: code || undefined });
   } catch (err) {
     const outcome: Outcome = controller.signal.aborted ? 'abandoned' : 'lost';
