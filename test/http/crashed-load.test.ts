@@ -56,6 +56,17 @@ async function killDuringLoad(dataDir: string): Promise<void> {
   assert.fail(`the server was never killed inside a load: no ${LOAD_MARKER_FILE} left behind`);
 }
 
+/** A start on this data dir loads the stored runtime as usual: no block logged. */
+async function assertStartsUnblocked(dataDir: string): Promise<void> {
+  const again = startChild({ STT_DATA_DIR: dataDir });
+  try {
+    await waitForPort(again);
+    assert.doesNotMatch(again.output(), BLOCKED);
+  } finally {
+    await stop(again);
+  }
+}
+
 test('a server killed while loading its model does not load it at the next start, says why, and loads it when the host activates it', { timeout: 180_000 }, async () => {
   const { dataDir } = await prepare();
   const marker = path.join(dataDir, LOAD_MARKER_FILE);
@@ -96,13 +107,7 @@ test('a server killed while loading its model does not load it at the next start
   }
 
   // The next start loads the stored runtime as usual again.
-  const again = startChild({ STT_DATA_DIR: dataDir });
-  try {
-    await waitForPort(again);
-    assert.doesNotMatch(again.output(), BLOCKED);
-  } finally {
-    await stop(again);
-  }
+  await assertStartsUnblocked(dataDir);
 });
 
 test('the admin CLI\'s runtime activate lifts a crashed load\'s block on a running server', { timeout: 120_000 }, async () => {
@@ -138,11 +143,5 @@ test('SIGTERM during a load is a shutdown, not a crash: the next start loads the
   assert.equal(await c.exited, 0, c.output().slice(-2000));
   assert.ok(!existsSync(marker), c.output());
 
-  const again = startChild({ STT_DATA_DIR: dataDir });
-  try {
-    await waitForPort(again);
-    assert.doesNotMatch(again.output(), BLOCKED);
-  } finally {
-    await stop(again);
-  }
+  await assertStartsUnblocked(dataDir);
 });
