@@ -110,17 +110,31 @@ async function matmulCeiling(): Promise<Record<string, number>> {
 }
 
 /**
+ * The overhead pairs, their control and the floor run with the temperature
+ * fallback off on both sides, whatever the load rounds use. With it on, a
+ * window decoded again at T > 0 samples from whisper.cpp decoder 0's
+ * generator, which is seeded once per state and carries over between
+ * requests: the same 30-s clip then took 3.3-12.6 s in one harness process
+ * (2026-11-23-narrowed), which measures the generator's history, not the
+ * server. Off, every run does the same work; and since the fallback only
+ * adds passes after the T = 0 one, a time without it is a true floor.
+ */
+const PAIRS_FALLBACK = false;
+/** Output-check scope of the fallback-off answers: they may differ from the fallback-on ones, legitimately. */
+const pairsScope = (shape: Shape) => `${shape.name}/fallback off`;
+
+/**
  * Ours over HTTP against the bare harness with its model loaded, in PAIRS
  * pairs back to back (alternating which goes first) after a warm-up of each.
  */
 async function overhead(shape: Shape, ours: Contender, seconds: number, check: OutputCheck) {
-  const session = new HarnessSession(shape.family, shape.file, clipFile(seconds), THREADS, shape.fallback);
+  const session = new HarnessSession(shape.family, shape.file, clipFile(seconds), THREADS, PAIRS_FALLBACK);
   await session.ready();
   await session.run(); // warm-up; the server had its own when it started
   const pairs = await pairWithHarness(session, PAIRS, () => ours.transcribeLogged!(clips[seconds]));
   await session.close();
-  for (const reply of pairs.ours) check.record(shape.name, seconds, ours.name, reply);
-  for (const h of pairs.harness) if (h.ids) check.record(shape.name, seconds, 'stt-harness', { text: '', tokens: h.ids });
+  for (const reply of pairs.ours) check.record(pairsScope(shape), seconds, ours.name, reply);
+  for (const h of pairs.harness) if (h.ids) check.record(pairsScope(shape), seconds, 'stt-harness', { text: '', tokens: h.ids });
   return {
     oursMs: pairs.oursMs,
     harnessMs: pairs.harness.map((h) => h.ms),
@@ -136,8 +150,8 @@ async function overhead(shape: Shape, ours: Contender, seconds: number, check: O
 
 /** The control: the harness against a second harness process, paired exactly as ours is. */
 async function harnessControl(shape: Shape, seconds: number) {
-  const a = new HarnessSession(shape.family, shape.file, clipFile(seconds), THREADS, shape.fallback);
-  const b = new HarnessSession(shape.family, shape.file, clipFile(seconds), THREADS, shape.fallback);
+  const a = new HarnessSession(shape.family, shape.file, clipFile(seconds), THREADS, PAIRS_FALLBACK);
+  const b = new HarnessSession(shape.family, shape.file, clipFile(seconds), THREADS, PAIRS_FALLBACK);
   await Promise.all([a.ready(), b.ready()]);
   await a.run();
   await b.run();
@@ -230,9 +244,9 @@ async function main(): Promise<void> {
 
   for (const [index, shapeName] of SHAPES.entries()) {
     const shape = await shapeOf(shapeName);
-    const ours = await startOurs({ modelFile: shape.file, threads: THREADS, runtime: shape.runtime, fallback: shape.fallback });
-    settings = ours.settings;
+    const ours = await startOurs({ modelFile: shape.file, threads: THREADS, runtime: shape.runtime, fallback: PAIRS_FALLBACK });
     await ours.transcribe(clips[5]); // warm-up
+    if (!Object.keys(settings).length) settings = ours.settings; // replaced by a load round's contender's, when there is one
 
     // 1. Overhead on 30-s clips, and the control on the first model.
     const over = await overhead(shape, ours, 30, check);
@@ -240,7 +254,7 @@ async function main(): Promise<void> {
     const control = index === 0 ? await harnessControl(shape, 30) : null;
     if (control) log(`${shapeName} control harness ÷ harness ${fmt(median(control.ratios), 3)}`);
     // The harness's own time for a 5-s clip, warm, median of 5: the floor of one-at-a-time service.
-    const session5 = new HarnessSession(shape.family, shape.file, clipFile(5), THREADS, shape.fallback);
+    const session5 = new HarnessSession(shape.family, shape.file, clipFile(5), THREADS, PAIRS_FALLBACK);
     await session5.ready();
     await session5.run();
     const harness5Runs: number[] = [];
@@ -257,6 +271,7 @@ async function main(): Promise<void> {
       const fresh = await startOurs({ modelFile: shape.file, threads: THREADS, runtime: shape.runtime, fallback: shape.fallback });
       const arrival = await startOurs({ modelFile: shape.file, threads: THREADS, runtime: shape.runtime, fallback: shape.fallback, scheduling: 'arrival' });
       const ws = await startWhisperServer(shape.file, THREADS, shape.fallback);
+      settings = fresh.settings;
       for (const c of [fresh, arrival, ws]) await c.transcribe(clips[5]);
       contenderSettings = { [fresh.name]: fresh.settings, [arrival.name]: arrival.settings, [ws.name]: { command: `whisper-server ${ws.args.join(' ')}` } };
       load = await loadRounds(shape, [fresh, arrival, ws], rounds, check, log);
@@ -284,7 +299,7 @@ async function main(): Promise<void> {
     const gflop = shape.encoder ? encoderGflop(shape.encoder.state, shape.encoder.layers) : null;
     results.push({
       // Real weights keep their decoder context of 448: the label says so.
-      shape: shape.weights === 'real' ? shapeName.replace('-ctx64', '-real') : shapeName, family: shape.family, weights: shape.weights, fallback: shape.fallback,
+      shape: shape.weights === 'real' ? shapeName.replace('-ctx64', '-real') : shapeName, family: shape.family, weights: shape.weights, fallback: shape.fallback, pairsFallback: PAIRS_FALLBACK,
       overhead: over, control, harness5Ms, encodeMs, encoderGflop: gflop,
       achievedGflops: gflop ? gflop / (encodeMs / 1000) : null,
       ceilingGflops: shape.encoder ? ceiling[shape.quant === 'f16' ? 'F16' : 'Q8_0'] ?? null : null,

@@ -151,11 +151,18 @@ int main(int argc, char** argv) {
       if (parakeet_full(ctx, p, pcm.data(), static_cast<int>(pcm.size())) != 0) return 1;
       const double total = now_ms() - t0;
       int n_tokens = 0;
-      for (int i = 0; i < parakeet_full_n_segments(ctx); ++i) n_tokens += parakeet_full_n_tokens(ctx, i);
+      std::string ids;  // every emitted token, as the server returns them: the benchmark compares them
+      for (int i = 0; i < parakeet_full_n_segments(ctx); ++i) {
+        n_tokens += parakeet_full_n_tokens(ctx, i);
+        for (int j = 0; j < parakeet_full_n_tokens(ctx, i); ++j) {
+          if (!ids.empty()) ids += ',';
+          ids += std::to_string(parakeet_full_get_token_id(ctx, i, j));
+        }
+      }
       parakeet_timings* t = parakeet_get_timings(ctx);
       // Everything after the encoder (prediction + joint per emitted token, and the mel spectrogram) per token.
-      std::printf("{\"event\":\"run\",\"ms\":%.3f,\"tokens\":%d,\"encodeMs\":%.3f,\"decodeMsPerToken\":%.3f}\n", total, n_tokens,
-                  t->encode_ms, n_tokens ? (total - t->encode_ms) / n_tokens : 0.0);
+      std::printf("{\"event\":\"run\",\"ms\":%.3f,\"tokens\":%d,\"encodeMs\":%.3f,\"decodeMsPerToken\":%.3f,\"ids\":[%s]}\n", total,
+                  n_tokens, t->encode_ms, n_tokens ? (total - t->encode_ms) / n_tokens : 0.0, ids.c_str());
       std::fflush(stdout);
       delete t;
     }

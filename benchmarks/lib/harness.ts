@@ -20,7 +20,7 @@ export interface HarnessRun {
   /** whisper.cpp's own timings (Whisper only): per encoder run and per decoded token. */
   encodeMs?: number;
   decodeMsPerToken?: number;
-  /** Text token ids (below end-of-text), Whisper only: compared with the server's. */
+  /** Token ids (Whisper: text tokens below end-of-text; Parakeet: every emitted token): compared with the server's. */
   ids?: number[];
 }
 
