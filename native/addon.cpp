@@ -5,6 +5,7 @@
 
 #include "bindings.h"
 #include "graph_hooks.h"
+#include "state_pool.h"
 
 namespace stt {
 namespace {
@@ -15,6 +16,14 @@ Napi::Value system_info(const Napi::CallbackInfo& info) {
 
 Napi::Value engines_freed_on_js_thread(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), g_engines_freed_on_js_thread.load(std::memory_order_relaxed));
+}
+
+// Engines and inference states alive now: a test's proof that disposing frees them all.
+Napi::Value live_objects(const Napi::CallbackInfo& info) {
+  Napi::Object out = Napi::Object::New(info.Env());
+  out.Set("engines", Napi::Number::New(info.Env(), g_live_engines.load(std::memory_order_relaxed)));
+  out.Set("states", Napi::Number::New(info.Env(), g_live_states.load(std::memory_order_relaxed)));
+  return out;
 }
 
 }  // namespace
@@ -37,6 +46,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("systemInfo", Napi::Function::New(env, system_info, "systemInfo"));
   exports.Set("whisperVersion", Napi::String::New(env, whisper_version()));
   exports.Set("enginesFreedOnJsThread", Napi::Function::New(env, engines_freed_on_js_thread, "enginesFreedOnJsThread"));
+  exports.Set("liveObjects", Napi::Function::New(env, live_objects, "liveObjects"));
   exports.Set("graphHooks", Napi::Boolean::New(env, graph_hooks_linked()));
   return exports;
 }

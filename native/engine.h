@@ -76,10 +76,15 @@ class AbortedError : public std::runtime_error {
 // so tests can prove none is.
 inline thread_local bool t_is_js_thread = false;
 inline std::atomic<int> g_engines_freed_on_js_thread{0};
+// Engines alive in this process (states: state_pool.h), so a test can show
+// that load/dispose cycles free every one (RSS is too coarse to see one state).
+inline std::atomic<int> g_live_engines{0};
 
 class Engine {
  public:
+  Engine() { g_live_engines.fetch_add(1, std::memory_order_relaxed); }
   virtual ~Engine() {
+    g_live_engines.fetch_sub(1, std::memory_order_relaxed);
     if (t_is_js_thread) g_engines_freed_on_js_thread.fetch_add(1, std::memory_order_relaxed);
   }
   virtual const char* family() const = 0;

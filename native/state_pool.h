@@ -1,6 +1,7 @@
 // A pool of inference states for one loaded model. Creating a state allocates
 // the large compute buffers, so states are created on demand and reused.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <mutex>
@@ -8,6 +9,9 @@
 #include <vector>
 
 namespace stt {
+
+// Inference states alive in this process, for the leak test (see g_live_engines).
+inline std::atomic<int> g_live_states{0};
 
 template <typename State>
 class StatePool {
@@ -17,7 +21,10 @@ class StatePool {
 
   StatePool(Create create, Destroy destroy) : create_(std::move(create)), destroy_(std::move(destroy)) {}
   ~StatePool() {
-    for (State* s : idle_) destroy_(s);
+    for (State* s : idle_) {
+      destroy_(s);
+      g_live_states.fetch_sub(1, std::memory_order_relaxed);
+    }
   }
   StatePool(const StatePool&) = delete;
   StatePool& operator=(const StatePool&) = delete;
@@ -47,6 +54,7 @@ class StatePool {
     }
     State* s = create_();
     if (!s) throw std::runtime_error("failed to allocate an inference state");
+    g_live_states.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(mutex_);
     ++created_;
     return s;

@@ -49,6 +49,15 @@ int main(int argc, char** argv) {
       make_seed(6, 1, 8000, 8, 100, false, false),  make_seed(7, 2, 22050, 8, 100, false, true),
       make_seed(1, 8, 192000, 8, 30, false, false),
   };
+  // A decoder that refused everything would pass the fuzz below: every seed, unmutated, must decode.
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    try {
+      (void)stt::decode_wav(seeds[i].data(), seeds[i].size());
+    } catch (const stt::WavError& e) {
+      std::fprintf(stderr, "wav fuzz: valid seed %zu was refused: %s\n", i, e.what());
+      return 1;
+    }
+  }
   long accepted = 0, rejected = 0;
   for (long it = 0; it < iterations; ++it) {
     std::vector<uint8_t> buf = seeds[rng() % seeds.size()];
@@ -75,5 +84,10 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("wav fuzz: %ld iterations, seed %u: %ld accepted, %ld rejected, no crash\n", iterations, seed, accepted, rejected);
+  // Both outcomes must occur: mutations that leave a WAV valid are accepted, broken ones refused.
+  if (accepted == 0 || rejected == 0) {
+    std::fprintf(stderr, "wav fuzz: expected both accepted and rejected inputs\n");
+    return 1;
+  }
   return 0;
 }

@@ -135,6 +135,7 @@ interface NativeAddon {
   whisperVersion: string;
   graphHooks: boolean;
   enginesFreedOnJsThread(): number;
+  liveObjects(): LiveObjects;
   JobControl: new () => NativeJobControl;
 }
 
@@ -173,6 +174,12 @@ export const graphHooks: boolean = addon.graphHooks;
 export const systemInfo = (): string => addon.systemInfo();
 /** Engines freed on a JS thread since the addon loaded: stays 0 (they are freed on pool threads). */
 export const enginesFreedOnJsThread = (): number => addon.enginesFreedOnJsThread();
+/** Native engines (loaded models) and inference states alive now; both fall back when models are disposed. */
+export interface LiveObjects {
+  engines: number;
+  states: number;
+}
+export const liveObjects = (): LiveObjects => addon.liveObjects();
 
 /** ggml levels: 1 debug, 2 info, 3 warn, 4 error, 5 continuation. */
 export function setLogHandler(handler: ((level: number, line: string) => void) | null): void {

@@ -37,6 +37,8 @@ test('SIGTERM stops accepting, finishes in-flight work and exits 0', async () =>
   const env = {
     ...process.env, PORT: '0', STT_DATA_DIR: dataDir, STT_ADMIN_KEY: 'test-admin-key-0123456789', STT_THREADS: '2',
     STT_MAX_TOKENS: '16', STT_TEMPERATURE_FALLBACK: 'false', LOG_LEVEL: 'debug',
+    // Draining must never race the shutdown timeout on a loaded machine (shutdown.test.ts covers its expiry).
+    STT_SHUTDOWN_TIMEOUT_MS: '600000',
   };
   const admin = (args: string[]) =>
     new Promise<string>((resolve, reject) => {
@@ -79,6 +81,8 @@ test('SIGTERM stops accepting, finishes in-flight work and exits 0', async () =>
   await assert.rejects(fetch(`${url}/health`), 'no longer accepting');
   assert.ok(lines.some((l) => l.msg === 'stopped'));
   const requestLine = lines.find((l) => l.msg === 'request' && l.path === '/v1/audio/transcriptions')!;
+  const shuttingDown = lines.findIndex((l) => String(l.msg).startsWith('shutting down'));
+  assert.ok(shuttingDown >= 0 && shuttingDown < lines.indexOf(requestLine), 'the request was still in flight when SIGTERM came');
   assert.equal(requestLine.status, 200);
   assert.equal(requestLine.audioSeconds, 20);
   assert.equal(requestLine.runtime, 'whisper-base');

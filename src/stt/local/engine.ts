@@ -111,7 +111,11 @@ export class LocalEngine {
     const spec = runtimeById(id);
     if (!spec) throw new Error(`unknown runtime ${id}`);
     if (this.crashedLoad?.runtime === id) throw new Error(crashMessage(this.crashedLoad));
-    if (this.current?.spec.id === id && !this.loadingId) return;
+    if (this.current?.spec.id === id && !this.loadingId) {
+      // Back to the model that kept serving after another one failed to load: that failure is no longer the state.
+      this.loadError = null;
+      return;
+    }
     this.forgetCrashedLoad(); // another runtime: only the host activates one while a crash is on record
     const generation = ++this.loadGeneration;
     this.loadingId = id;

@@ -1,0 +1,99 @@
+// The admin CLI (npm run admin) against the data dir of a running server: key
+// changes apply to the next request, routing changes within the server's
+// routing poll, and every misuse exits non-zero with a message.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { prepare, startChild, waitForPort } from '../helpers/child-server';
+import { ROOT } from '../helpers/paths';
+
+const ADMIN_KEY = 'test-admin-key-0123456789';
+let dataDir: string;
+let child: ReturnType<typeof startChild>;
+let url: string;
+
+before(async () => {
+  ({ dataDir } = await prepare());
+  child = startChild({ STT_DATA_DIR: dataDir, STT_THREADS: '2' });
+  url = `http://127.0.0.1:${await waitForPort(child)}`;
+});
+after(async () => {
+  child.child.kill('SIGTERM');
+  await child.exited;
+});
+
+function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/admin.ts'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, STT_DATA_DIR: dataDir, STT_ADMIN_KEY: ADMIN_KEY },
+    });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+const json = async (...args: string[]) => {
+  const r = await cli(...args);
+  assert.equal(r.code, 0, `admin ${args.join(' ')}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+};
+const models = (key: string) => fetch(`${url}/v1/models`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.status);
+const status = () => fetch(`${url}/admin/status`, { headers: { Authorization: `Bearer ${ADMIN_KEY}` } }).then((r) => r.json());
+
+async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+  // The routing poll is 2 s: ten times that.
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail(`${what}: not seen within 20 s`);
+}
+
+test('keys: one created by the CLI works at once on the running server, is listed, and stops working when revoked', async () => {
+  const created = await json('keys', 'create', 'from-cli');
+  assert.match(created.key, /^sk-stt-/);
+  assert.equal(await models(created.key), 200);
+  const listed = await json('keys', 'list');
+  assert.deepEqual(listed.filter((k: { id: string }) => k.id === created.id).map((k: { name: string }) => k.name), ['from-cli']);
+  assert.ok(!JSON.stringify(listed).includes(created.key), 'the key is printed once, at creation');
+  const revoked = await json('keys', 'revoke', created.id);
+  assert.ok(revoked.revokedAt);
+  assert.equal(await models(created.key), 401);
+  const missing = await cli('keys', 'revoke', 'no-such-id');
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /no API key with id no-such-id/);
+});
+
+test('runtime: deactivate and activate reach the running server within its routing poll', async () => {
+  const listed = await json('runtime', 'list');
+  assert.deepEqual(listed.find((r: { id: string }) => r.id === 'whisper-base'), {
+    id: 'whisper-base', family: 'whisper', installed: true, file: 'ggml-base.bin', bytes: listed.find((r: { id: string }) => r.id === 'whisper-base').bytes, active: true,
+  });
+  assert.equal((await json('runtime', 'deactivate')).localModel, null);
+  await until('the server let the runtime go', async () => (await status()).local.activeModel === null);
+  assert.equal((await json('runtime', 'activate', 'whisper-base')).localModel, 'whisper-base');
+  await until('the server loaded the runtime again', async () => {
+    const local = (await status()).local;
+    return local.activeModel === 'whisper-base' && local.state === 'ready';
+  });
+  const unknown = await cli('runtime', 'activate', 'whisper-huge');
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /unknown runtime whisper-huge; known: /);
+});
+
+test('status matches the running server; a wrong command prints the usage and exits 2', async () => {
+  const s = await json('status');
+  const health = await (await fetch(`${url}/health`)).json();
+  assert.equal(s.serviceId, health.serviceId);
+  assert.equal(s.dataDir, dataDir);
+  assert.equal(s.apiKeys, (await json('keys', 'list')).length);
+  for (const args of [[], ['keys'], ['keys', 'create'], ['bogus', 'thing']]) {
+    const r = await cli(...args);
+    assert.equal(r.code, 2, `admin ${args.join(' ')}`);
+    assert.match(r.stderr, /^usage: npm run admin -- <command>/);
+  }
+});

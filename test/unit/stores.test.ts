@@ -1,0 +1,126 @@
+// The stores on a real SQLite file: API keys (only a hash kept, lookup by
+// prefix, revocation, last use), settings (service id, routing) and the
+// secret box that seals provider keys.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Database } from '../../src/store/db';
+import { ApiKeyStore, KEY_PREFIX } from '../../src/store/api-keys';
+import { DEFAULT_ROUTING, SettingsStore } from '../../src/store/settings';
+import { SecretBox } from '../../src/store/secret-box';
+import { tempDataDir } from '../helpers/server';
+
+async function withDb<T>(fn: (db: Database, dir: string) => Promise<T>): Promise<T> {
+  const dir = tempDataDir();
+  const db = await Database.open(dir);
+  try {
+    return await fn(db, dir);
+  } finally {
+    await db.close();
+  }
+}
+
+test('API keys: created with a visible prefix, stored as a SHA-256 only, found by the whole key and nothing less', () =>
+  withDb(async (db, dir) => {
+    const keys = new ApiKeyStore(db);
+    const a = await keys.create('alpha');
+    assert.match(a.key, /^sk-stt-[A-Za-z0-9_-]{43}$/);
+    assert.equal(a.prefix, a.key.slice(0, KEY_PREFIX.length + 8));
+    assert.deepEqual({ name: a.name, lastUsedAt: a.lastUsedAt, revokedAt: a.revokedAt }, { name: 'alpha', lastUsedAt: null, revokedAt: null });
+    const row = await db.get<{ hash: string }>('SELECT hash FROM api_keys WHERE id = ?', [a.id]);
+    assert.equal(row!.hash, createHash('sha256').update(a.key).digest('hex'));
+    const secretPart = a.key.slice(KEY_PREFIX.length + 8);
+    for (const file of ['stt-gateway.sqlite', 'stt-gateway.sqlite-wal']) {
+      const bytes = readFileSync(path.join(dir, file));
+      assert.ok(!bytes.includes(secretPart), `the secret part of the key is not in ${file}`);
+    }
+  }));
+
+test('API keys: verify takes the exact key; a changed, short, long, foreign-prefix or revoked key is refused', () =>
+  withDb(async (db) => {
+    const keys = new ApiKeyStore(db);
+    const a = await keys.create('a');
+    const b = await keys.create('b');
+    assert.equal((await keys.verify(a.key))?.id, a.id);
+    assert.equal((await keys.verify(b.key))?.id, b.id);
+    const flipped = a.key.slice(0, -1) + (a.key.endsWith('A') ? 'B' : 'A');
+    for (const bad of [flipped, a.key.slice(0, KEY_PREFIX.length + 15), a.key + 'x'.repeat(200), 'sk-xyz-' + a.key.slice(7), '', a.prefix]) {
+      assert.equal(await keys.verify(bad), null, JSON.stringify(bad.slice(0, 40)));
+    }
+    const revoked = await keys.revoke(a.id);
+    assert.ok(revoked?.revokedAt);
+    assert.equal(await keys.verify(a.key), null, 'revoked');
+    assert.equal((await keys.verify(b.key))?.id, b.id, 'the other key still works');
+    const again = await keys.revoke(a.id);
+    assert.equal(again?.revokedAt, revoked!.revokedAt, 'a second revoke keeps the first time');
+    assert.equal(await keys.revoke('no-such-id'), undefined);
+    assert.deepEqual((await keys.list()).map((k) => k.name), ['a', 'b']);
+    assert.equal(await keys.get('no-such-id'), undefined);
+  }));
+
+test('API keys: the first use is recorded, later ones within 10 s are not written again', () =>
+  withDb(async (db) => {
+    const keys = new ApiKeyStore(db, (err) => assert.fail(err));
+    const a = await keys.create('a');
+    const before = Date.now();
+    await keys.verify(a.key);
+    let used: string | null = null;
+    for (let i = 0; i < 200 && !used; i++) {
+      used = (await keys.get(a.id))!.lastUsedAt;
+      if (!used) await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.ok(used && Date.parse(used) >= before - 1000, `lastUsedAt ${used}`);
+    await db.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', ['2000-01-01T00:00:00.000Z', a.id]);
+    await keys.verify(a.key);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal((await keys.get(a.id))!.lastUsedAt, '2000-01-01T00:00:00.000Z', 'not written again within the resolution');
+  }));
+
+test('settings: the service id is created once and kept; routing defaults until stored', () =>
+  withDb(async (db) => {
+    const settings = new SettingsStore(db);
+    const id = await settings.serviceId();
+    assert.match(id, /^[0-9a-f-]{36}$/);
+    assert.equal(await settings.serviceId(), id);
+    assert.equal(await new SettingsStore(db).serviceId(), id);
+    assert.deepEqual(await settings.routing(), DEFAULT_ROUTING);
+    assert.equal(await settings.hasRouting(), false);
+    const routing = { mode: 'cloud' as const, localModel: 'whisper-base', cloud: { providerId: 'openai', model: 'whisper-1' } };
+    await settings.setRouting(routing);
+    assert.deepEqual(await settings.routing(), routing);
+    assert.equal(await settings.hasRouting(), true);
+    await settings.setRouting({ ...routing, mode: 'local' });
+    assert.equal((await settings.routing()).mode, 'local', 'stored again over the first');
+  }));
+
+test('secret box: seals with a fresh IV each time, opens only what it sealed, refuses tampering and other keys', () => {
+  const dir = tempDataDir();
+  const box = SecretBox.open(dir, null);
+  const file = path.join(dir, 'secret.key');
+  assert.equal(statSync(file).mode & 0o777, 0o600);
+  assert.match(readFileSync(file, 'utf8').trim(), /^[0-9a-f]{64}$/);
+  const sealed = box.seal('sk-provider-secret');
+  assert.match(sealed, /^v1:[A-Za-z0-9+/=]+$/);
+  assert.notEqual(box.seal('sk-provider-secret'), sealed, 'a fresh IV per seal');
+  assert.ok(!sealed.includes('sk-provider-secret') && !Buffer.from(sealed.slice(3), 'base64').includes('sk-provider-secret'));
+  assert.equal(box.open(sealed), 'sk-provider-secret');
+  assert.equal(SecretBox.open(dir, null).open(sealed), 'sk-provider-secret', 'the same file opens it after a restart');
+
+  const raw = Buffer.from(sealed.slice(3), 'base64');
+  raw[raw.length - 1] ^= 1;
+  assert.throws(() => box.open(`v1:${raw.toString('base64')}`), 'a changed byte fails authentication');
+  assert.throws(() => box.open(sealed.replace('v1:', 'v2:')), /unknown secret format/);
+  assert.throws(() => box.open('v1'), /unknown secret format/);
+  assert.throws(() => SecretBox.open(tempDataDir(), null).open(sealed), 'another data dir has another key');
+
+  const env = 'ab'.repeat(32);
+  const fromEnv = SecretBox.open(tempDataDir(), env);
+  assert.equal(SecretBox.open(tempDataDir(), env).open(fromEnv.seal('x')), 'x', 'STT_SECRET_KEY opens what it sealed anywhere');
+  assert.throws(() => box.open(fromEnv.seal('x')));
+
+  writeFileSync(file, 'not hex');
+  assert.throws(() => SecretBox.open(dir, null), /secret\.key is not 64 hex characters/);
+  assert.equal(readFileSync(file, 'utf8'), 'not hex', 'a damaged key file is never replaced');
+});

@@ -1,0 +1,94 @@
+// The transcription form's rules, one by one, without HTTP: what each field
+// accepts, what it refuses (status, code, param), and the order the contract
+// checks them in.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseTranscriptionRequest } from '../../src/routes/transcription-request';
+import { ApiError } from '../../src/http/errors';
+import type { Target } from '../../src/stt/router';
+
+const local: Target = { mode: 'local', alias: 'service-local-stt', languages: new Set(['en', 'de']), supportsPrompt: true, supportsWords: true };
+const file = { buffer: Buffer.from('RIFF'), originalFilename: 'a.wav', mimetype: 'audio/wav', size: 4 };
+const parse = (fields: Record<string, unknown>, target: Target = local, files: Record<string, unknown> = { file }) =>
+  parseTranscriptionRequest(fields, files, target);
+
+function refused(fields: Record<string, unknown>, code: string, param: string | null, target: Target = local, files: Record<string, unknown> = { file }) {
+  assert.throws(() => parse(fields, target, files), (e: unknown) => {
+    assert.ok(e instanceof ApiError, String(e));
+    assert.deepEqual({ status: e.status, code: e.code, param: e.param }, { status: 400, code, param });
+    return true;
+  });
+}
+
+test('the defaults: json, segment granularity, nothing else set', () => {
+  const r = parse({});
+  assert.deepEqual({ ...r, granularities: [...r.granularities] }, {
+    file, format: 'json', language: undefined, prompt: undefined, temperature: undefined, granularities: ['segment'],
+  });
+});
+
+test('the file: required, an upload (not text), exactly one, no other file fields', () => {
+  refused({}, 'missing_file', 'file', local, {});
+  refused({ file: 'text' }, 'invalid_type', 'file', local, {});
+  refused({}, 'duplicate_field', 'file', local, { file: [file, file] });
+  refused({}, 'unknown_parameter', 'other', local, { file, other: file });
+  assert.deepEqual(parse({}, local, { file: {} }).file, { buffer: Buffer.alloc(0), originalFilename: null, mimetype: null, size: 0 });
+});
+
+test('unknown, duplicate and non-text fields are refused by name', () => {
+  refused({ modle: 'x' }, 'unknown_parameter', 'modle');
+  refused({ language: ['en', 'de'] }, 'duplicate_field', 'language');
+  refused({ prompt: 5 }, 'invalid_type', 'prompt');
+});
+
+test('model: absent or the served alias', () => {
+  assert.equal(parse({ model: 'service-local-stt' }).format, 'json');
+  refused({ model: 'whisper-1' }, 'model_not_found', 'model');
+});
+
+test('response_format: each of the five, nothing else', () => {
+  for (const f of ['json', 'text', 'srt', 'verbose_json', 'vtt']) assert.equal(parse({ response_format: f }).format, f);
+  refused({ response_format: 'xml' }, 'invalid_response_format', 'response_format');
+  refused({ response_format: '' }, 'invalid_response_format', 'response_format');
+});
+
+test('language: trimmed and lower-cased, checked against the target, any when the target has no list', () => {
+  assert.equal(parse({ language: ' DE ' }).language, 'de');
+  assert.equal(parse({ language: '' }).language, undefined);
+  refused({ language: 'xx' }, 'unsupported_language', 'language');
+  assert.equal(parse({ language: 'xx' }, { ...local, languages: null }).language, 'xx');
+});
+
+test('prompt: up to 4096 characters, refused by a target without prompts, empty is none', () => {
+  assert.equal(parse({ prompt: 'p'.repeat(4096) }).prompt, 'p'.repeat(4096));
+  refused({ prompt: 'p'.repeat(4097) }, 'invalid_value', 'prompt');
+  refused({ prompt: 'hello' }, 'unsupported_parameter', 'prompt', { ...local, supportsPrompt: false });
+  assert.equal(parse({ prompt: '' }, { ...local, supportsPrompt: false }).prompt, undefined);
+});
+
+test('temperature: a plain number from 0 to 1', () => {
+  for (const [raw, value] of [['0', 0], ['1', 1], ['0.5', 0.5], ['.25', 0.25], [' 0.7 ', 0.7]] as const) assert.equal(parse({ temperature: raw }).temperature, value);
+  assert.equal(parse({ temperature: '' }).temperature, undefined);
+  for (const bad of ['1.01', '-0.1', 'abc', '1e-1', '0x1', 'NaN', 'Infinity', '1.', '2']) refused({ temperature: bad }, 'invalid_value', 'temperature');
+});
+
+test('timestamp_granularities: segment and word, only with verbose_json, word only where the target gives words', () => {
+  const g = (fields: Record<string, unknown>) => [...parse({ response_format: 'verbose_json', ...fields }).granularities].sort();
+  assert.deepEqual(g({ 'timestamp_granularities[]': 'word' }), ['word']);
+  assert.deepEqual(g({ 'timestamp_granularities[]': ['word', 'segment'] }), ['segment', 'word']);
+  assert.deepEqual(g({ timestamp_granularities: 'segment' }), ['segment']);
+  assert.deepEqual(g({ 'timestamp_granularities[]': 'word', timestamp_granularities: 'segment' }), ['segment', 'word']);
+  refused({ response_format: 'verbose_json', 'timestamp_granularities[]': 'char' }, 'invalid_value', 'timestamp_granularities[]');
+  refused({ 'timestamp_granularities[]': 'segment' }, 'invalid_value', 'timestamp_granularities[]');
+  refused({ response_format: 'verbose_json', 'timestamp_granularities[]': 'word' }, 'unsupported_parameter', 'timestamp_granularities[]', { ...local, supportsWords: false });
+  assert.deepEqual([...parse({ response_format: 'verbose_json', 'timestamp_granularities[]': 'segment' }, { ...local, supportsWords: false }).granularities], ['segment']);
+});
+
+test('the contract\'s order: file, then unknown fields, model, response_format, language, then the rest', () => {
+  refused({ modle: 'x' }, 'missing_file', 'file', local, {});
+  refused({ modle: 'x', model: 'whisper-1' }, 'unknown_parameter', 'modle');
+  refused({ model: 'whisper-1', response_format: 'xml' }, 'model_not_found', 'model');
+  refused({ response_format: 'xml', language: 'xx' }, 'invalid_response_format', 'response_format');
+  refused({ language: 'xx', temperature: '9' }, 'unsupported_language', 'language');
+  refused({ prompt: 'p'.repeat(5000), temperature: '9' }, 'invalid_value', 'prompt');
+});
