@@ -145,11 +145,25 @@ export interface ModelServer {
   rangeRequests: string[];
   /** Path → Location: answered with a 302 instead of the file. */
   redirects: Map<string, string>;
+  /** Byte offsets of the file at which responses stop sending until release() is called: a download held still for a test. */
+  holdAt: number[];
+  /** Lets the next hold (reached or still to come) go on. */
+  release(): void;
   close(): Promise<void>;
 }
 
 export async function startModelServer(): Promise<ModelServer> {
-  const ms: ModelServer = { url: '', files: new Map(), cutAfterBytes: null, throttle: null, rangeRequests: [], redirects: new Map(), close: async () => {} };
+  let released = 0;
+  let holdsReached = 0;
+  let wake = () => {};
+  const ms: ModelServer = {
+    url: '', files: new Map(), cutAfterBytes: null, throttle: null, rangeRequests: [], redirects: new Map(), holdAt: [],
+    release: () => {
+      released++;
+      wake();
+    },
+    close: async () => {},
+  };
   const { server, url } = await listen(async (req, res) => {
     const name = decodeURIComponent(new URL(req.url!, 'http://x').pathname.slice(1));
     const location = ms.redirects.get(name);
@@ -167,8 +181,9 @@ export async function startModelServer(): Promise<ModelServer> {
     const cut = ms.cutAfterBytes;
     ms.cutAfterBytes = null;
     const step = ms.throttle?.chunk ?? 1 << 20;
-    for (let at = start; at < body.length; at += step) {
-      const end = Math.min(at + step, body.length);
+    const holds = ms.holdAt.filter((h) => h > start && h < body.length).sort((a, b) => a - b);
+    for (let at = start; at < body.length;) {
+      const end = Math.min(at + step, holds[0] ?? Infinity, body.length);
       if (cut !== null && end - start > cut) {
         res.write(body.subarray(at, start + cut));
         await new Promise((r) => setTimeout(r, 50));
@@ -177,6 +192,12 @@ export async function startModelServer(): Promise<ModelServer> {
       }
       if (!res.write(body.subarray(at, end))) await new Promise((r) => res.once('drain', r));
       if (ms.throttle) await new Promise((r) => setTimeout(r, ms.throttle!.delayMs));
+      if (end === holds[0]) {
+        holds.shift();
+        const mine = holdsReached++;
+        while (released <= mine && !res.destroyed) await new Promise<void>((r) => (wake = r));
+      }
+      at = end;
     }
     res.end();
   });

@@ -19,7 +19,8 @@ export interface TestServer extends RunningServer {
 
 export interface TestServerOptions {
   dataDir?: string;
-  env?: Record<string, string>;
+  /** Over the test defaults below; an undefined value unsets one, so the server's own default applies. */
+  env?: Record<string, string | undefined>;
   /** Which synthetic Whisper shape is installed as whisper-base (and whisper-small). */
   whisper?: 'micro-f16' | 'tiny-f16';
   /** Active runtime at start; undefined keeps what the data dir has. */
@@ -27,6 +28,8 @@ export interface TestServerOptions {
   createKey?: boolean;
   /** Install the generated models under catalogue names (default true). */
   installModels?: boolean;
+  /** Collects the server's log records (info and up) here instead of discarding them. */
+  logs?: Record<string, unknown>[];
 }
 
 export function tempDataDir(): string {
@@ -59,7 +62,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     STT_DATA_DIR: dataDir,
     STT_ADMIN_KEY: 'test-admin-key-0123456789',
     STT_THREADS: '2',
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    LOG_LEVEL: opts.logs ? 'info' : process.env.TEST_LOG_LEVEL ?? 'silent',
     // Random weights decode to the cap and trigger every temperature retry: bound the work.
     STT_MAX_TOKENS: '16',
     STT_TEMPERATURE_FALLBACK: 'false',
@@ -69,9 +72,17 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     STT_ALLOW_INSECURE_LOOPBACK: 'true',
     ...opts.env,
   });
-  const running = await startServer(config, createLogger(config.logLevel));
+  const logs = opts.logs;
+  const running = await startServer(config, createLogger(config.logLevel, logs && { write: (line: string) => void logs.push(JSON.parse(line)) }));
   const local = running.services.local;
+  const { localModel } = await running.services.settings.routing();
   for (let i = 0; i < 600 && local.status().state === 'loading'; i++) await new Promise((r) => setTimeout(r, 20));
+  // A test that asked for a local model and goes on without it fails later, and further from the reason.
+  const st = local.status();
+  if (localModel && (st.state !== 'ready' || st.activeModel !== localModel)) {
+    await running.close();
+    throw new Error(`the routing names local runtime ${localModel}, which is not ready${st.state === 'loading' ? ' after 12 s' : ''}: state ${st.state}${st.error ? ` (${st.error})` : ''}, active ${st.activeModel}`);
+  }
   const apiKey = opts.createKey === false ? '' : (await running.services.apiKeys.create('test')).key;
   return { ...running, dataDir, adminKey: config.adminKey!, apiKey, auth: { Authorization: `Bearer ${apiKey}` } };
 }

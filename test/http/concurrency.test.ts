@@ -8,8 +8,8 @@ import { speechClip } from '../helpers/clips';
 const servers: TestServer[] = [];
 after(() => Promise.all(servers.map((s) => s.close())));
 
-async function server(env: Record<string, string>, whisper: 'micro-f16' | 'tiny-f16' = 'micro-f16'): Promise<TestServer> {
-  const s = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, whisper, env });
+async function server(env: Record<string, string>, whisper: 'micro-f16' | 'tiny-f16' = 'micro-f16', logs?: Record<string, unknown>[]): Promise<TestServer> {
+  const s = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, whisper, env, logs });
   servers.push(s);
   return s;
 }
@@ -23,14 +23,17 @@ async function until(what: string, cond: () => boolean): Promise<void> {
   assert.fail(`timed out waiting for ${what}`);
 }
 
-test('8 parallel requests all succeed', async () => {
+test('8 parallel requests for one clip all succeed with the same transcript', async () => {
   const s = await server({ STT_PARALLEL: '2', STT_QUEUE_CAPACITY: '16' });
   const clip = wavBlob(speechClip(4));
   const results = await Promise.all(Array.from({ length: 8 }, () => transcribe(s, { file: clip }, s.auth)));
+  const texts: string[] = [];
   for (const r of results) {
     assert.equal(r.status, 200);
-    assert.equal(typeof (await r.json()).text, 'string');
+    texts.push((await r.json()).text);
   }
+  assert.ok(texts[0].length > 0, 'the model says something');
+  assert.deepEqual(texts, Array(8).fill(texts[0]), 'jobs running side by side do not disturb each other');
 });
 
 test('a short clip sent after long ones returns first; the paused long ones lose nothing', async () => {
@@ -47,8 +50,14 @@ test('a short clip sent after long ones returns first; the paused long ones lose
   });
   const longs = [1, 2].map((i) => track(`long-${i}`, transcribe(s, { file: long, response_format: 'verbose_json' }, s.auth)));
   await until('both long jobs accepted', () => { const st = s.services.local.scheduler.stats(); return st.running + st.waiting === 2; });
+  // The short job computes for far longer than a few ms, the paused long one waits all that time.
+  let pausedWhileShort = 0;
+  const watch = setInterval(() => (pausedWhileShort = Math.max(pausedWhileShort, s.services.local.scheduler.stats().paused)), 2);
   await track('short', transcribe(s, { file: wavBlob(speechClip(3)) }, s.auth));
-  assert.ok(s.services.local.scheduler.stats().paused <= 1);
+  clearInterval(watch);
+  assert.equal(pausedWhileShort, 1, 'the running long job was paused for the short one');
+  const { running, paused, waiting } = s.services.local.scheduler.stats();
+  assert.deepEqual({ running, paused, waiting }, { running: 1, paused: 0, waiting: 1 }, 'the paused job resumed in the freed slot');
   await Promise.all(longs);
   assert.equal(order[0], 'short', order.join(' < '));
   for (const body of bodies) assert.deepEqual(body, alone);
@@ -71,20 +80,29 @@ test('queue overflow answers 503 with Retry-After', async () => {
   assert.equal((await second).status, 200);
 });
 
-test('an aborted client frees its slot and its queue place', async () => {
-  const s = await server({ STT_PARALLEL: '1', STT_QUEUE_CAPACITY: '4' }, 'tiny-f16');
+test('an aborted client frees its slot and its queue place: both jobs are aborted, not finished', async () => {
+  const logs: Record<string, unknown>[] = [];
+  const s = await server({ STT_PARALLEL: '1', STT_QUEUE_CAPACITY: '4' }, 'tiny-f16', logs);
   const long = wavBlob(speechClip(120));
   const running = new AbortController();
   const queued = new AbortController();
-  const a = transcribe(s, { file: long }, s.auth, running.signal).catch((e) => e);
+  const answered = (r: Response) => `answered ${r.status}`;
+  const a = transcribe(s, { file: long }, s.auth, running.signal).then(answered, (e: Error) => e.name);
   await until('running', () => s.services.local.scheduler.stats().running === 1);
-  const b = transcribe(s, { file: long }, s.auth, queued.signal).catch((e) => e);
+  const b = transcribe(s, { file: long }, s.auth, queued.signal).then(answered, (e: Error) => e.name);
   await until('queued', () => s.services.local.scheduler.stats().waiting === 1);
   queued.abort();
   await until('queue place freed', () => s.services.local.scheduler.stats().waiting === 0);
   running.abort();
   await until('slot freed', () => s.services.local.scheduler.stats().running === 0);
-  await Promise.all([a, b]);
+  assert.deepEqual(await Promise.all([a, b]), ['AbortError', 'AbortError'], 'both clients left before an answer');
+  // A job that ran to its end would have logged its runtime and sttMs; an aborted one ends in
+  // client_closed_request with neither.
+  const gone = () => logs.filter((l) => l.msg === 'request' && l.path === '/v1/audio/transcriptions' && l.status === 499);
+  await until('both requests logged', () => gone().length === 2);
+  for (const line of gone()) {
+    assert.deepEqual({ errorCode: line.errorCode, runtime: line.runtime, sttMs: line.sttMs }, { errorCode: 'client_closed_request', runtime: undefined, sttMs: undefined });
+  }
   const after = await transcribe(s, { file: wavBlob(speechClip(2)) }, s.auth);
   assert.equal(after.status, 200);
 });

@@ -15,10 +15,14 @@ import { writeWav, tone, readPcm16Mono } from '../helpers/wav-writer';
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
 const JFK_PCM = readPcm16Mono(JFK).samples;
 let server: TestServer;
+/** What the model says for JFK in json: every other format, path and client must say the same. */
+let jfkText: string;
 
 before(async () => {
   server = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_UPLOAD_BYTES: '1048576' } });
   assert.equal(server.services.local.status().state, 'ready');
+  jfkText = (await (await transcribe(server, { file: wavBlob(JFK) }, server.auth)).json()).text;
+  assert.ok(jfkText.length > 0, 'the model says something for JFK');
 });
 after(() => server.close());
 
@@ -34,7 +38,7 @@ async function expectError(res: Response, status: number, code: string, param?: 
 async function healthy(): Promise<void> {
   const res = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
   assert.equal(res.status, 200);
-  assert.equal(typeof (await res.json()).text, 'string');
+  assert.deepEqual(await res.json(), { text: jfkText });
 }
 
 test('GET /health: UUID serviceId, semver version, the local alias', async () => {
@@ -58,11 +62,19 @@ test('401 for missing, malformed, unknown and revoked keys, and for the admin ke
   await expectError(await transcribe(server, { file }, { Authorization: 'Bearer sk-stt-unknownunknownunknownunknown' }), 401, 'invalid_api_key');
   await expectError(await transcribe(server, { file }, { Authorization: `Bearer ${server.adminKey}` }), 401, 'invalid_api_key');
   const k = await server.services.apiKeys.create('to revoke');
+  assert.equal((await server.services.apiKeys.get(k.id))!.lastUsedAt, null, 'a new key was never used');
+  const sent = Date.now();
   assert.equal((await transcribe(server, { file }, { Authorization: `Bearer ${k.key}` })).status, 200);
+  // Written off the request path: wait for it, bounded.
+  let used: string | null = null;
+  for (let i = 0; i < 200 && !used; i++) {
+    used = (await server.services.apiKeys.get(k.id))!.lastUsedAt;
+    if (!used) await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.ok(used, 'lastUsedAt is recorded');
+  assert.ok(Date.parse(used) >= sent && Date.parse(used) <= Date.now(), `lastUsedAt ${used} is the time of this request`);
   await server.services.apiKeys.revoke(k.id);
   await expectError(await transcribe(server, { file }, { Authorization: `Bearer ${k.key}` }), 401, 'invalid_api_key');
-  const [first] = await server.services.apiKeys.list();
-  assert.ok(first.lastUsedAt, 'lastUsedAt is recorded');
 });
 
 test("the contract's check order: 401 > 413 > missing_file > model > response_format > language > invalid_audio", async () => {
@@ -102,56 +114,61 @@ function assertIncreasing(times: [number, number][]): void {
   }
 }
 
-const parseClock = (c: string) => {
-  const m = /^(\d{2}):(\d{2}):(\d{2})[.,](\d{3})$/.exec(c);
-  assert.ok(m, `bad timestamp ${c}`);
-  return +m[1] * 3600 + +m[2] * 60 + +m[3] + +m[4] / 1000;
-};
+/** HH:MM:SS,mmm (SRT) or HH:MM:SS.mmm (WebVTT), written here independently of src/stt/formats.ts. */
+function clock(seconds: number, separator: ',' | '.'): string {
+  const ms = Math.round(seconds * 1000);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${two(Math.floor(ms / 3_600_000))}:${two(Math.floor(ms / 60_000) % 60)}:${two(Math.floor(ms / 1000) % 60)}${separator}${String(ms % 1000).padStart(3, '0')}`;
+}
 
-test('response formats have OpenAI shapes and well-formed increasing timestamps', async () => {
+test('response formats have OpenAI shapes and all carry the same transcript; SRT and VTT cues are the segments', async () => {
   const json = await transcribe(server, { file: wavBlob(JFK), response_format: 'json' }, server.auth);
   assert.match(json.headers.get('content-type')!, /^application\/json/);
-  assert.deepEqual(Object.keys(await json.json()), ['text']);
+  assert.deepEqual(await json.json(), { text: jfkText });
 
   const text = await transcribe(server, { file: wavBlob(JFK), response_format: 'text' }, server.auth);
   assert.equal(text.headers.get('content-type'), 'text/plain; charset=utf-8');
-  assert.equal(typeof (await text.text()), 'string');
-
-  const srt = await (await transcribe(server, { file: wavBlob(JFK), response_format: 'srt' }, server.auth)).text();
-  const srtBlocks = srt.trim().split(/\n\n/);
-  assert.ok(srtBlocks.length >= 1);
-  assertIncreasing(srtBlocks.map((b, i) => {
-    const [n, times] = b.split('\n');
-    assert.equal(n, String(i + 1));
-    const [a, z] = times.split(' --> ');
-    return [parseClock(a), parseClock(z)];
-  }));
-
-  const vtt = await (await transcribe(server, { file: wavBlob(JFK), response_format: 'vtt' }, server.auth)).text();
-  assert.ok(vtt.startsWith('WEBVTT\n\n'));
-  assertIncreasing(vtt.slice(8).trim().split(/\n\n/).map((b) => {
-    const [a, z] = b.split('\n')[0].split(' --> ');
-    return [parseClock(a), parseClock(z)];
-  }));
+  assert.equal(await text.text(), `${jfkText}\n`);
 
   const verbose = await (await transcribe(server, { file: wavBlob(JFK), response_format: 'verbose_json', 'timestamp_granularities[]': ['segment', 'word'] }, server.auth)).json();
+  assert.deepEqual(Object.keys(verbose), ['task', 'language', 'duration', 'text', 'segments', 'words']);
   assert.equal(verbose.task, 'transcribe');
   assert.equal(verbose.duration, 11);
-  assert.equal(typeof verbose.language, 'string');
-  for (const s of verbose.segments) {
-    for (const k of ['id', 'seek', 'start', 'end', 'text', 'tokens', 'temperature', 'avg_logprob', 'compression_ratio', 'no_speech_prob']) assert.ok(k in s, k);
-  }
+  // Detected (random weights need not say English): a name as OpenAI gives it, not a code.
+  assert.match(verbose.language, /^[a-z]{3,}( [a-z]+)*$/);
+  assert.equal(verbose.text, jfkText);
+  assert.ok(verbose.segments.length > 0, 'segments were asked for');
+  assert.ok(verbose.words.length > 0, 'words were asked for');
+  verbose.segments.forEach((s: Record<string, unknown>, i: number) => {
+    assert.deepEqual(Object.keys(s), ['id', 'seek', 'start', 'end', 'text', 'tokens', 'temperature', 'avg_logprob', 'compression_ratio', 'no_speech_prob']);
+    assert.equal(s.id, i);
+    assert.ok(Array.isArray(s.tokens) && s.tokens.length > 0, `segment ${i} has its tokens`);
+  });
+  assert.equal(verbose.segments.map((s: { text: string }) => s.text).join('').trim(), jfkText, 'the segments make up the text');
   assertIncreasing(verbose.segments.map((s: { start: number; end: number }) => [s.start, s.end]));
   assertIncreasing(verbose.words.map((w: { start: number; end: number }) => [w.start, w.end]));
-  assert.ok(verbose.segments.every((s: { end: number }) => s.end <= verbose.duration));
+  assert.ok(verbose.segments.at(-1).end <= verbose.duration);
+  const segmentsOnly = await (await transcribe(server, { file: wavBlob(JFK), response_format: 'verbose_json' }, server.auth)).json();
+  assert.deepEqual(segmentsOnly, { task: 'transcribe', language: verbose.language, duration: 11, text: jfkText, segments: verbose.segments }, 'segment granularity alone: no words');
+
+  // One cue per segment, numbered from 1 (SRT), with the segment's times and trimmed text.
+  const cues = (sep: ',' | '.', numbered: boolean) => segmentsOnly.segments
+    .map((s: { start: number; end: number; text: string }, i: number) => `${numbered ? `${i + 1}\n` : ''}${clock(s.start, sep)} --> ${clock(s.end, sep)}\n${s.text.trim()}\n`)
+    .join('\n');
+  const srt = await transcribe(server, { file: wavBlob(JFK), response_format: 'srt' }, server.auth);
+  assert.equal(srt.headers.get('content-type'), 'application/x-subrip; charset=utf-8');
+  assert.equal(await srt.text(), cues(',', true));
+  const vtt = await transcribe(server, { file: wavBlob(JFK), response_format: 'vtt' }, server.auth);
+  assert.equal(vtt.headers.get('content-type'), 'text/vtt; charset=utf-8');
+  assert.equal(await vtt.text(), `WEBVTT\n\n${cues('.', false)}`);
 });
 
 test('the official openai client transcribes (json and text)', async () => {
   const client = new OpenAI({ apiKey: server.apiKey, baseURL: `${server.url}/v1` });
   const json = await client.audio.transcriptions.create({ file: await toFile(JFK, 'jfk.wav'), model: 'service-local-stt' });
-  assert.equal(typeof json.text, 'string');
+  assert.equal(json.text, jfkText);
   const text = await client.audio.transcriptions.create({ file: await toFile(JFK, 'jfk.wav'), model: 'service-local-stt', response_format: 'text' });
-  assert.equal(typeof text, 'string');
+  assert.equal(text, `${jfkText}\n`);
   const models = await client.models.list();
   assert.deepEqual(models.data.map((m) => m.id), ['service-local-stt']);
   await assert.rejects(
