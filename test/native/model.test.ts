@@ -320,14 +320,17 @@ test('aborting or disposing a paused job settles it', { timeout: 60_000 }, async
   const held = createJobControl();
   held.pause();
   const disposed = m.transcribe(pcm, { ...GREEDY, threads: 1, control: held });
-  m.dispose();
+  const freed = m.dispose();
   await assert.rejects(disposed, (e: Error & { code?: string }) => e.code === 'aborted' || e.code === 'disposed');
   assert.throws(() => m.transcribe(pcm, { control: {} as never }), TypeError);
+  await freed;
 });
 
 test('disposing with jobs in flight aborts them, rejects new work, and frees every engine and state', async () => {
   const pcm = await pcmOf(JFK);
-  const liveBefore = liveObjects();
+  // An earlier test's model may still be on its way out (its last hold is dropped on a pool thread):
+  // take the baseline once nothing is being freed, or the count falls below it during this test.
+  const liveBefore = await settledLiveObjects();
   for (let i = 0; i < 6; i++) {
     const m = await loadModel(tiny);
     // Held paused at their first pause point, so all three are surely in flight when dispose() comes.
@@ -346,9 +349,21 @@ test('disposing with jobs in flight aborts them, rejects new work, and frees eve
     assert.equal(m.stats().disposed, true);
   }
   // The last job's worker drops the engine on a pool thread: give it a bounded moment.
-  for (let i = 0; i < 200 && liveObjects().engines > liveBefore.engines; i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 400 && liveObjects().engines + liveObjects().states > liveBefore.engines + liveBefore.states; i++) await new Promise((r) => setTimeout(r, 10));
   assert.deepEqual(liveObjects(), liveBefore, 'six load/dispose cycles with three jobs each left engines or states alive');
 });
+
+/** liveObjects() once it has stopped changing (bounded: 4 s), so engines freed late are counted. */
+async function settledLiveObjects(): Promise<ReturnType<typeof liveObjects>> {
+  let last = liveObjects();
+  for (let steady = 0, i = 0; steady < 10 && i < 400; i++) {
+    await new Promise((r) => setTimeout(r, 10));
+    const now = liveObjects();
+    steady = now.engines === last.engines && now.states === last.states ? steady + 1 : 0;
+    last = now;
+  }
+  return last;
+}
 
 test('models are freed on pool threads, never on the JS thread, with or without jobs in flight', async () => {
   const pcm = await pcmOf(JFK);
