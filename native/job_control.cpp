@@ -15,7 +15,7 @@ class JobControlWrap : public Napi::ObjectWrap<JobControlWrap> {
     return info.Env().Undefined();
   }
   Napi::Value pause(const Napi::CallbackInfo& info) {
-    control_->pause();
+    control_->pause(info.Length() > 0 && info[0].IsObject() && info[0].As<Napi::Object>().Get("insideGraph").ToBoolean());
     return info.Env().Undefined();
   }
   Napi::Value resume(const Napi::CallbackInfo& info) {

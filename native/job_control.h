@@ -32,9 +32,20 @@ class JobControl {
  public:
   void abort() { release([this] { aborted_.store(true); }); }
 
-  void pause() { paused_.store(true); }
+  // inside_graph: a test's pause that waits only after a node of a graph whose
+  // other threads exist to park, never at a safe point between graphs, so a
+  // test sees parking at once instead of retrying pauses until one lands there.
+  void pause(bool inside_graph = false) {
+    inside_graph_only_.store(inside_graph);
+    paused_.store(true);
+  }
 
-  void resume() { release([this] { paused_.store(false); }); }
+  void resume() {
+    release([this] {
+      paused_.store(false);
+      inside_graph_only_.store(false);
+    });
+  }
 
   bool aborted() const { return aborted_.load(); }
   // The job's native work began on a pool thread (the scheduler pauses only such jobs).
@@ -43,7 +54,7 @@ class JobControl {
 
   // At a safe point: waits while paused. Returns false when the job should stop.
   bool checkpoint() {
-    if (!paused_.load()) return !aborted_.load();
+    if (!paused_.load() || inside_graph_only_.load()) return !aborted_.load();
     std::unique_lock<std::mutex> lock(mutex_);
     stats_.waiting = true;
     changed_.wait(lock, [this] { return !paused_.load() || aborted_.load(); });
@@ -56,6 +67,7 @@ class JobControl {
   bool after_node() {
     if (!paused_.load()) return aborted_.load();
     std::unique_lock<std::mutex> lock(mutex_);
+    if (inside_graph_only_.load() && workers_.empty()) return aborted_.load();
     stats_.waiting = true;
     // Park and wait again after every release: a pause() that lands after a
     // resume() opened the worker gate but before this thread runs again would
@@ -110,6 +122,7 @@ class JobControl {
   std::atomic<bool> aborted_{false};
   std::atomic<bool> paused_{false};
   std::atomic<bool> started_{false};
+  std::atomic<bool> inside_graph_only_{false};
   std::atomic<int> worker_gate_{0};
   uint64_t releases_ = 0;            // guarded by mutex_; counts resume() and abort()
   mutable std::mutex mutex_;

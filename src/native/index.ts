@@ -64,7 +64,11 @@ export interface TranscribeOptions {
  * one libuv worker thread.
  */
 export interface JobControl {
-  pause(): void;
+  /**
+   * `insideGraph` (for tests): wait only after a graph node while the graph has
+   * other threads to park, never between graphs; resume() clears it.
+   */
+  pause(options?: { insideGraph?: boolean }): void;
   resume(): void;
   /** The job's native work has begun on a pool thread. */
   started(): boolean;

@@ -191,27 +191,20 @@ test('a paused job waits at a safe point while another runs, then resumes to the
 });
 
 /**
- * Pauses `control`'s running job again and again until, once parked, its
- * stats satisfy `parked` (most of a job's time is inside graphs, so a few
- * tries do) or the job has settled. Leaves the last pause on when
- * `resumeAfter` is false. Returns whether `parked` held.
+ * Pauses `control`'s running job inside a graph that has other threads to park
+ * (`insideGraph`: the job does not wait at the safe points between graphs) and
+ * waits until it waits there or has settled. Leaves the pause on when
+ * `resumeAfter` is false. Returns the stats seen while it waited, or null when
+ * the job settled first.
  */
-async function pauseUntil(control: JobControl, settled: () => boolean, parked: (s: JobControlStats) => boolean, resumeAfter = true): Promise<boolean> {
-  while (!settled()) {
-    control.pause();
-    while (!control.stats().waiting && !settled()) await new Promise((r) => setImmediate(r));
-    if (parked(control.stats())) {
-      if (resumeAfter) control.resume();
-      return true;
-    }
-    control.resume();
-    await new Promise((r) => setTimeout(r, 2));
-  }
-  return false;
+async function pauseInsideGraph(control: JobControl, settled: () => boolean, resumeAfter = true): Promise<JobControlStats | null> {
+  control.pause({ insideGraph: true });
+  while (!control.stats().waiting && !settled()) await new Promise((r) => setImmediate(r));
+  const stats = settled() ? null : control.stats();
+  if (resumeAfter) control.resume();
+  return stats;
 }
-// ggml runs a graph on fewer threads when its nodes are too small to split, so
-// only some pauses land where a second thread exists to park.
-const inGraphWithWorkers = (s: JobControlStats) => s.parkedInGraph > 0 && s.workersParked > 0;
+const parkedWithWorkers = (s: JobControlStats | null) => s !== null && s.parkedInGraph > 0 && s.workersParked > 0;
 
 test('a job paused inside a ggml graph parks there with its graph threads asleep, and resumes to the same result', { skip: !graphHooks && 'graph hooks are linked on Linux only' }, async () => {
   for (const file of [tiny, PARAKEET_FIXTURE]) {
@@ -222,8 +215,8 @@ test('a job paused inside a ggml graph parks there with its graph threads asleep
     const control = createJobControl();
     let settled = false;
     const job = m.transcribe(pcm, { ...opts, control }).finally(() => (settled = true));
-    assert.equal(await pauseUntil(control, () => settled, inGraphWithWorkers), true,
-      `${path.basename(file)}: the job finished before a pause landed inside a graph with its second thread parked`);
+    assert.equal(parkedWithWorkers(await pauseInsideGraph(control, () => settled)), true,
+      `${path.basename(file)}: the job finished without waiting inside a graph with its second thread parked`);
     assert.deepEqual(tokensOf(await job), tokensOf(expected));
     m.dispose();
   }
@@ -268,15 +261,15 @@ test('a pause right after a resume parks the graph threads again (none spin besi
     const running = m.transcribe(pcm, { ...opts, control, signal: controller.signal }).finally(() => (settled = true));
     try {
       while (!settled && trials < 20) {
-        if (!(await pauseUntil(control, () => settled, inGraphWithWorkers, false))) break;
-        const before = control.stats();
+        const before = await pauseInsideGraph(control, () => settled, false);
+        if (!parkedWithWorkers(before)) break;
         // Resume and pause again before the job's thread can run: it must park its workers again.
         control.resume();
-        control.pause();
-        for (let i = 0; i < 2000 && !settled && control.stats().parkedInGraph === before.parkedInGraph; i++) await new Promise((r) => setTimeout(r, 1));
+        control.pause({ insideGraph: true });
+        for (let i = 0; i < 2000 && !settled && control.stats().parkedInGraph === before!.parkedInGraph; i++) await new Promise((r) => setTimeout(r, 1));
         if (settled) break;
         const after = control.stats();
-        assert.ok(after.parkedInGraph > before.parkedInGraph, `trial ${trials}: the job waits again without parking its graph threads`);
+        assert.ok(after.parkedInGraph > before!.parkedInGraph, `trial ${trials}: the job waits again without parking its graph threads`);
         trials++;
         control.resume();
         await new Promise((r) => setTimeout(r, 2));
@@ -301,7 +294,7 @@ test('a job aborted while parked inside a graph stops there and its state goes b
   const controller = new AbortController();
   let settled = false;
   const job = m.transcribe(pcm, { ...opts, control, signal: controller.signal }).finally(() => (settled = true));
-  assert.equal(await pauseUntil(control, () => settled, inGraphWithWorkers, false), true);
+  assert.equal(parkedWithWorkers(await pauseInsideGraph(control, () => settled, false)), true);
   controller.abort();
   await assert.rejects(job, (e: Error & { code?: string }) => e.code === 'aborted');
   assert.deepEqual(tokensOf(await m.transcribe(pcm, opts)), tokensOf(expected), 'the state aborted mid-graph went back clean');
