@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, tempDataDir, installModels, transcribe, wavBlob } from '../helpers/server';
@@ -9,6 +10,13 @@ import { AUDIO_DIR, ROOT } from '../helpers/paths';
 import { speechClip } from '../helpers/clips';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
+const BOUNDARY = 'lifecycle-test-boundary';
+const multipartType = `multipart/form-data; boundary=${BOUNDARY}`;
+/** A multipart body with a fixed boundary, so it can be sent by hand in parts. */
+function multipart(fields: { file: Blob }): Blob {
+  return new Blob([`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
+    fields.file, `\r\n--${BOUNDARY}--\r\n`]);
+}
 
 test('a restart keeps serviceId, API keys and the active runtime', async () => {
   const dataDir = tempDataDir();
@@ -37,8 +45,6 @@ test('SIGTERM stops accepting, finishes in-flight work and exits 0', async () =>
   const env = {
     ...process.env, PORT: '0', STT_DATA_DIR: dataDir, STT_ADMIN_KEY: 'test-admin-key-0123456789', STT_THREADS: '2',
     STT_MAX_TOKENS: '16', STT_TEMPERATURE_FALLBACK: 'false', LOG_LEVEL: 'debug',
-    // Draining must never race the shutdown timeout on a loaded machine (shutdown.test.ts covers its expiry).
-    STT_SHUTDOWN_TIMEOUT_MS: '600000',
   };
   const admin = (args: string[]) =>
     new Promise<string>((resolve, reject) => {
@@ -72,11 +78,28 @@ test('SIGTERM stops accepting, finishes in-flight work and exits 0', async () =>
   const { port } = (await waitFor('listening')) as { port: number };
   await waitFor('local runtime ready');
   const url = `http://127.0.0.1:${port}`;
-  const inFlight = transcribe({ url }, { file: wavBlob(speechClip(20)) }, { Authorization: `Bearer ${key}` });
-  await waitFor('local job queued');
+  // The gate: the request's headers are in (the server answered 100 Continue)
+  // and its body is held until the server is shutting down, so the request is
+  // surely in flight at SIGTERM and its work starts only after it, well inside
+  // the default shutdown timeout, however loaded the machine.
+  const body = await new Response(multipart({ file: wavBlob(speechClip(20)) })).arrayBuffer().then((b) => Buffer.from(b));
+  const req = http.request(`${url}/v1/audio/transcriptions`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': multipartType, 'Content-Length': body.length, Expect: '100-continue' },
+  });
+  const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    req.on('response', async (res) => {
+      let text = '';
+      for await (const chunk of res) text += chunk;
+      resolve({ status: res.statusCode!, text });
+    }).on('error', reject);
+  });
+  await new Promise((resolve) => req.once('continue', resolve));
   child.kill('SIGTERM');
-  const res = await inFlight;
-  assert.equal(res.status, 200, 'in-flight request finished');
+  await waitFor('shutting down: no new connections, finishing in-flight work');
+  req.end(body);
+  const res = await answered;
+  assert.equal(res.status, 200, `in-flight request finished: ${res.text}`);
   assert.equal(await exited, 0);
   await assert.rejects(fetch(`${url}/health`), 'no longer accepting');
   assert.ok(lines.some((l) => l.msg === 'stopped'));
