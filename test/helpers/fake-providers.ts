@@ -143,6 +143,8 @@ export interface ModelServer {
   /** Bytes per write and a pause between writes, so progress can be watched. */
   throttle: { chunk: number; delayMs: number } | null;
   rangeRequests: string[];
+  /** Answer every request with 200 and the whole file, Range or not (allowed by RFC 9110). */
+  ignoreRange: boolean;
   /** Path → Location: answered with a 302 instead of the file. */
   redirects: Map<string, string>;
   /** Byte offsets of the file at which responses stop sending until release() is called: a download held still for a test. */
@@ -157,7 +159,7 @@ export async function startModelServer(): Promise<ModelServer> {
   let holdsReached = 0;
   let wake = () => {};
   const ms: ModelServer = {
-    url: '', files: new Map(), cutAfterBytes: null, throttle: null, rangeRequests: [], redirects: new Map(), holdAt: [],
+    url: '', files: new Map(), cutAfterBytes: null, throttle: null, rangeRequests: [], ignoreRange: false, redirects: new Map(), holdAt: [],
     release: () => {
       released++;
       wake();
@@ -172,8 +174,8 @@ export async function startModelServer(): Promise<ModelServer> {
     if (!body) { res.writeHead(404).end(); return; }
     let start = 0;
     const range = req.headers.range;
-    if (range) {
-      ms.rangeRequests.push(range);
+    if (range) ms.rangeRequests.push(range);
+    if (range && !ms.ignoreRange) {
       start = Number(/bytes=(\d+)-/.exec(range)?.[1] ?? 0);
       if (start >= body.length) { res.writeHead(416).end(); return; }
       res.writeHead(206, { 'Content-Length': body.length - start, 'Content-Range': `bytes ${start}-${body.length - 1}/${body.length}` });

@@ -46,6 +46,8 @@ export class ModelDownloader {
     RUNTIMES.flatMap((r) => r.files.map((f) => [f.name, { bytes: f.bytes, sha256: f.sha256 }] as const)),
   );
   private readonly running = new Map<string, AbortController>();
+  /** No byte for this long aborts the transfer; a field so that tests need not wait a minute. */
+  stallMs = STALL_MS;
 
   constructor(
     private readonly modelsDir: string,
@@ -112,7 +114,10 @@ export class ModelDownloader {
     const have = await stat(partial).then((s) => s.size, () => 0);
 
     const stall = new AbortController();
-    let stallTimer = setTimeout(() => stall.abort(), STALL_MS);
+    // A reason of its own, so the status says "stalled" rather than a bare "aborted".
+    const stallMs = this.stallMs;
+    const stalled = () => stall.abort(new Error(`no data for ${stallMs} ms`));
+    let stallTimer = setTimeout(stalled, stallMs);
     const res = await this.fetchChecked(url, {
       headers: have > 0 ? { Range: `bytes=${have}-` } : {},
       signal: AbortSignal.any([signal, stall.signal]),
@@ -121,7 +126,13 @@ export class ModelDownloader {
     if (res.status !== 200 && !resumed) {
       await res.body?.cancel();
       clearTimeout(stallTimer);
-      if (res.status === 416 && have > 0) await rm(partial, { force: true }); // stale partial: start over next time
+      if (res.status === 416 && have > 0) {
+        // The partial is stale (the file changed upstream) or already whole: start over from zero
+        // now rather than fail and leave the retry to the host. Without a partial no Range is sent,
+        // so this happens at most once.
+        await rm(partial, { force: true });
+        return this.run(spec, file, status, signal);
+      }
       throw new Error(`download server answered HTTP ${res.status}`);
     }
     const length = Number(res.headers.get('content-length'));
@@ -131,7 +142,7 @@ export class ModelDownloader {
       transform(chunk: Buffer, _enc, cb) {
         status.receivedBytes += chunk.length;
         clearTimeout(stallTimer);
-        stallTimer = setTimeout(() => stall.abort(), STALL_MS);
+        stallTimer = setTimeout(stalled, stallMs);
         cb(null, chunk);
       },
     });

@@ -1,0 +1,191 @@
+// Model downloads against a loopback file server that misbehaves the way real
+// mirrors do: a stale partial (416), a stall, a file of the other family, a
+// 404, a server that ignores Range, and a shutdown mid-transfer.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { startTestServer, tempDataDir, type TestServer } from '../helpers/server';
+import { startModelServer, type ModelServer } from '../helpers/fake-providers';
+import { microModel, PARAKEET_FIXTURE } from '../helpers/models';
+
+// whisper-base's default file, the one a download without a variant fetches.
+const FILE = 'ggml-base-q8_0.bin';
+const PARTIAL = `.${FILE}.partial`;
+let models: ModelServer;
+let whisper: Buffer;
+let parakeet: Buffer;
+
+before(async () => {
+  models = await startModelServer();
+  whisper = readFileSync(await microModel());
+  parakeet = readFileSync(PARAKEET_FIXTURE);
+});
+after(() => models.close());
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/** A server with no models installed; `serve` is put on the model server as FILE and pinned, so only the check under test can refuse it. */
+async function start(serve: Buffer | null, dataDir = tempDataDir()): Promise<TestServer> {
+  if (serve) models.files.set(FILE, serve);
+  else models.files.delete(FILE);
+  models.rangeRequests.length = 0;
+  const server = await startTestServer({ dataDir, installModels: false, env: { STT_MODEL_BASE_URL: models.url } });
+  if (serve) server.services.downloader.published.set(FILE, { bytes: serve.length, sha256: sha256(serve) });
+  return server;
+}
+
+const modelsDir = (s: TestServer) => path.join(s.dataDir, 'models');
+
+async function dl(s: TestServer, method: string, p: string): Promise<Response> {
+  return fetch(`${s.url}${p}`, { method, headers: { Authorization: `Bearer ${s.adminKey}` } });
+}
+
+async function entry(s: TestServer, id: string): Promise<any> {
+  return ((await (await dl(s, 'GET', '/admin/local-models')).json()).data as any[]).find((m) => m.id === id);
+}
+
+/** Starts a download and waits (bounded, generously) until it is done or failed. */
+async function download(s: TestServer, id = 'whisper-base'): Promise<any> {
+  assert.equal((await dl(s, 'POST', `/admin/local-models/${id}/download`)).status, 202);
+  for (let i = 0; i < 1500; i++) {
+    const e = await entry(s, id);
+    if (e.download.state === 'done' || e.download.state === 'failed') return e;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.fail('download did not settle');
+}
+
+test('downloads: a stale partial larger than the file gets a 416, and the download starts over from zero', async () => {
+  const dataDir = tempDataDir();
+  mkdirSync(path.join(dataDir, 'models'));
+  // Left from another, bigger version of the file: no Range from its end can be satisfied.
+  writeFileSync(path.join(dataDir, 'models', PARTIAL), Buffer.alloc(whisper.length + 1000, 7));
+  const s = await start(whisper, dataDir);
+  try {
+    const e = await download(s);
+    assert.equal(e.download.state, 'done', e.download.error);
+    assert.equal(e.download.checksumVerified, true);
+    assert.deepEqual(models.rangeRequests, [`bytes=${whisper.length + 1000}-`], 'asked to resume the stale partial first');
+    assert.ok(readFileSync(path.join(modelsDir(s), FILE)).equals(whisper));
+    assert.deepEqual(readdirSync(modelsDir(s)), [FILE], 'the stale partial is gone');
+  } finally {
+    await s.close();
+  }
+});
+
+test('downloads: a server that ignores Range and sends the whole file with 200 gives the file, not the partial plus the file', async () => {
+  const dataDir = tempDataDir();
+  mkdirSync(path.join(dataDir, 'models'));
+  writeFileSync(path.join(dataDir, 'models', PARTIAL), whisper.subarray(0, 5000));
+  const s = await start(whisper, dataDir);
+  models.ignoreRange = true;
+  try {
+    const e = await download(s);
+    assert.deepEqual(models.rangeRequests, ['bytes=5000-'], 'a Range was asked for');
+    assert.equal(e.download.state, 'done', e.download.error);
+    assert.ok(readFileSync(path.join(modelsDir(s), FILE)).equals(whisper));
+    assert.deepEqual(readdirSync(modelsDir(s)), [FILE]);
+  } finally {
+    models.ignoreRange = false;
+    await s.close();
+  }
+});
+
+test('downloads: a transfer that stalls fails after the stall timeout, keeps its partial, and the next request resumes it', async () => {
+  const s = await start(whisper);
+  s.services.downloader.stallMs = 300;
+  models.holdAt = [5000];
+  try {
+    let e = await download(s);
+    assert.equal(e.download.state, 'failed');
+    assert.match(e.download.error, /no data for 300 ms/);
+    assert.equal(e.installed, false);
+    const kept = statSync(path.join(modelsDir(s), PARTIAL)).size;
+    assert.ok(kept > 0 && kept <= 5000, `partial of ${kept} bytes`);
+
+    models.holdAt = [];
+    models.release();
+    e = await download(s);
+    assert.equal(e.download.state, 'done', e.download.error);
+    assert.deepEqual(models.rangeRequests, [`bytes=${kept}-`], 'resumed from the partial');
+    assert.ok(readFileSync(path.join(modelsDir(s), FILE)).equals(whisper));
+  } finally {
+    models.holdAt = [];
+    await s.close();
+  }
+});
+
+test('downloads: a file of the other family is refused and not installed, both ways', async () => {
+  // A Parakeet file where whisper-base's file should be; size and sha256 pinned to it.
+  let s = await start(parakeet);
+  try {
+    const e = await download(s);
+    assert.equal(e.download.state, 'failed');
+    assert.equal(e.download.error, 'downloaded file is not a usable model: the file is a parakeet model, whisper-base needs whisper');
+    assert.equal(e.installed, false);
+    assert.deepEqual(readdirSync(modelsDir(s)), []);
+  } finally {
+    await s.close();
+  }
+  // A Whisper file for Parakeet (no published pins for its files).
+  s = await start(null);
+  models.files.set('parakeet-tdt-0.6b-v3-q8_0.bin', whisper);
+  try {
+    const e = await download(s, 'parakeet-tdt-0.6b-v3');
+    assert.equal(e.download.state, 'failed');
+    assert.equal(e.download.error, 'downloaded file is not a usable model: the file is a whisper model, parakeet-tdt-0.6b-v3 needs parakeet');
+    assert.equal(e.installed, false);
+    assert.deepEqual(readdirSync(modelsDir(s)), []);
+  } finally {
+    models.files.delete('parakeet-tdt-0.6b-v3-q8_0.bin');
+    await s.close();
+  }
+});
+
+test('downloads: a 404 from the download server fails with its status and installs nothing', async () => {
+  const s = await start(null);
+  try {
+    const e = await download(s);
+    assert.equal(e.download.state, 'failed');
+    assert.equal(e.download.error, 'download server answered HTTP 404');
+    assert.equal(e.installed, false);
+    assert.deepEqual(readdirSync(modelsDir(s)), []);
+  } finally {
+    await s.close();
+  }
+});
+
+test('downloads: shutdown aborts a download in progress and keeps the partial, which the next start resumes', async () => {
+  const dataDir = tempDataDir();
+  let s = await start(whisper, dataDir);
+  models.holdAt = [5000];
+  try {
+    assert.equal((await dl(s, 'POST', '/admin/local-models/whisper-base/download')).status, 202);
+    for (let i = 0; i < 1500 && (await entry(s, 'whisper-base')).download.receivedBytes < 5000; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal((await entry(s, 'whisper-base')).download.receivedBytes, 5000, 'held at 5000 bytes');
+
+    // The model server keeps the response open: only the downloader's own abort ends it.
+    const bound = new Promise<'hung'>((r) => setTimeout(r, 15_000, 'hung').unref());
+    assert.equal(await Promise.race([s.close(), bound]), undefined, 'the server closed');
+    const downloader = s.services.downloader;
+    for (let i = 0; i < 500 && downloader.isRunning('whisper-base'); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(downloader.isRunning('whisper-base'), false, 'the download was aborted');
+    assert.equal(downloader.progress('whisper-base')!.state, 'failed');
+    assert.equal(existsSync(path.join(dataDir, 'models', FILE)), false);
+    const kept = statSync(path.join(dataDir, 'models', PARTIAL)).size;
+    assert.ok(kept > 0 && kept <= 5000, `partial of ${kept} bytes`);
+
+    models.holdAt = [];
+    models.release();
+    s = await start(whisper, dataDir);
+    const e = await download(s);
+    assert.equal(e.download.state, 'done', e.download.error);
+    assert.deepEqual(models.rangeRequests, [`bytes=${kept}-`], 'resumed from the partial');
+    assert.ok(readFileSync(path.join(dataDir, 'models', FILE)).equals(whisper));
+  } finally {
+    models.holdAt = [];
+    await s.close();
+  }
+});
