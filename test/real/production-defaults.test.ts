@@ -38,11 +38,12 @@ function longClip(seconds: number): { wav: Buffer; reference: string } {
   return { wav: writeWav({ rate: 16000, encoding: 'pcm_s16', channels: [all] }), reference: references.join(' ') };
 }
 
-async function startWith(runtime: 'whisper-base' | 'parakeet-tdt-0.6b-v3', file: string): Promise<TestServer> {
+async function startWith(runtime: 'whisper-base' | 'parakeet-tdt-0.6b-v3', file: string): Promise<TestServer & { logs: Record<string, unknown>[] }> {
   const dataDir = tempDataDir();
   mkdirSync(path.join(dataDir, 'models'));
   symlinkSync(file, path.join(dataDir, 'models', runtime === 'whisper-base' ? 'ggml-base.bin' : 'parakeet-tdt-0.6b-v3-f16.bin'));
-  return startTestServer({ dataDir, installModels: false, routing: { mode: 'local', localModel: runtime }, env: PRODUCTION });
+  const logs: Record<string, unknown>[] = [];
+  return { ...(await startTestServer({ dataDir, installModels: false, routing: { mode: 'local', localModel: runtime }, env: PRODUCTION, logs })), logs };
 }
 
 const running = (server: TestServer) => server.services.local.scheduler.stats().running;
@@ -66,8 +67,12 @@ async function shortOvertakesLong(server: TestServer, long: Buffer): Promise<{ l
   return { shortText: (await shortRes.json()).text, longText: (await longRes.json()).text };
 }
 
-/** A client leaves while its long job runs: the job stops long before its own length, and the server serves on. */
-async function abortFreesTheSlot(server: TestServer, long: Buffer): Promise<void> {
+/**
+ * A client leaves while its long job runs: the job is aborted (its request ends
+ * in 499 with no runtime or sttMs, which a job that ran to its end would log),
+ * and the server serves on.
+ */
+async function abortFreesTheSlot(server: TestServer & { logs: Record<string, unknown>[] }, long: Buffer): Promise<void> {
   const leave = new AbortController();
   const req = transcribe(server, { file: wavBlob(long) }, server.auth, leave.signal).catch((e: Error) => e);
   await untilRunning(server, 1);
@@ -76,6 +81,10 @@ async function abortFreesTheSlot(server: TestServer, long: Buffer): Promise<void
   assert.equal(((await req) as Error).name, 'AbortError');
   for (let i = 0; i < 1000 && running(server) > 0; i++) await new Promise((r) => setTimeout(r, 10));
   assert.equal(running(server), 0, `the job was still running ${(performance.now() - left).toFixed(0)} ms after its client left`);
+  const gone = () => server.logs.filter((l) => l.msg === 'request' && l.path === '/v1/audio/transcriptions' && l.status === 499);
+  for (let i = 0; i < 1000 && gone().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.deepEqual(gone().map((l) => ({ errorCode: l.errorCode, runtime: l.runtime, sttMs: l.sttMs })),
+    [{ errorCode: 'client_closed_request', runtime: undefined, sttMs: undefined }], 'the job was aborted, not run to its end');
   assert.equal((await transcribe(server, { file: wavBlob(JFK) }, server.auth)).status, 200);
 }
 
