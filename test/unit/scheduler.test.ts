@@ -76,7 +76,7 @@ test('a short clip pauses a long job at once and the long job resumes after it',
   h.submit('short', 5);
   assert.deepEqual(h.started, ['long:2', 'short:2']);
   assert.deepEqual(h.events, ['pause long']);
-  assert.deepEqual(h.s.stats(), { running: 2, paused: 1, waiting: 0, capacity: 10, slots: 1, threadsPerJob: 2 });
+  assert.deepEqual(h.s.stats(), { running: 2, paused: 1, waiting: 0, preemptions: 1, capacity: 10, slots: 1, threadsPerJob: 2 });
   h.submit('short-2', 4);
   assert.deepEqual(h.started, ['long:2', 'short:2'], 'a short job is never paused for another');
   await h.finish('short');

@@ -88,6 +88,8 @@ export interface SchedulerStats {
   running: number;
   paused: number;
   waiting: number;
+  /** Pauses of a running job for a shorter one since start (a count, so a test or a scrape cannot miss one). */
+  preemptions: number;
   capacity: number;
   slots: number;
   threadsPerJob: number;
@@ -96,6 +98,7 @@ export interface SchedulerStats {
 export class Scheduler {
   readonly threadsPerJob: number;
   private readonly waiting: Entry[] = [];
+  private preemptions = 0;
   private readonly active = new Set<Entry>();
   private readonly paused: Entry[] = [];
   private readonly longJobSeconds: number;
@@ -121,6 +124,7 @@ export class Scheduler {
       running: this.active.size + this.paused.length,
       paused: this.paused.length,
       waiting: this.waiting.length,
+      preemptions: this.preemptions,
       capacity: this.options.capacity,
       slots: this.options.slots,
       threadsPerJob: this.threadsPerJob,
@@ -243,6 +247,7 @@ export class Scheduler {
     this.active.delete(victim);
     victim.pausedAt = now;
     this.paused.push(victim);
+    this.preemptions++;
     victim.pausable!.pause();
     return true;
   }
