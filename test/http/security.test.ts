@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, tempDataDir, transcribe, wavBlob, type TestServer } from '../helpers/server';
@@ -165,6 +165,39 @@ test('a generated admin key and a first API key are not printed when stdout is n
     child.kill('SIGTERM');
     await exited;
   }
+});
+
+test('on a terminal the generated admin key and the first API key are printed once, and not again at the next start', async () => {
+  const dataDir = tempDataDir();
+  const env = { ...process.env, PORT: '0', STT_DATA_DIR: dataDir, STT_ADMIN_KEY: '', LOG_LEVEL: 'info', STT_MODEL_BASE_URL: 'https://127.0.0.1:9/models' };
+  // util-linux's script(1) gives the server a pseudo-terminal as stdout.
+  const startOnTerminal = async (until: string): Promise<string> => {
+    const command = `${process.execPath} --import tsx ${path.join(ROOT, 'src/server.ts')}`;
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { env, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    try {
+      for (let i = 0; i < 1500 && !out.includes(until); i++) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(out.includes(until), `"${until}" in: ${out}`);
+    } finally {
+      // To the server, not to script(1), which would hang up on it instead.
+      spawnSync('pkill', ['-TERM', '-P', String(child.pid)]);
+      await exited;
+    }
+    // Its SIGTERM handler is installed once startup (and the printing) is over: this line shows the start was whole.
+    assert.match(out, /shutting down/);
+    return out;
+  };
+  const first = await startOnTerminal('First API key, for /v1');
+  const adminKey = readFileSync(path.join(dataDir, 'admin.key'), 'utf8').trim();
+  const apiKey = readFileSync(path.join(dataDir, 'first-api.key'), 'utf8').trim();
+  assert.equal(first.split(adminKey).length - 1, 1, 'the admin key is printed once');
+  assert.equal(first.split(apiKey).length - 1, 1, 'the first API key is printed once');
+  assert.match(first, /printed once below/);
+  const second = await startOnTerminal('"msg":"listening"');
+  assert.ok(!second.includes(adminKey) && !second.includes(apiKey), 'a restart prints neither key');
+  assert.equal(readFileSync(path.join(dataDir, 'admin.key'), 'utf8').trim(), adminKey, 'and keeps the admin key');
 });
 
 test('provider base URLs: https only (loopback http with the opt-in), never link-local or metadata', async () => {
