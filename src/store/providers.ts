@@ -51,6 +51,14 @@ export const BUILT_IN_PROVIDERS: (Omit<ProviderRecord, 'apiKeySet' | 'apiKeyHint
     models: [{ id: 'nova-3', alias: null }, { id: 'nova-2', alias: null }] },
 ];
 
+/** A stored key that the current secret cannot open: it was sealed under another one. */
+export class UndecryptableKeyError extends Error {
+  constructor(id: string) {
+    super(`the stored API key of provider "${id}" cannot be decrypted: STT_SECRET_KEY or secret.key changed since it was set; enter the key again`);
+    this.name = 'UndecryptableKeyError';
+  }
+}
+
 const hintOf = (key: string) => (key.length > 8 ? `…${key.slice(-4)}` : '…');
 
 function toRecord(r: Row): ProviderRecord {
@@ -91,7 +99,12 @@ export class ProviderStore {
   /** The decrypted key, for adapters only. */
   async apiKey(id: string): Promise<string | null> {
     const row = await this.db.get<Row>('SELECT api_key_enc FROM providers WHERE id = ?', [id]);
-    return row?.api_key_enc ? this.box.open(row.api_key_enc) : null;
+    if (!row?.api_key_enc) return null;
+    try {
+      return this.box.open(row.api_key_enc);
+    } catch {
+      throw new UndecryptableKeyError(id);
+    }
   }
 
   /** Creates or updates in one statement; the caller validated `update` against the existing record. */

@@ -6,7 +6,15 @@ import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { readFileSync } from 'node:fs';
 
-export type Behaviour = 'ok' | 'unauthorized' | 'bad_request' | 'server_error' | 'slow' | 'malformed';
+/** 'hang' never answers: the request waits until its client closes the connection. */
+export type Behaviour = 'ok' | 'unauthorized' | 'bad_request' | 'server_error' | 'slow' | 'malformed' | 'hang';
+
+/**
+ * A provider's published example response (test/fixtures/providers/README.md
+ * names each source), parsed afresh so a caller may change it.
+ */
+export const publishedExample = (name: string): any =>
+  JSON.parse(readFileSync(`${__dirname}/../fixtures/providers/${name}`, 'utf8'));
 
 export interface Recorded {
   path: string;
@@ -24,6 +32,10 @@ export interface FakeServer {
   behaviour: Behaviour;
   /** The next this-many requests get a 503, whatever the behaviour. */
   failNext: number;
+  /** When set, a request that passes the fake's checks is answered 200 with this JSON body as it is. */
+  reply: unknown;
+  /** Requests left unanswered because their client closed the connection ('hang'). */
+  abandoned: number;
   close(): Promise<void>;
 }
 
@@ -53,6 +65,10 @@ async function misbehave(ctx: Koa.Context, fake: FakeServer): Promise<boolean> {
     case 'server_error': ctx.status = 500; ctx.body = { error: { message: 'boom' } }; return true;
     case 'slow': await new Promise((r) => setTimeout(r, 3000)); return false;
     case 'malformed': ctx.status = 200; ctx.type = 'application/json'; ctx.body = '{"text": "unterminated'; return true;
+    case 'hang':
+      if (!ctx.res.destroyed) await new Promise((r) => ctx.res.once('close', r));
+      fake.abandoned++;
+      return true;
     default: return false;
   }
 }
@@ -60,7 +76,7 @@ async function misbehave(ctx: Koa.Context, fake: FakeServer): Promise<boolean> {
 /** An OpenAI-compatible /audio/transcriptions. */
 export async function startOpenAiLike(expectedKey: string): Promise<FakeServer> {
   const app = new Koa();
-  const fake: FakeServer = { url: '', requests: [], behaviour: 'ok', failNext: 0, close: async () => {} };
+  const fake: FakeServer = { url: '', requests: [], behaviour: 'ok', failNext: 0, reply: undefined, abandoned: 0, close: async () => {} };
   // The gateway aborts its upload here when its own client leaves: expected, not worth a stack trace.
   app.silent = true;
   app.use(koaBody({ multipart: true }));
@@ -77,15 +93,25 @@ export async function startOpenAiLike(expectedKey: string): Promise<FakeServer> 
     if (ctx.get('Authorization') !== `Bearer ${expectedKey}`) { ctx.status = 401; ctx.body = { error: { message: 'Incorrect API key' } }; return; }
     const fields = ctx.request.body as Record<string, string>;
     if (!file || !fields.model) { ctx.status = 400; ctx.body = { error: { message: 'file and model are required' } }; return; }
+    if (fake.reply !== undefined) { ctx.body = fake.reply; return; }
+    // OpenAI's published examples with this fake's own text and times: the
+    // shape stays the provider's (test/http/providers.test.ts checks it).
     const text = `cloud transcript from ${fields.model}`;
     if (fields.response_format === 'verbose_json') {
-      ctx.body = {
-        task: 'transcribe', language: 'english', duration: 11, text,
-        segments: [{ id: 0, seek: 0, start: 0, end: 4, text: ' cloud transcript', tokens: [1, 2], temperature: 0, avg_logprob: -0.1, compression_ratio: 1, no_speech_prob: 0 },
-          { id: 1, seek: 0, start: 4, end: 11, text: ` from ${fields.model}`, tokens: [3], temperature: 0, avg_logprob: -0.2, compression_ratio: 1, no_speech_prob: 0 }],
-        words: [{ word: 'cloud', start: 0, end: 2 }, { word: 'transcript', start: 2, end: 4 }, { word: 'from', start: 4, end: 6 }],
-      };
-    } else ctx.body = { text };
+      const granularities = [fields['timestamp_granularities[]'] ?? []].flat();
+      const { segments: [segment], ...body } = publishedExample('openai-verbose-segments.json');
+      const { words: [word] } = publishedExample('openai-verbose-words.json');
+      Object.assign(body, { duration: 11, text });
+      // As OpenAI does: segments unless only words were asked for, words only when asked for.
+      if (!granularities.length || granularities.includes('segment')) {
+        body.segments = [{ ...segment, id: 0, start: 0, end: 4, text: ' cloud transcript', tokens: [1, 2], avg_logprob: -0.1 },
+          { ...segment, id: 1, start: 4, end: 11, text: ` from ${fields.model}`, tokens: [3], avg_logprob: -0.2 }];
+      }
+      if (granularities.includes('word')) {
+        body.words = [['cloud', 0, 2], ['transcript', 2, 4], ['from', 4, 6]].map(([w, start, end]) => ({ ...word, word: w, start, end }));
+      }
+      ctx.body = body;
+    } else ctx.body = { ...publishedExample('openai-json.json'), text };
   });
   const { server, url } = await listen(app.callback());
   fake.url = `${url}/v1`;
@@ -96,7 +122,7 @@ export async function startOpenAiLike(expectedKey: string): Promise<FakeServer> 
 /** Deepgram's /v1/listen: raw body, Token auth, query parameters. */
 export async function startDeepgramLike(expectedKey: string): Promise<FakeServer> {
   const app = new Koa();
-  const fake: FakeServer = { url: '', requests: [], behaviour: 'ok', failNext: 0, close: async () => {} };
+  const fake: FakeServer = { url: '', requests: [], behaviour: 'ok', failNext: 0, reply: undefined, abandoned: 0, close: async () => {} };
   app.use(async (ctx) => {
     const chunks: Buffer[] = [];
     for await (const c of ctx.req) chunks.push(c as Buffer);
@@ -109,17 +135,26 @@ export async function startDeepgramLike(expectedKey: string): Promise<FakeServer
     if (ctx.method !== 'POST' || ctx.path !== '/v1/listen') { ctx.status = 404; return; }
     if (ctx.get('Authorization') !== `Token ${expectedKey}`) { ctx.status = 401; ctx.body = { err_code: 'INVALID_AUTH' }; return; }
     if (!ctx.query.model || !bytes.length) { ctx.status = 400; ctx.body = { err_code: 'Bad Request' }; return; }
+    if (fake.reply !== undefined) { ctx.body = fake.reply; return; }
+    // Deepgram's published example with this fake's transcript, words and
+    // times in the fields the adapter reads; every key stays Deepgram's.
+    const body = publishedExample('deepgram-listen.json');
     const words = [
       { word: 'hello', punctuated_word: 'Hello', start: 0.5, end: 0.9, confidence: 0.99 },
       { word: 'deepgram', punctuated_word: 'Deepgram.', start: 1.0, end: 1.6, confidence: 0.97 },
     ];
-    ctx.body = {
-      metadata: { duration: 11, channels: 1 },
-      results: {
-        channels: [{ alternatives: [{ transcript: 'Hello Deepgram.', confidence: 0.98, words }] }],
-        utterances: [{ start: 0.5, end: 1.6, confidence: 0.98, channel: 0, transcript: 'Hello Deepgram.', words }],
-      },
-    };
+    const alternative = body.results.channels[0].alternatives[0];
+    const utterance = body.results.utterances[0];
+    body.metadata.duration = 11;
+    Object.assign(alternative, {
+      transcript: 'Hello Deepgram.', confidence: 0.98,
+      words: words.map(({ word, start, end, confidence }) => ({ ...alternative.words[0], word, start, end, confidence })),
+    });
+    Object.assign(utterance, {
+      start: 0.5, end: 1.6, confidence: 0.98, channel: 0, transcript: 'Hello Deepgram.',
+      words: words.map((w) => ({ ...utterance.words[0], ...w })),
+    });
+    ctx.body = body;
   });
   const { server, url } = await listen(app.callback());
   fake.url = `${url}/v1`;

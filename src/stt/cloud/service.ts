@@ -3,7 +3,7 @@
 import { ApiError, unavailable } from '../../http/errors';
 import { checkRemoteUrlResolved } from '../../net/remote-url';
 import type { Logger } from '../../log';
-import type { ProviderRecord, ProviderStore } from '../../store/providers';
+import { UndecryptableKeyError, type ProviderRecord, type ProviderStore } from '../../store/providers';
 import type { OutputTranscription, ResponseFormat } from '../formats';
 import { WHISPER_LANGUAGES } from '../languages';
 import type { AdapterCall } from './adapter';
@@ -11,6 +11,7 @@ import { deepgramTranscribe } from './deepgram-adapter';
 import { openaiTranscribe } from './openai-adapter';
 import { ProviderError } from './provider-fetch';
 import { Semaphore } from '../semaphore';
+import { AbortedError } from '../local/scheduler';
 
 export interface CloudRequest {
   wav: Buffer;
@@ -118,7 +119,13 @@ export class CloudService {
     request: CloudRequest & { durationSeconds: number; signal: AbortSignal },
   ): Promise<{ result: OutputTranscription; runtime: string }> {
     const provider = await this.providers.get(providerId);
-    const apiKey = await this.providers.apiKey(providerId);
+    const apiKey = await this.providers.apiKey(providerId).catch((err) => {
+      if (!(err instanceof UndecryptableKeyError)) throw err;
+      // Shown in /admin/status: the host changed the secret, the key must be entered again.
+      this.failures.set(providerId, { status: null, reason: 'key_undecryptable', message: err.message, at: new Date().toISOString() });
+      this.logger.error({ provider: providerId }, err.message);
+      throw new ApiError(502, 'provider_unavailable', `The cloud provider "${providerId}" has no usable key on this server.`);
+    });
     if (!provider || !provider.enabled || !apiKey) {
       throw new ApiError(502, 'provider_unavailable', `The cloud provider "${providerId}" is not enabled or has no key.`);
     }
@@ -143,6 +150,8 @@ export class CloudService {
       this.failures.delete(providerId);
       return { result, runtime };
     } catch (err) {
+      // Stopped by the request itself (client gone, deadline): the job was aborted, as a local one is; the provider did not fail.
+      if (request.signal.aborted) throw new AbortedError();
       if (!(err instanceof ProviderError)) throw err;
       this.failures.set(providerId, { status: err.status, reason: err.reason, message: err.message, at: new Date().toISOString() });
       this.logger.warn({ provider: providerId, status: err.status, reason: err.reason, detail: err.detail ?? err.message }, 'cloud provider failed');
