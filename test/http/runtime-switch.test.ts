@@ -55,13 +55,29 @@ test('a job running on the old model finishes there; the old model is freed afte
 test('while nothing is loaded yet a request gets 503 model_loading with Retry-After, then succeeds', async () => {
   await route(null);
   await until('no runtime', () => local().state === 'none');
-  await route('whisper-small');
-  // The load (a 78-MB model) takes far longer than this request needs to reach the engine.
-  const res = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
-  const body = await res.json();
-  assert.equal(res.status, 503, JSON.stringify(body));
-  assert.equal(body.error.code, 'model_loading');
-  assert.ok(Number(res.headers.get('retry-after')) > 0);
+  // A gate in front of the real load, which the test opens once it has its answer: the request
+  // surely comes while the model loads, however fast the load is.
+  const engine = server.services.local as unknown as { markedLoad: (...args: unknown[]) => Promise<unknown> };
+  const realLoad = engine.markedLoad;
+  let open = () => {};
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  engine.markedLoad = async function gated(...args) {
+    await gate;
+    return realLoad.apply(engine, args);
+  };
+  try {
+    await route('whisper-small');
+    await until('whisper-small loading', () => local().state === 'loading');
+    // Bounded: a server that held the request until the load ended would wait for this gate forever.
+    const res = await transcribe(server, { file: wavBlob(JFK) }, server.auth, AbortSignal.timeout(30_000));
+    const body = await res.json();
+    assert.equal(res.status, 503, JSON.stringify(body));
+    assert.equal(body.error.code, 'model_loading');
+    assert.ok(Number(res.headers.get('retry-after')) > 0);
+  } finally {
+    open();
+    delete (engine as Partial<typeof engine>).markedLoad; // the prototype's again
+  }
   await until('whisper-small ready', () => local().state === 'ready');
   assert.equal((await transcribe(server, { file: wavBlob(JFK) }, server.auth)).status, 200);
 });
