@@ -18,12 +18,13 @@ export interface CliResult {
   inferenceMs: number;
 }
 
-export async function whisperCli(model: string, wav: string, threads = 2): Promise<CliResult> {
+/** `extraArgs` go after the defaults (a later flag wins in whisper-cli), e.g. ['--prompt', text]. */
+export async function whisperCli(model: string, wav: string, threads = 2, extraArgs: string[] = []): Promise<CliResult> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'stt-cli-'));
   try {
     const out = path.join(dir, 'out');
     const { stderr } = await run(path.join(BIN_DIR, 'whisper-cli'),
-      ['-m', model, '-f', wav, '-t', String(threads), '-l', 'en', '-bs', '1', '-nf', '-ng', '-ojf', '-of', out], { maxBuffer: 1 << 26 });
+      ['-m', model, '-f', wav, '-t', String(threads), '-l', 'en', '-bs', '1', '-nf', '-ng', '-ojf', '-of', out, ...extraArgs], { maxBuffer: 1 << 26 });
     const json = JSON.parse(readFileSync(`${out}.json`, 'utf8'));
     const segs = json.transcription as { text: string; tokens: { id: number }[] }[];
     const ms = (label: string) => Number(new RegExp(`${label} =\\s*([\\d.]+) ms`).exec(stderr)?.[1] ?? NaN);

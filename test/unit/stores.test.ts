@@ -4,13 +4,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Database } from '../../src/store/db';
 import { ApiKeyStore, KEY_PREFIX } from '../../src/store/api-keys';
 import { DEFAULT_ROUTING, SettingsStore } from '../../src/store/settings';
 import { SecretBox } from '../../src/store/secret-box';
-import { tempDataDir } from '../helpers/server';
+
+// Its own, not the server helper's: that one loads the native addon, which a unit test of the stores needs not.
+const tempDataDir = () => mkdtempSync(path.join(os.tmpdir(), 'stt-test-'));
 
 async function withDb<T>(fn: (db: Database, dir: string) => Promise<T>): Promise<T> {
   const dir = tempDataDir();

@@ -13,6 +13,15 @@ function fromUploadError(err: { httpCode?: number; code?: number; message: strin
   return new ApiError(400, 'invalid_multipart', 'The multipart/form-data body could not be parsed.');
 }
 
+/**
+ * The methods the path has, for the Allow header a 405 must carry (RFC 9110):
+ * @koa/router sets it only when it does not throw, and ours throw for the envelope.
+ */
+function allowedMethods(ctx: Context): string {
+  const matched = (ctx as Context & { matched?: { methods: string[] }[] }).matched ?? [];
+  return [...new Set(matched.flatMap((layer) => layer.methods))].join(', ');
+}
+
 export function errorHandler(logger: Logger, linger: LingerLimits) {
   return async function handleErrors(ctx: Context, next: Next): Promise<void> {
     try {
@@ -31,7 +40,7 @@ export function errorHandler(logger: Logger, linger: LingerLimits) {
         api =
           fromUploadError(err) ??
           (err.status === 405
-            ? new ApiError(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`)
+            ? new ApiError(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, null, { Allow: allowedMethods(ctx) })
             : err.status === 501
               ? new ApiError(501, 'not_implemented', `${ctx.method} is not a method this server implements.`)
             : err.status && err.status < 500 && err.expose
