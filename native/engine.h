@@ -45,7 +45,13 @@ struct Word {
 struct Segment {
   double start = 0, end = 0;
   std::string text;
-  std::vector<int> tokens;
+  std::vector<int> tokens;  // text tokens only
+  // Whisper's own record of the segment: its tokens with the timestamp tokens
+  // around the text, the start of its 30-s window in mel frames (100 per
+  // second) and the temperature its window was decoded at after any fallback.
+  std::vector<int> tokens_with_timestamps;
+  int seek = 0;
+  float temperature = 0;
   float avg_logprob = 0;
   float no_speech_prob = 0;
   std::vector<Word> words;

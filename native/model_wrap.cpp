@@ -58,6 +58,11 @@ Napi::Object result_to_js(Napi::Env env, const TranscribeResult& r) {
     Napi::Array tokens = Napi::Array::New(env, s.tokens.size());
     for (size_t j = 0; j < s.tokens.size(); ++j) tokens.Set(static_cast<uint32_t>(j), s.tokens[j]);
     seg.Set("tokens", tokens);
+    Napi::Array with_timestamps = Napi::Array::New(env, s.tokens_with_timestamps.size());
+    for (size_t j = 0; j < s.tokens_with_timestamps.size(); ++j) with_timestamps.Set(static_cast<uint32_t>(j), s.tokens_with_timestamps[j]);
+    seg.Set("tokensWithTimestamps", with_timestamps);
+    seg.Set("seek", s.seek);
+    seg.Set("temperature", s.temperature);
     seg.Set("avgLogprob", s.avg_logprob);
     seg.Set("noSpeechProb", s.no_speech_prob);
     if (!s.words.empty()) {

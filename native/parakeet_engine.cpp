@@ -86,6 +86,8 @@ class ParakeetEngine : public Engine {
       seg.start = seconds(std::max<int64_t>(t0, 0));
       seg.end = t1 > 0 ? seconds(t1) : seconds(parakeet_full_get_segment_t1_from_state(state, i));
       seg.avg_logprob = seg.tokens.empty() ? 0.0f : static_cast<float>(logprob_sum / seg.tokens.size());
+      // One pass over the whole clip, greedy: no windows, no timestamp tokens, no fallback.
+      seg.tokens_with_timestamps = seg.tokens;
       result.text += seg.text;
       result.segments.push_back(std::move(seg));
     }

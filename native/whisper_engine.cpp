@@ -1,8 +1,10 @@
 // Whisper through whisper.cpp: one context without state, a pool of states.
 #include <whisper.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <vector>
 
 #include "engine.h"
 #include "state_pool.h"
@@ -10,11 +12,44 @@
 namespace stt {
 namespace {
 
-bool encoder_may_begin(whisper_context*, whisper_state*, void* control) { return job_checkpoint(control); }
+// What whisper.cpp does not report per segment, seen through its callbacks:
+// where each 30-s window's segments begin and how many decoding attempts
+// (temperature fallbacks) the window took.
+struct Window {
+  int first_segment = 0;
+  int attempts = 0;
+};
+struct JobTrace {
+  JobControl* control;
+  std::vector<Window> windows;
+};
+
+// Once per window, on the decoding thread, before its encoder runs.
+bool encoder_may_begin(whisper_context*, whisper_state* state, void* user) {
+  JobTrace* trace = static_cast<JobTrace*>(user);
+  trace->windows.push_back({whisper_full_n_segments_from_state(state), 0});
+  return job_checkpoint(trace->control);
+}
 // Before each token is sampled; leaves the logits alone. A job aborted while
-// paused stops at the next graph through job_aborted.
-void before_token(whisper_context*, whisper_state*, const whisper_token_data*, int, float*, void* control) {
-  job_checkpoint(control);
+// paused stops at the next graph through job_aborted. An empty sequence is
+// decoder 0's first token of an attempt, sampled once per attempt on the
+// decoding thread (the other decoders copy its logits), so it counts attempts;
+// later calls may come from several decoder threads and only poll the control.
+void before_token(whisper_context*, whisper_state*, const whisper_token_data*, int n_tokens, float*, void* user) {
+  JobTrace* trace = static_cast<JobTrace*>(user);
+  if (n_tokens == 0 && !trace->windows.empty()) trace->windows.back().attempts++;
+  job_checkpoint(trace->control);
+}
+
+// whisper.cpp's temperature ladder (whisper_full_with_state), built the same way.
+std::vector<float> temperature_ladder(const whisper_full_params& p) {
+  std::vector<float> ladder;
+  if (p.temperature_inc > 0.0f) {
+    for (float t = p.temperature; t < 1.0f + 1e-6f; t += p.temperature_inc) ladder.push_back(t);
+  } else {
+    ladder.push_back(p.temperature);
+  }
+  return ladder;
 }
 
 // whisper.cpp times are in 10 ms units.
@@ -54,12 +89,13 @@ class WhisperEngine : public Engine {
     p.token_timestamps = o.word_timestamps;
     p.max_tokens = o.max_tokens;
     p.audio_ctx = o.audio_ctx;
+    JobTrace trace{control, {}};
     p.abort_callback = job_aborted;
     p.abort_callback_user_data = control;
     p.encoder_begin_callback = encoder_may_begin;
-    p.encoder_begin_callback_user_data = control;
+    p.encoder_begin_callback_user_data = &trace;
     p.logits_filter_callback = before_token;
-    p.logits_filter_callback_user_data = control;
+    p.logits_filter_callback_user_data = &trace;
 
     const int rc = whisper_full_with_state(ctx_.get(), state, p, pcm, engine_sample_count(n_samples));
     if (control->aborted()) throw AbortedError();
@@ -70,18 +106,44 @@ class WhisperEngine : public Engine {
     const int lang_id = whisper_full_lang_id_from_state(state);
     result.language = lang_id >= 0 ? whisper_lang_str(lang_id) : o.language;
     const whisper_token eot = whisper_token_eot(ctx_.get());
+    const whisper_token beg = whisper_token_beg(ctx_.get());
+    const std::vector<float> ladder = temperature_ladder(p);
 
     const int n_segments = whisper_full_n_segments_from_state(state);
+    size_t window = 0;
+    int seek = 0;
     for (int i = 0; i < n_segments; ++i) {
       Segment seg;
-      seg.start = seconds(whisper_full_get_segment_t0_from_state(state, i));
+      const int64_t t0 = whisper_full_get_segment_t0_from_state(state, i);
+      seg.start = seconds(t0);
       seg.end = seconds(whisper_full_get_segment_t1_from_state(state, i));
       seg.text = whisper_full_get_segment_text_from_state(state, i);
       seg.no_speech_prob = whisper_full_get_segment_no_speech_prob_from_state(state, i);
-      double logprob_sum = 0;
       const int n_tokens = whisper_full_n_tokens_from_state(state, i);
+      while (window + 1 < trace.windows.size() && trace.windows[window + 1].first_segment <= i) ++window;
+      const bool opens_window = window < trace.windows.size() && trace.windows[window].first_segment == i;
+      if (opens_window && n_tokens > 0) {
+        // whisper.cpp: t0 = seek + 2 * (first token's timestamp - <|0.00|>), the
+        // first token of a window being its start timestamp.
+        const whisper_token_data first = whisper_full_get_token_data_from_state(state, i, 0);
+        seek = static_cast<int>(first.id >= beg ? t0 - 2 * (first.tid - beg) : t0);
+      }
+      seg.seek = seek;
+      if (window < trace.windows.size()) {
+        const int attempts = std::max(1, trace.windows[window].attempts);
+        seg.temperature = ladder[std::min<size_t>(attempts, ladder.size()) - 1];
+      } else {
+        seg.temperature = p.temperature;
+      }
+      // whisper.cpp keeps a window's first start timestamp in its first segment
+      // only; the others' start timestamp is the one their t0 was read from.
+      if (n_tokens > 0 && whisper_full_get_token_data_from_state(state, i, 0).id < beg) {
+        seg.tokens_with_timestamps.push_back(beg + static_cast<int>((t0 - seek) / 2));
+      }
+      double logprob_sum = 0;
       for (int j = 0; j < n_tokens; ++j) {
         const whisper_token_data td = whisper_full_get_token_data_from_state(state, i, j);
+        if (td.id < eot || td.id >= beg) seg.tokens_with_timestamps.push_back(td.id);
         if (td.id >= eot) continue;  // timestamps and other special tokens
         seg.tokens.push_back(td.id);
         logprob_sum += td.plog;

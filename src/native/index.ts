@@ -95,7 +95,14 @@ export interface Segment {
   start: number;
   end: number;
   text: string;
+  /** Text tokens only. */
   tokens: number[];
+  /** As Whisper reports a segment's tokens: the text with the timestamp tokens around it (Parakeet: the text tokens). */
+  tokensWithTimestamps: number[];
+  /** Start of the segment's 30-s window in mel frames, 100 per second (Parakeet: 0, one pass). */
+  seek: number;
+  /** The temperature the segment's window was decoded at, after any fallback. */
+  temperature: number;
   avgLogprob: number;
   noSpeechProb: number;
   words?: Word[];

@@ -1,7 +1,8 @@
-// GET /health (no auth) and GET /v1/models (under the /v1 router's API-key guard).
+// GET /health (no auth), GET /v1/models and /v1/models/{id} (under the /v1 router's API-key guard).
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Services } from '../services';
+import { notFound } from '../http/errors';
 
 export function healthRoute(router: Router, s: Services): void {
   router.get('/health', async function health(ctx: Context) {
@@ -9,9 +10,19 @@ export function healthRoute(router: Router, s: Services): void {
   });
 }
 
+const modelObject = (id: string) => ({ id, object: 'model', created: 0, owned_by: 'service' });
+
 export function modelRoutes(v1: Router, s: Services): void {
   v1.get('/models', async function listModels(ctx: Context) {
     const ids = await s.stt.listedModels();
-    ctx.body = { object: 'list', data: ids.map((id) => ({ id, object: 'model', created: 0, owned_by: 'service' })) };
+    ctx.body = { object: 'list', data: ids.map(modelObject) };
+  });
+  // OpenAI's models.retrieve(): the same object for every id the list shows.
+  v1.get('/models/:id', async function retrieveModel(ctx: Context) {
+    const id = ctx.params.id;
+    if (!(await s.stt.listedModels()).includes(id)) {
+      throw notFound('model_not_found', `The model "${id}" does not exist on this server; GET /v1/models lists the ones that do.`, 'model');
+    }
+    ctx.body = modelObject(id);
   });
 }

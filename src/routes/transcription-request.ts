@@ -79,7 +79,8 @@ export function parseTranscriptionRequest(fields: Fields, files: Record<string, 
   let temperature: number | undefined;
   if (temperatureRaw !== undefined && temperatureRaw !== '') {
     temperature = Number(temperatureRaw);
-    if (!/^\s*\d*\.?\d+\s*$/.test(temperatureRaw) || !(temperature >= 0 && temperature <= 1)) {
+    // Any decimal number a client's serializer writes ('0.', '1e-7', '+0.5'), not hex, Infinity or NaN.
+    if (!/^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(temperatureRaw) || !(temperature >= 0 && temperature <= 1)) {
       throw badRequest('invalid_value', 'temperature must be a number between 0 and 1.', 'temperature');
     }
   }

@@ -1,7 +1,7 @@
 // Renders a transcription in OpenAI's response formats: json, text,
 // verbose_json, srt and vtt. Segment times are normalised first so every
 // format gets well-formed, non-decreasing timestamps within the audio.
-import { deflateRawSync } from 'node:zlib';
+import { deflate } from 'pako';
 import { languageName } from './languages';
 import type { Segment, Transcription, Word } from '../native';
 
@@ -10,7 +10,9 @@ export type ResponseFormat = (typeof RESPONSE_FORMATS)[number];
 
 /** What every runtime produces: the addon's Transcription, minus word probabilities (cloud providers differ there). */
 export type OutputWord = Omit<Word, 'probability'>;
-export type OutputSegment = Omit<Segment, 'words'> & { words?: OutputWord[] };
+/** Cloud providers may not report Whisper's window fields; the renderer falls back where they are absent. */
+type WindowFields = 'tokensWithTimestamps' | 'seek' | 'temperature';
+export type OutputSegment = Omit<Segment, 'words' | WindowFields> & Partial<Pick<Segment, WindowFields>> & { words?: OutputWord[] };
 export type OutputTranscription = Omit<Transcription, 'segments'> & { segments: OutputSegment[] };
 
 export interface RenderOptions {
@@ -37,10 +39,27 @@ export function normaliseTimes(t: OutputTranscription): OutputSegment[] {
   });
 }
 
-function compressionRatio(text: string): number {
+/**
+ * Whisper's compression_ratio: UTF-8 bytes over their zlib.compress()ed length
+ * (header and checksum included). pako, a port of zlib's own deflate, because
+ * Node's bundled zlib (Chromium's fork) can emit a different length for the
+ * same input (80 against zlib's 79 bytes for the JFK sentence).
+ */
+export function compressionRatio(text: string): number {
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length === 0) return 0;
-  return Math.round((bytes.length / deflateRawSync(bytes).length) * 1000) / 1000;
+  return Math.round((bytes.length / deflate(bytes).length) * 1000) / 1000;
+}
+
+/**
+ * Whisper computes compression_ratio once per 30-s window, over the window's
+ * whole text, and gives it to every segment of the window: the same here,
+ * the window being the segments that share a seek.
+ */
+function windowRatios(segments: OutputSegment[]): number[] {
+  const textOf = new Map<number, string>();
+  for (const s of segments) if (s.seek !== undefined) textOf.set(s.seek, (textOf.get(s.seek) ?? '') + s.text);
+  return segments.map((s) => compressionRatio(s.seek !== undefined ? textOf.get(s.seek)! : s.text));
 }
 
 function clock(seconds: number, separator: ',' | '.'): string {
@@ -52,6 +71,37 @@ function clock(seconds: number, separator: ',' | '.'): string {
   return `${pad(h)}:${pad(m)}:${pad(s)}${separator}${pad(ms % 1000, 3)}`;
 }
 
+interface Cue {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/**
+ * Subtitle cues from the segments: empty ones dropped, and a cue of no length
+ * (a segment clamped to the end of the audio) merged into the cue before it,
+ * or the one after for the first, since players and validators refuse a cue
+ * whose end is not after its start. A lone one is widened by a millisecond.
+ */
+export function subtitleCues(t: OutputTranscription): Cue[] {
+  const cues: Cue[] = [];
+  let pending: Cue | null = null; // a first cue of no length, waiting for the next
+  for (const s of normaliseTimes(t)) {
+    const text = s.text.trim();
+    if (!text) continue;
+    const cue: Cue = pending ? { start: pending.start, end: s.end, text: `${pending.text} ${text}` } : { start: s.start, end: s.end, text };
+    pending = null;
+    if (cue.end > cue.start) cues.push(cue);
+    else if (cues.length) {
+      const last = cues[cues.length - 1];
+      last.text += ` ${cue.text}`;
+      last.end = Math.max(last.end, cue.end);
+    } else pending = cue;
+  }
+  if (pending) cues.push({ start: Math.max(0, pending.end - 0.001), end: Math.max(pending.end, 0.001), text: pending.text });
+  return cues;
+}
+
 export function render(t: OutputTranscription, format: ResponseFormat, opts: RenderOptions): { body: string | object; type: string } {
   const text = t.text.trim();
   switch (format) {
@@ -59,16 +109,15 @@ export function render(t: OutputTranscription, format: ResponseFormat, opts: Ren
       return { body: { text }, type: 'application/json' };
     case 'text':
       return { body: text + '\n', type: 'text/plain; charset=utf-8' };
+    // Every cue ends with a blank line, as Whisper's own writers and OpenAI end them.
     case 'srt':
       return {
-        body: normaliseTimes(t)
-          .map((s, i) => `${i + 1}\n${clock(s.start, ',')} --> ${clock(s.end, ',')}\n${s.text.trim()}\n`)
-          .join('\n'),
+        body: subtitleCues(t).map((c, i) => `${i + 1}\n${clock(c.start, ',')} --> ${clock(c.end, ',')}\n${c.text}\n\n`).join(''),
         type: 'application/x-subrip; charset=utf-8',
       };
     case 'vtt':
       return {
-        body: 'WEBVTT\n\n' + normaliseTimes(t).map((s) => `${clock(s.start, '.')} --> ${clock(s.end, '.')}\n${s.text.trim()}\n`).join('\n'),
+        body: 'WEBVTT\n\n' + subtitleCues(t).map((c) => `${clock(c.start, '.')} --> ${clock(c.end, '.')}\n${c.text}\n\n`).join(''),
         type: 'text/vtt; charset=utf-8',
       };
     case 'verbose_json': {
@@ -80,16 +129,17 @@ export function render(t: OutputTranscription, format: ResponseFormat, opts: Ren
         text,
       };
       if (opts.granularities.has('segment')) {
+        const ratios = windowRatios(segments);
         body.segments = segments.map((s, id) => ({
           id,
-          seek: 0,
+          seek: s.seek ?? 0,
           start: s.start,
           end: s.end,
           text: s.text,
-          tokens: s.tokens,
-          temperature: opts.temperature,
+          tokens: s.tokensWithTimestamps ?? s.tokens,
+          temperature: Math.round((s.temperature ?? opts.temperature) * 10000) / 10000,
           avg_logprob: Math.round(s.avgLogprob * 10000) / 10000,
-          compression_ratio: compressionRatio(s.text),
+          compression_ratio: ratios[id],
           no_speech_prob: Math.round(s.noSpeechProb * 10000) / 10000,
         }));
       }

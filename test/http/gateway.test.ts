@@ -148,10 +148,11 @@ test('response formats have OpenAI shapes and all carry the same transcript; SRT
   const segmentsOnly = await (await transcribe(server, { file: wavBlob(JFK), response_format: 'verbose_json' }, server.auth)).json();
   assert.deepEqual(segmentsOnly, { task: 'transcribe', language: verbose.language, duration: 11, text: jfkText, segments: verbose.segments }, 'segment granularity alone: no words');
 
-  // One cue per segment, numbered from 1 (SRT), with the segment's times and trimmed text.
+  // One cue per segment (these have text and length), numbered from 1 (SRT), with the segment's
+  // times and trimmed text, each followed by a blank line.
   const cues = (sep: ',' | '.', numbered: boolean) => segmentsOnly.segments
-    .map((s: { start: number; end: number; text: string }, i: number) => `${numbered ? `${i + 1}\n` : ''}${clock(s.start, sep)} --> ${clock(s.end, sep)}\n${s.text.trim()}\n`)
-    .join('\n');
+    .map((s: { start: number; end: number; text: string }, i: number) => `${numbered ? `${i + 1}\n` : ''}${clock(s.start, sep)} --> ${clock(s.end, sep)}\n${s.text.trim()}\n\n`)
+    .join('');
   const srt = await transcribe(server, { file: wavBlob(JFK), response_format: 'srt' }, server.auth);
   assert.equal(srt.headers.get('content-type'), 'application/x-subrip; charset=utf-8');
   assert.equal(await srt.text(), cues(',', true));

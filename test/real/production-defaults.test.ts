@@ -12,31 +12,13 @@ import { startTestServer, tempDataDir, transcribe, wavBlob, type TestServer } fr
 import { realModelPath } from '../helpers/real-models';
 import { PARAKEET_FIXTURE } from '../helpers/models';
 import { AUDIO_DIR } from '../helpers/paths';
-import { readPcm16Mono, writeWav } from '../helpers/wav-writer';
-import { evalClips } from '../../benchmarks/lib/eval-clips';
+import { longClip } from '../helpers/long-clip';
 import { normalizeEnglish, wer } from '../../scripts/lib/english-normalizer';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
 const JFK_TEXT = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
 /** Unset: the defaults apply. */
 const PRODUCTION = { STT_MAX_TOKENS: undefined, STT_TEMPERATURE_FALLBACK: undefined };
-
-/** Whole clips of the shared corpus, in order, until `seconds`: a long clip that ends between words, and its reference. */
-function longClip(seconds: number): { wav: Buffer; reference: string } {
-  const parts: Float32Array[] = [];
-  const references: string[] = [];
-  let samples = 0;
-  for (const clip of evalClips().filter((c) => c.set === 'hifitts_6097')) {
-    if (samples >= seconds * 16000) break;
-    const pcm = readPcm16Mono(readFileSync(clip.file)).samples;
-    parts.push(pcm);
-    references.push(clip.reference);
-    samples += pcm.length;
-  }
-  const all = new Float32Array(samples);
-  parts.reduce((at, p) => (all.set(p, at), at + p.length), 0);
-  return { wav: writeWav({ rate: 16000, encoding: 'pcm_s16', channels: [all] }), reference: references.join(' ') };
-}
 
 async function startWith(runtime: 'whisper-base' | 'parakeet-tdt-0.6b-v3', file: string): Promise<TestServer & { logs: Record<string, unknown>[] }> {
   const dataDir = tempDataDir();

@@ -8,7 +8,7 @@ interface VerboseResponse {
   text?: unknown;
   language?: unknown;
   duration?: unknown;
-  segments?: { start?: number; end?: number; text?: string; tokens?: number[]; avg_logprob?: number; no_speech_prob?: number }[];
+  segments?: { start?: number; end?: number; text?: string; tokens?: number[]; avg_logprob?: number; no_speech_prob?: number; seek?: number; temperature?: number }[];
   words?: { word?: string; start?: number; end?: number }[];
 }
 
@@ -41,6 +41,9 @@ export async function openaiTranscribe(call: AdapterCall): Promise<OutputTranscr
         tokens: Array.isArray(s.tokens) ? s.tokens.filter((t) => typeof t === 'number') : [],
         avgLogprob: Number(s.avg_logprob) || 0,
         noSpeechProb: Number(s.no_speech_prob) || 0,
+        // Whisper's window fields, passed on when the provider reports them.
+        seek: typeof s.seek === 'number' ? s.seek : undefined,
+        temperature: typeof s.temperature === 'number' ? s.temperature : undefined,
       }))
     : [{ start: 0, end: duration, text: body.text, tokens: [], avgLogprob: 0, noSpeechProb: 0 }];
   if (Array.isArray(body.words) && segments.length > 0) {
