@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "engine.h"
@@ -18,10 +20,15 @@ namespace {
 struct Window {
   int first_segment = 0;
   int attempts = 0;
+  // The first two tokens of each decoder of the last attempt. whisper.cpp drops
+  // a window's opening timestamp from its segments unless it is <|0.00|>, and
+  // the window's seek is read from it (t0 = seek + 2 * (that timestamp - <|0.00|>)).
+  std::vector<std::pair<whisper_token, whisper_token>> openings;
 };
 struct JobTrace {
   JobControl* control;
   std::vector<Window> windows;
+  std::mutex mutex;  // openings: with best_of > 1, decoders sample on several threads
 };
 
 // Once per window, on the decoding thread, before its encoder runs.
@@ -35,10 +42,32 @@ bool encoder_may_begin(whisper_context*, whisper_state* state, void* user) {
 // decoder 0's first token of an attempt, sampled once per attempt on the
 // decoding thread (the other decoders copy its logits), so it counts attempts;
 // later calls may come from several decoder threads and only poll the control.
-void before_token(whisper_context*, whisper_state*, const whisper_token_data*, int n_tokens, float*, void* user) {
+void before_token(whisper_context*, whisper_state*, const whisper_token_data* tokens, int n_tokens, float*, void* user) {
   JobTrace* trace = static_cast<JobTrace*>(user);
-  if (n_tokens == 0 && !trace->windows.empty()) trace->windows.back().attempts++;
+  if ((n_tokens == 0 || n_tokens == 2) && !trace->windows.empty()) {
+    std::lock_guard<std::mutex> lock(trace->mutex);
+    Window& w = trace->windows.back();
+    if (n_tokens == 0) {
+      w.attempts++;
+      w.openings.clear();
+    } else {
+      w.openings.emplace_back(tokens[0].id, tokens[1].id);
+    }
+  }
   job_checkpoint(trace->control);
+}
+
+// The window's seek from its first output segment (t0 and its tokens):
+// whisper.cpp sets t0 = seek + 2 * (opening timestamp - <|0.00|>), where the
+// opening timestamp is the segment's first token when it is <|0.00|>, and
+// otherwise the dropped token before the segment's first text token, found
+// among the decoders' openings (timestamp tokens have tid == id).
+int window_seek(const Window& w, int64_t t0, const whisper_token_data& first, whisper_token beg) {
+  if (first.id >= beg) return static_cast<int>(t0 - 2 * (first.tid - beg));
+  for (const auto& [opening, next] : w.openings) {
+    if (next == first.id && opening > beg) return static_cast<int>(t0 - 2 * (opening - beg));
+  }
+  return static_cast<int>(t0);  // not found (several timestamps before the text): the segment's start
 }
 
 // whisper.cpp's temperature ladder (whisper_full_with_state), built the same way.
@@ -89,7 +118,7 @@ class WhisperEngine : public Engine {
     p.token_timestamps = o.word_timestamps;
     p.max_tokens = o.max_tokens;
     p.audio_ctx = o.audio_ctx;
-    JobTrace trace{control, {}};
+    JobTrace trace{control, {}, {}};
     p.abort_callback = job_aborted;
     p.abort_callback_user_data = control;
     p.encoder_begin_callback = encoder_may_begin;
@@ -123,13 +152,10 @@ class WhisperEngine : public Engine {
       while (window + 1 < trace.windows.size() && trace.windows[window + 1].first_segment <= i) ++window;
       const bool opens_window = window < trace.windows.size() && trace.windows[window].first_segment == i;
       if (opens_window && n_tokens > 0) {
-        // whisper.cpp: t0 = seek + 2 * (first token's timestamp - <|0.00|>), the
-        // first token of a window being its start timestamp.
-        const whisper_token_data first = whisper_full_get_token_data_from_state(state, i, 0);
-        seek = static_cast<int>(first.id >= beg ? t0 - 2 * (first.tid - beg) : t0);
+        seek = window_seek(trace.windows[window], t0, whisper_full_get_token_data_from_state(state, i, 0), beg);
       }
       seg.seek = seek;
-      if (window < trace.windows.size()) {
+      if (window < trace.windows.size() && !ladder.empty()) {
         const int attempts = std::max(1, trace.windows[window].attempts);
         seg.temperature = ladder[std::min<size_t>(attempts, ladder.size()) - 1];
       } else {

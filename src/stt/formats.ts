@@ -53,13 +53,18 @@ export function compressionRatio(text: string): number {
 
 /**
  * Whisper computes compression_ratio once per 30-s window, over the window's
- * whole text, and gives it to every segment of the window: the same here,
- * the window being the segments that share a seek.
+ * whole text (stripped), and gives it to every segment of the window: the
+ * same here, a window being a run of consecutive segments with one seek.
  */
 function windowRatios(segments: OutputSegment[]): number[] {
-  const textOf = new Map<number, string>();
-  for (const s of segments) if (s.seek !== undefined) textOf.set(s.seek, (textOf.get(s.seek) ?? '') + s.text);
-  return segments.map((s) => compressionRatio(s.seek !== undefined ? textOf.get(s.seek)! : s.text));
+  const ratios: number[] = [];
+  for (let i = 0; i < segments.length; ) {
+    let j = i + 1;
+    while (segments[i].seek !== undefined && j < segments.length && segments[j].seek === segments[i].seek) j++;
+    const ratio = compressionRatio(segments.slice(i, j).map((s) => s.text).join('').trim());
+    for (; i < j; i++) ratios.push(ratio);
+  }
+  return ratios;
 }
 
 function clock(seconds: number, separator: ',' | '.'): string {

@@ -12,6 +12,7 @@ import { createJobControl, decodeWav, enginesFreedOnJsThread, graphHooks, liveOb
 import { AUDIO_DIR, BIN_DIR, ROOT, SHARED } from '../helpers/paths';
 import { microModel, tinyModel, PARAKEET_FIXTURE } from '../helpers/models';
 import { makeWhisperModel } from '../../scripts/make-models';
+import { speechClip } from '../helpers/clips';
 import { whisperCli } from '../../benchmarks/lib/whisper-cli';
 
 const run = promisify(execFile);
@@ -95,6 +96,25 @@ test('a q8_0 Whisper model transcribes with whisper-cli\'s tokens (regression: g
   const cli = await whisperCli(q8, JFK);
   assert.deepEqual(tokensOf(ours), cli.tokens);
   m.dispose();
+});
+
+test("seek is each window's start as whisper.cpp's own progress reports it, also when the window's opening timestamp is dropped", async () => {
+  const wavFile = path.join(tmp, 'speech-20s.wav');
+  writeFileSync(wavFile, speechClip(20));
+  const m = await loadModel(tiny);
+  const ours = await m.transcribe(await pcmOf(wavFile), GREEDY);
+  m.dispose();
+  // Random weights open the first window past <|0.00|>: whisper.cpp keeps that timestamp out of
+  // the segment and reads t0 from it, so seek 0 holds only if the opening was found again.
+  assert.ok(ours.segments[0].tokensWithTimestamps[0] > 50364, `opening ${ours.segments[0].tokensWithTimestamps[0]}`);
+  assert.equal(ours.segments[0].seek, 0);
+  const windows = [...new Set(ours.segments.map((s) => s.seek))];
+  assert.ok(windows.length >= 2, `more than one window: ${windows}`);
+  // whisper-cli -pp prints 100 * seek / frames at each window (in 5 % steps), then 100.
+  const { stderr } = await run(path.join(BIN_DIR, 'whisper-cli'), ['-m', tiny, '-f', wavFile, '-t', '2', '-l', 'en', '-bs', '1', '-nf', '-ng', '-pp', '-np']);
+  const printed = [...stderr.matchAll(/progress = +(\d+)%/g)].map((x) => Number(x[1])).filter((p) => p < 100);
+  const frames = 20 * 100;
+  assert.deepEqual(windows.slice(1).map((seek) => Math.floor((100 * seek) / frames)), printed, `our seeks ${windows}`);
 });
 
 test("parity: Parakeet model gives parakeet-cli's tokens and text", async () => {
