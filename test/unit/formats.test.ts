@@ -97,10 +97,31 @@ test("verbose_json: each segment's seek, tokens with their timestamps and temper
 });
 
 test('json, text and verbose_json', () => {
-  assert.deepEqual(render(t, 'json', opts).body, { text: 'Hello world. Again.' });
+  assert.deepEqual(render(t, 'json', opts), { body: { text: 'Hello world. Again.' }, type: 'application/json' });
   assert.deepEqual(render(t, 'text', opts), { body: 'Hello world. Again.\n', type: 'text/plain; charset=utf-8' });
-  const v = render(t, 'verbose_json', { ...opts, granularities: new Set(['segment', 'word']) }).body as Record<string, unknown>;
-  assert.equal(v.language, 'english');
-  assert.equal((v.segments as unknown[]).length, 2);
-  assert.equal((v.words as unknown[]).length, 2);
+  assert.equal(render(t, 'srt', opts).type, 'application/x-subrip; charset=utf-8');
+  assert.equal(render(t, 'vtt', opts).type, 'text/vtt; charset=utf-8');
+  const precise: OutputTranscription = {
+    ...t,
+    segments: [{ ...t.segments[0], avgLogprob: -0.123456, noSpeechProb: 0.0123456 }, t.segments[1]],
+  };
+  const v = render(precise, 'verbose_json', { ...opts, granularities: new Set(['segment', 'word']) });
+  assert.equal(v.type, 'application/json');
+  // Segments without a seek are each their own window for compression_ratio.
+  assert.deepEqual(v.body, {
+    task: 'transcribe',
+    language: 'english',
+    duration: 5,
+    text: 'Hello world. Again.',
+    segments: [
+      { id: 0, seek: 0, start: 0, end: 2.5, text: ' Hello world.', tokens: [1, 2], temperature: 0, avg_logprob: -0.1235, compression_ratio: 0.6, no_speech_prob: 0.0123 },
+      { id: 1, seek: 0, start: 2.5, end: 5, text: ' Again.', tokens: [3], temperature: 0, avg_logprob: -0.1, compression_ratio: 0.429, no_speech_prob: 0.02 },
+    ],
+    words: [{ word: 'Hello', start: 0, end: 1 }, { word: 'world.', start: 1, end: 2.5 }],
+  });
+  // Each granularity only when asked for: words alone carry no segments, segments alone no words.
+  const wordsOnly = render(t, 'verbose_json', { ...opts, granularities: new Set(['word']) }).body as Record<string, unknown>;
+  assert.deepEqual(Object.keys(wordsOnly), ['task', 'language', 'duration', 'text', 'words']);
+  const segmentsOnly = render(t, 'verbose_json', opts).body as Record<string, unknown>;
+  assert.deepEqual(Object.keys(segmentsOnly), ['task', 'language', 'duration', 'text', 'segments']);
 });

@@ -1,6 +1,7 @@
 // Scheduler order and limits with controllable jobs and a fake clock.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { Scheduler, QueueFullError, AbortedError } from '../../src/stt/local/scheduler';
 
 function harness(opts: { threads: number; slots: number; capacity: number; maxPaused?: number; order?: 'shortest-first' | 'arrival' }) {
@@ -180,5 +181,222 @@ test('a long job is not paused before its native work has begun; the short job p
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(events.at(-1), 'resume long');
   finishers.get('long')!();
+  await s.idle();
+});
+
+test('the error classes: AbortedError is named AbortError, as DOM and Node name an abort', () => {
+  assert.equal(new AbortedError().name, 'AbortError');
+  assert.equal(new QueueFullError(3).name, 'QueueFullError');
+  assert.equal(new QueueFullError(3).retryAfterSeconds, 3);
+});
+
+test('capacity 0: a job starts only into a free slot, none waits', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 0 });
+  assert.equal(h.s.isFull(), false, 'an idle scheduler takes a job');
+  h.submit('a', 10);
+  assert.deepEqual(h.started, ['a:1']);
+  assert.equal(h.s.isFull(), true, 'the slot is taken and nothing may wait');
+  await assert.rejects(h.submit('b', 4), QueueFullError);
+  await h.finish('a');
+  assert.equal(h.s.isFull(), false);
+  h.submit('c', 1);
+  assert.deepEqual(h.started, ['a:1', 'c:1']);
+});
+
+test('the retry estimate: queued and paused audio at the smoothed speed, shared by the slots, plus the job refused', async () => {
+  const h = harness({ threads: 2, slots: 2, capacity: 1 });
+  assert.equal(h.s.estimatedWaitSeconds(), 0);
+  h.submit('a', 10);
+  h.submit('b', 20);
+  h.submit('c', 30); // waits: 30 s of audio at the initial 0.5 s per audio second, over 2 slots
+  assert.equal(h.s.estimatedWaitSeconds(), 7.5);
+  await assert.rejects(h.submit('d', 4), (e) => e instanceof QueueFullError && e.retryAfterSeconds === 7.5 + 4 * 0.5);
+  const p = harness({ threads: 1, slots: 1, capacity: 10 });
+  p.submit('long', 100);
+  p.submit('short', 6); // pauses long: its 100 s count as queued
+  assert.equal(p.s.stats().paused, 1);
+  assert.equal(p.s.estimatedWaitSeconds(), 50);
+});
+
+/** The smoothed speed (wall seconds per audio second), read through the estimate for a probe job that waits. */
+async function speedOf(h: ReturnType<typeof harness>): Promise<number> {
+  h.submit('probe-run', 1);
+  h.submit('probe-wait', 10);
+  const speed = h.s.estimatedWaitSeconds() / 10;
+  await h.finish('probe-run');
+  await h.finish('probe-wait');
+  return Math.round(speed * 1e6) / 1e6;
+}
+
+test('the speed estimate learns from computing time, without the time a job sat paused', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 10 });
+  h.tick(1_000);
+  h.submit('long', 100); // starts at 1 s
+  h.tick(9_000);
+  h.submit('short', 5); // pauses long at 10 s
+  h.tick(2_000);
+  await h.finish('short'); // 2 s for 5 s of audio: 0.8 * 0.5 + 0.2 * 0.4 = 0.48; long resumes at 12 s
+  assert.deepEqual(h.events, ['pause long', 'resume long']);
+  h.tick(49_000);
+  await h.finish('long'); // 61 - 1 - 2 (paused) = 58 s for 100 s: 0.8 * 0.48 + 0.2 * 0.58 = 0.5
+  assert.equal(await speedOf(h), 0.5);
+});
+
+test('the speed estimate ignores a job aborted while paused and a job of no audio', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 10 });
+  h.tick(1_000);
+  const long = h.submit('long', 100);
+  h.tick(9_000);
+  h.submit('short', 5);
+  h.tick(1_000);
+  const rejected = assert.rejects(long, AbortedError);
+  await h.finish('long', new AbortedError()); // finishes while paused: 10 s that say nothing of its speed
+  await rejected;
+  h.tick(1_000);
+  await h.finish('short'); // 2 s for 5 s: 0.48
+  h.submit('empty', 0);
+  h.tick(1_000);
+  await h.finish('empty'); // 1 s for no audio: no division by zero
+  assert.equal(await speedOf(h), 0.48);
+});
+
+test('a job of exactly longJobSeconds (30 s) is not long: never paused', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 10 });
+  h.submit('thirty', 30);
+  h.submit('short', 1);
+  assert.deepEqual(h.events, []);
+  assert.deepEqual(h.started, ['thirty:1']);
+});
+
+test('a short job whose key only ties the long job\'s does not pause it', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 10 });
+  h.submit('long', 120);
+  h.tick(57_500); // 120 - 2 * 57.5 = 5: the same key as a new 5-s job
+  h.submit('short', 5);
+  assert.deepEqual(h.events, []);
+  h.tick(1); // now the long job's key is the worse
+  h.submit('short-2', 5 - 0.01);
+  assert.deepEqual(h.events, ['pause long']);
+});
+
+test('the long job paused is the one with the worst key, the first started on a tie', async () => {
+  for (const [costA, costB, paused] of [[200, 100, 'a'], [100, 200, 'b'], [150, 150, 'a']] as const) {
+    const h = harness({ threads: 2, slots: 2, capacity: 10 });
+    h.submit('a', costA);
+    h.submit('b', costB);
+    h.submit('short', 5);
+    assert.deepEqual(h.events, [`pause ${paused}`], `${costA} and ${costB}`);
+  }
+});
+
+test('maxPaused defaults to slots: with one slot, a second long job is not paused while one sits paused', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 10 });
+  h.submit('long-a', 120);
+  h.submit('long-b', 60);
+  h.submit('short', 5);
+  assert.deepEqual(h.events, ['pause long-a']);
+  await h.finish('short');
+  assert.deepEqual(h.started, ['long-a:1', 'short:1', 'long-b:1'], 'long-b has the better key');
+  h.submit('short-2', 5);
+  assert.deepEqual(h.events, ['pause long-a'], 'the paused list is full');
+  const two = harness({ threads: 1, slots: 1, capacity: 10, maxPaused: 2 });
+  two.submit('long-a', 120);
+  two.submit('long-b', 60);
+  two.submit('short', 5);
+  await two.finish('short');
+  two.submit('short-2', 5);
+  assert.deepEqual(two.events, ['pause long-a', 'pause long-b'], 'maxPaused 2 lets a second one pause');
+});
+
+test("order 'arrival' never pauses, even when the clock steps back", () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 10, order: 'arrival' });
+  h.submit('long', 120);
+  h.tick(-60_000); // Date.now is wall time: a later job may carry an earlier time
+  h.submit('short', 5);
+  assert.deepEqual(h.events, []);
+  assert.deepEqual(h.started, ['long:1']);
+});
+
+test('abortWaiting rejects every waiting job, leaves running and paused ones to finish, then idle resolves', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 10 });
+  h.submit('long', 120);
+  h.submit('short', 5); // pauses long
+  const w1 = h.submit('w1', 3);
+  const w2 = h.submit('w2', 200);
+  h.s.abortWaiting();
+  await assert.rejects(w1, AbortedError);
+  await assert.rejects(w2, AbortedError);
+  assert.deepEqual(h.s.stats(), { running: 2, paused: 1, waiting: 0, preemptions: 1, capacity: 10, slots: 1, threadsPerJob: 1 });
+  await h.finish('short');
+  await h.finish('long');
+  assert.deepEqual(h.started, ['long:1', 'short:1']);
+  await h.s.idle();
+});
+
+test('idle() waits for every running, paused and waiting job', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 10 });
+  let idle = false;
+  void h.s.idle().then(() => (idle = true));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(idle, true, 'resolves at once when nothing runs');
+  idle = false;
+  h.submit('a', 10);
+  void h.s.idle().then(() => (idle = true));
+  const c = new AbortController();
+  const queued = h.submit('q', 10, c.signal);
+  c.abort();
+  await assert.rejects(queued, AbortedError);
+  assert.equal(idle, false, 'a job still runs after a queued one was aborted');
+  h.submit('long', 100);
+  await h.finish('a');
+  assert.equal(idle, false, 'long runs');
+  h.submit('short', 5); // pauses long
+  await h.finish('short');
+  assert.equal(idle, false, 'long resumed');
+  await h.finish('long');
+  assert.equal(idle, true);
+});
+
+test("a job's abort listener leaves its signal once it starts, is aborted, or is dropped by abortWaiting", async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 10 });
+  const listeners = (c: AbortController) => getEventListeners(c.signal, 'abort').length;
+  const started = new AbortController();
+  h.submit('a', 10, started.signal);
+  assert.equal(listeners(started), 0, 'started at once');
+  const later = new AbortController();
+  h.submit('b', 10, later.signal);
+  assert.equal(listeners(later), 1, 'waiting');
+  const aborted = new AbortController();
+  const c = h.submit('c', 10, aborted.signal);
+  aborted.abort();
+  await assert.rejects(c, AbortedError);
+  assert.equal(listeners(aborted), 0, 'aborted while waiting');
+  const dropped = new AbortController();
+  const d = h.submit('d', 10, dropped.signal);
+  await h.finish('a');
+  assert.equal(listeners(later), 0, 'b started');
+  h.s.abortWaiting();
+  await assert.rejects(d, AbortedError);
+  assert.equal(listeners(dropped), 0, 'dropped by abortWaiting');
+});
+
+test('no retry timer runs unless a preemption waits for its victim to start', async () => {
+  let calls = 0;
+  let now = 0;
+  const s = new Scheduler({ threads: 1, slots: 1, capacity: 10, now: () => (calls++, now) });
+  const finishers: (() => void)[] = [];
+  const job = (cost: number) => s.submit(cost, undefined, ({ attach }) => {
+    attach({ pause: () => {}, resume: () => {} });
+    return new Promise<void>((resolve) => finishers.push(resolve));
+  });
+  void job(120);
+  now = 60_000; // aged past a new short job: no victim, nothing to retry
+  void job(5);
+  const before = calls;
+  await new Promise((r) => setTimeout(r, 30));
+  assert.equal(calls, before, 'nothing looked again');
+  for (const f of finishers.splice(0)) f();
+  await new Promise((r) => setImmediate(r));
+  for (const f of finishers.splice(0)) f();
   await s.idle();
 });

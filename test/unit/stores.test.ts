@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Database } from '../../src/store/db';
@@ -63,6 +63,28 @@ test('API keys: verify takes the exact key; a changed, short, long, foreign-pref
     assert.equal(await keys.get('no-such-id'), undefined);
   }));
 
+test('API keys: a key of the wrong prefix or length is refused without a database lookup', () =>
+  withDb(async (db) => {
+    let lookups = 0;
+    const counted = new Proxy(db, {
+      get: (target, prop) => (prop === 'get' ? (...args: Parameters<Database['get']>) => (lookups++, target.get(...args)) : Reflect.get(target, prop, target)),
+    });
+    const keys = new ApiKeyStore(counted);
+    const a = await keys.create('a');
+    const looksUp = async (presented: string) => {
+      const before = lookups;
+      assert.equal(await keys.verify(presented), null, `${presented.length} characters`);
+      return lookups > before;
+    };
+    const minimum = KEY_PREFIX.length + 16; // the 15-character lookup prefix and 8 more
+    assert.equal(await looksUp(a.key.slice(0, minimum - 1)), false, 'one short of the minimum');
+    assert.equal(await looksUp(a.key.slice(0, minimum)), true, 'the minimum length is looked up');
+    assert.equal(await looksUp(a.key.padEnd(200, 'x')), true, '200 characters are looked up');
+    assert.equal(await looksUp(a.key.padEnd(201, 'x')), false, 'over 200');
+    assert.equal(await looksUp('sk-xyz-' + a.key.slice(7)), false, 'another prefix');
+    assert.equal((await keys.verify(a.key))?.id, a.id);
+  }));
+
 test('API keys: the first use is recorded, later ones within 10 s are not written again', () =>
   withDb(async (db) => {
     const keys = new ApiKeyStore(db, (err) => assert.fail(err));
@@ -81,6 +103,38 @@ test('API keys: the first use is recorded, later ones within 10 s are not writte
     assert.equal((await keys.get(a.id))!.lastUsedAt, '2000-01-01T00:00:00.000Z', 'not written again within the resolution');
   }));
 
+test('API keys: last use is written again once 10 s have passed since the last write', () =>
+  withDb(async (db) => {
+    const realNow = Date.now;
+    const start = realNow();
+    let now = start;
+    Date.now = () => now;
+    try {
+      const keys = new ApiKeyStore(db, (err) => assert.fail(err));
+      const a = await keys.create('a');
+      const lastUsed = async (expected: string | null) => {
+        let got: string | null = null;
+        for (let i = 0; i < 100; i++) {
+          got = (await keys.get(a.id))!.lastUsedAt;
+          if (got === expected) break;
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        return got;
+      };
+      await keys.verify(a.key);
+      assert.equal(await lastUsed(new Date(start).toISOString()), new Date(start).toISOString());
+      now = start + 9_999;
+      await keys.verify(a.key);
+      await new Promise((r) => setTimeout(r, 30));
+      assert.equal((await keys.get(a.id))!.lastUsedAt, new Date(start).toISOString(), 'within 10 s: not written');
+      now = start + 10_000;
+      await keys.verify(a.key);
+      assert.equal(await lastUsed(new Date(now).toISOString()), new Date(now).toISOString(), '10 s later: written');
+    } finally {
+      Date.now = realNow;
+    }
+  }));
+
 test('settings: the service id is created once and kept; routing defaults until stored', () =>
   withDb(async (db) => {
     const settings = new SettingsStore(db);
@@ -88,7 +142,8 @@ test('settings: the service id is created once and kept; routing defaults until 
     assert.match(id, /^[0-9a-f-]{36}$/);
     assert.equal(await settings.serviceId(), id);
     assert.equal(await new SettingsStore(db).serviceId(), id);
-    assert.deepEqual(await settings.routing(), DEFAULT_ROUTING);
+    assert.deepEqual(DEFAULT_ROUTING, { mode: 'local', localModel: null, cloud: null });
+    assert.deepEqual(await settings.routing(), { mode: 'local', localModel: null, cloud: null });
     assert.equal(await settings.hasRouting(), false);
     const routing = { mode: 'cloud' as const, localModel: 'whisper-base', cloud: { providerId: 'openai', model: 'whisper-1' } };
     await settings.setRouting(routing);
@@ -96,6 +151,13 @@ test('settings: the service id is created once and kept; routing defaults until 
     assert.equal(await settings.hasRouting(), true);
     await settings.setRouting({ ...routing, mode: 'local' });
     assert.equal((await settings.routing()).mode, 'local', 'stored again over the first');
+  }));
+
+test('settings: first calls racing for the service id all get the one stored', () =>
+  withDb(async (db) => {
+    const ids = await Promise.all([1, 2, 3, 4].map(() => new SettingsStore(db).serviceId()));
+    assert.equal(new Set(ids).size, 1, ids.join(' '));
+    assert.equal(await new SettingsStore(db).serviceId(), ids[0]);
   }));
 
 test('secret box: seals with a fresh IV each time, opens only what it sealed, refuses tampering and other keys', () => {
@@ -126,4 +188,19 @@ test('secret box: seals with a fresh IV each time, opens only what it sealed, re
   writeFileSync(file, 'not hex');
   assert.throws(() => SecretBox.open(dir, null), /secret\.key is not 64 hex characters/);
   assert.equal(readFileSync(file, 'utf8'), 'not hex', 'a damaged key file is never replaced');
+  const hex = 'ab'.repeat(32);
+  for (const damaged of ['x' + hex, hex + 'x', hex + 'a', 'a' + hex, hex.slice(1)]) {
+    writeFileSync(file, damaged);
+    assert.throws(() => SecretBox.open(dir, null), /is not 64 hex characters/, damaged);
+  }
+  writeFileSync(file, ` ${hex.toUpperCase()}\n`);
+  assert.equal(SecretBox.open(dir, null).open(fromEnv.seal('x')), 'x', 'surrounding whitespace and upper case are fine');
+});
+
+test('secret box: a secret.key that cannot be read stops start-up naming the file, and is not replaced', () => {
+  const dir = tempDataDir();
+  const file = path.join(dir, 'secret.key');
+  mkdirSync(file); // EISDIR on read: any error but "no such file"
+  assert.throws(() => SecretBox.open(dir, null), (e: unknown) => e instanceof Error && e.message.startsWith(`${file} cannot be read (EISDIR`) && /stored provider keys need it$/.test(e.message));
+  assert.ok(statSync(file).isDirectory());
 });

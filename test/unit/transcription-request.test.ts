@@ -96,3 +96,26 @@ test('the contract\'s order: file, then unknown fields, model, response_format, 
   refused({ language: 'xx', temperature: '9' }, 'unsupported_language', 'language');
   refused({ prompt: 'p'.repeat(5000), temperature: '9' }, 'invalid_value', 'prompt');
 });
+
+test('messages name the field or value refused and what is accepted instead', () => {
+  const messageOf = (fields: Record<string, unknown>, target: Target = local, files: Record<string, unknown> = { file }) => {
+    try {
+      parse(fields, target, files);
+    } catch (e) {
+      assert.ok(e instanceof ApiError, String(e));
+      return e.message;
+    }
+    assert.fail(`accepted ${JSON.stringify(fields)}`);
+  };
+  assert.equal(messageOf({ language: ['en', 'de'] }), 'The field "language" was sent more than once.');
+  assert.equal(messageOf({ prompt: 5 }), 'The field "prompt" must be a text field.');
+  assert.equal(messageOf({}, local, { file, other: file }), 'Unknown file field "other".');
+  assert.equal(messageOf({ modle: 'x' }), 'Unknown field "modle".');
+  assert.equal(messageOf({ model: 'whisper-1' }), 'The model "whisper-1" is not served here; use "service-local-stt".');
+  assert.equal(messageOf({ response_format: 'xml' }), 'response_format must be one of json, text, verbose_json, srt, vtt.');
+  assert.equal(messageOf({ language: 'XX' }), 'The language "XX" is not supported by the active model.');
+  assert.equal(messageOf({ prompt: 'p'.repeat(4097) }), 'prompt is limited to 4096 characters.');
+  assert.equal(messageOf({ temperature: '2' }), 'temperature must be a number between 0 and 1.');
+  assert.equal(messageOf({ response_format: 'verbose_json', 'timestamp_granularities[]': 'char' }), 'timestamp_granularities[] accepts "segment" and "word".');
+  assert.equal(messageOf({ 'timestamp_granularities[]': 'word' }), 'timestamp_granularities[] requires response_format=verbose_json.');
+});

@@ -59,14 +59,33 @@ test('jsonBody: a good body reaches the handler parsed; an empty body counts as 
   assert.equal(empty.body.error.param, 'name');
 });
 
+test('jsonBody: a chunked body (no Content-Length) is parsed too', async () => {
+  const { status, body } = await new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+    const req = http.request(url, { method: 'PUT', headers: json }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    assert.equal(req.getHeader('Content-Length'), undefined);
+    req.write('{"name":');
+    req.end('"x"}');
+  });
+  assert.deepEqual({ status, body }, { status: 200, body: { got: { name: 'x' } } });
+});
+
 test('jsonBody: 415 for a body that is not JSON, 400 invalid_json, 413 past 64 KiB, 400 for what the schema refuses', async () => {
   const codeOf = async (body: string, headers: Record<string, string>) => {
     const r = await send(body, headers);
     return [r.status, r.body.error.code];
   };
-  assert.deepEqual(await codeOf('name=x', { 'Content-Type': 'application/x-www-form-urlencoded' }), [415, 'unsupported_media_type']);
-  assert.deepEqual(await codeOf('{"name":', json), [400, 'invalid_json']);
+  const errorOf = async (body: string, headers: Record<string, string>) => {
+    const r = await send(body, headers);
+    return [r.status, r.body.error.code, r.body.error.message];
+  };
+  assert.deepEqual(await errorOf('name=x', { 'Content-Type': 'application/x-www-form-urlencoded' }),
+    [415, 'unsupported_media_type', 'Send a JSON body (Content-Type: application/json).']);
+  assert.deepEqual(await errorOf('{"name":', json), [400, 'invalid_json', 'The body is not valid JSON.']);
   assert.deepEqual(await codeOf('"just a string"', json), [400, 'invalid_json'], 'strict JSON: objects and arrays only');
-  assert.deepEqual(await codeOf(JSON.stringify({ name: 'x'.repeat(70 * 1024) }), json), [413, 'body_too_large']);
+  assert.deepEqual(await errorOf(JSON.stringify({ name: 'x'.repeat(70 * 1024) }), json), [413, 'body_too_large', 'The JSON body is too large.']);
   assert.deepEqual(await codeOf(JSON.stringify({ name: 'x', extra: true }), json), [400, 'unknown_parameter']);
 });
