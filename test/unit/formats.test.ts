@@ -53,6 +53,8 @@ test('subtitles have no empty or zero-length cue: such a cue joins its neighbour
   // A segment clamped to the end of the audio (29.98 --> 29.98) joins the cue before it.
   assert.deepEqual(validated(tr(29.98, seg(27.5, 29.98, ' Last words.'), seg(29.98, 31, ' Cut.'))).srt,
     [{ start: 27.5, end: 29.98, text: 'Last words. Cut.' }]);
+  // After a gap, the joined cue reaches to where the zero-length one was.
+  assert.deepEqual(validated(tr(5, seg(0, 2, ' A'), seg(3, 3, ' B'))).srt, [{ start: 0, end: 3, text: 'A B' }]);
   // The first cue has no length: it joins the next one.
   assert.deepEqual(validated(tr(5, seg(0, 0, ' A'), seg(0, 2, ' B'), seg(2, 3, '  '))).srt, [{ start: 0, end: 2, text: 'A B' }]);
   // Nothing to join: a millisecond before the end.

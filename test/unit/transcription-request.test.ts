@@ -68,7 +68,7 @@ test('prompt: up to 4096 characters, refused by a target without prompts, empty 
 
 test('temperature: every decimal number from 0 to 1, as any client writes it', () => {
   const accepted = [['0', 0], ['1', 1], ['0.5', 0.5], ['.25', 0.25], [' 0.7 ', 0.7], ['1e-7', 1e-7], ['0.', 0], ['1.', 1], ['1e-1', 0.1],
-    ['+0.5', 0.5], ['5E-1', 0.5], ['1.0e0', 1], ['-0', -0], ['0.000', 0]] as const;
+    ['+0.5', 0.5], ['5E-1', 0.5], ['1.0e0', 1], ['-0', -0], ['0.000', 0], ['00.5', 0.5], ['1e-10', 1e-10]] as const;
   for (const [raw, value] of accepted) assert.equal(parse({ temperature: raw }).temperature, value, raw);
   assert.equal(parse({ temperature: '' }).temperature, undefined);
   for (const bad of ['1.01', '-0.1', 'abc', '0x1', 'NaN', 'Infinity', '2', '1e1', '.', 'e1', '1e', '0.5.5', '1_0', '- 0.5']) {
