@@ -18,7 +18,7 @@ import { SettingsStore } from '../src/store/settings';
 import { normalizeEnglish, wordErrors } from '../scripts/lib/english-normalizer';
 import { realModelPath, type RealModelName } from '../scripts/lib/real-models';
 import { evalClips, type EvalClip } from './lib/eval-clips';
-import { whisperCli } from './lib/whisper-cli';
+import { WHISPER_EOT, whisperCli } from './lib/whisper-cli';
 import { fmt } from './lib/stats';
 
 const THREADS = 2;
@@ -66,7 +66,7 @@ async function evaluate(name: RealModelName, clips: EvalClip[]): Promise<Hyp[]> 
       const cli = await whisperCli(model, clip.file, THREADS);
       out.push({
         clip, server: r.text, cli: cli.text.trim(), serverMs, cliMs: cli.inferenceMs,
-        tokens: (r.segments ?? []).reduce((n, s) => n + s.tokens.length, 0),
+        tokens: (r.segments ?? []).reduce((n, s) => n + s.tokens.filter((t) => t < WHISPER_EOT).length, 0),
       });
       process.stdout.write('.');
     }

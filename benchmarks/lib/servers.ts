@@ -1,4 +1,5 @@
 // Starts the contenders as real processes on 127.0.0.1 and talks to them.
+import { WHISPER_EOT } from './whisper-cli';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -91,7 +92,8 @@ async function post(url: string, form: FormData, headers: Record<string, string>
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
   if (!res.ok) throw new HttpError(res.status, `${url}: HTTP ${res.status} ${body.slice(0, 200)}`);
   const json = JSON.parse(body) as { text: string; segments?: { tokens?: number[] }[] };
-  const tokens = json.segments?.every((seg) => Array.isArray(seg.tokens)) ? json.segments.flatMap((seg) => seg.tokens!) : null;
+  // Text tokens: ours carry Whisper's timestamp tokens too, whisper-server's do not (Parakeet's ids are all below).
+  const tokens = json.segments?.every((seg) => Array.isArray(seg.tokens)) ? json.segments.flatMap((seg) => seg.tokens!.filter((id) => id < WHISPER_EOT)) : null;
   return { ms, text: json.text, tokens };
 }
 
