@@ -64,10 +64,16 @@ void before_token(whisper_context*, whisper_state*, const whisper_token_data* to
 // among the decoders' openings (timestamp tokens have tid == id).
 int window_seek(const Window& w, int64_t t0, const whisper_token_data& first, whisper_token beg) {
   if (first.id >= beg) return static_cast<int>(t0 - 2 * (first.tid - beg));
+  // With several decoders (a fallback at t > 0) two may open with different
+  // timestamps before the same word: only an opening all matches agree on is used.
+  whisper_token found = -1;
   for (const auto& [opening, next] : w.openings) {
-    if (next == first.id && opening > beg) return static_cast<int>(t0 - 2 * (opening - beg));
+    if (next != first.id || opening <= beg) continue;
+    if (found >= 0 && found != opening) return static_cast<int>(t0);
+    found = opening;
   }
-  return static_cast<int>(t0);  // not found (several timestamps before the text): the segment's start
+  // Not found or ambiguous (several timestamps before the text): the segment's start.
+  return static_cast<int>(found >= 0 ? t0 - 2 * (found - beg) : t0);
 }
 
 // whisper.cpp's temperature ladder (whisper_full_with_state), built the same way.
@@ -164,7 +170,8 @@ class WhisperEngine : public Engine {
       // whisper.cpp keeps a window's first start timestamp in its first segment
       // only; the others' start timestamp is the one their t0 was read from.
       if (n_tokens > 0 && whisper_full_get_token_data_from_state(state, i, 0).id < beg) {
-        seg.tokens_with_timestamps.push_back(beg + static_cast<int>((t0 - seek) / 2));
+        // Within the window's 1501 timestamp tokens (<|0.00|> to <|30.00|>) whatever seek was found.
+        seg.tokens_with_timestamps.push_back(beg + static_cast<int>(std::clamp<int64_t>((t0 - seek) / 2, 0, 1500)));
       }
       double logprob_sum = 0;
       for (int j = 0; j < n_tokens; ++j) {

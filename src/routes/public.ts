@@ -17,8 +17,9 @@ export function modelRoutes(v1: Router, s: Services): void {
     const ids = await s.stt.listedModels();
     ctx.body = { object: 'list', data: ids.map(modelObject) };
   });
-  // OpenAI's models.retrieve(): the same object for every id the list shows.
-  v1.get('/models/:id', async function retrieveModel(ctx: Context) {
+  // OpenAI's models.retrieve(): the same object for every id the list shows. A wildcard,
+  // since a cloud route's id is "provider/model" and curl sends its slash raw.
+  v1.get('/models/*id', async function retrieveModel(ctx: Context) {
     const id = ctx.params.id;
     if (!(await s.stt.listedModels()).includes(id)) {
       throw notFound('model_not_found', `The model "${id}" does not exist on this server; GET /v1/models lists the ones that do.`, 'model');

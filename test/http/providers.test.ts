@@ -131,6 +131,19 @@ test('each published example, answered as it is, reaches our client with its tra
 
 // ---- 2. Provider behaviours
 
+test('GET /v1/models/{id} in Cloud mode: the listed "provider/model" id is served with its slash sent raw or encoded', async () => {
+  await routeTo(server, 'oai', 'whisper-1');
+  const listed = (await (await fetch(`${server.url}/v1/models`, { headers: server.auth })).json()).data as { id: string }[];
+  assert.ok(listed.length > 0 && listed.every((m) => m.id.includes('/')), JSON.stringify(listed));
+  for (const m of listed) {
+    for (const id of [m.id, encodeURIComponent(m.id)]) {
+      const res = await fetch(`${server.url}/v1/models/${id}`, { headers: server.auth });
+      assert.equal(res.status, 200, id);
+      assert.deepEqual(await res.json(), m);
+    }
+  }
+});
+
 test('an OpenAI-like 200 without "text" is a 502 the client can read, and the next call works', async () => {
   await routeTo(server, 'oai', 'whisper-1');
   const { text: _dropped, ...noText } = publishedExample('openai-verbose-segments.json');
