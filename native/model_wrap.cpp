@@ -43,6 +43,12 @@ TranscribeOptions options_from(const Napi::Object& o) {
   return t;
 }
 
+static Napi::Array int_array(Napi::Env env, const std::vector<int>& values) {
+  Napi::Array out = Napi::Array::New(env, values.size());
+  for (size_t j = 0; j < values.size(); ++j) out.Set(static_cast<uint32_t>(j), values[j]);
+  return out;
+}
+
 Napi::Object result_to_js(Napi::Env env, const TranscribeResult& r) {
   Napi::Object out = Napi::Object::New(env);
   out.Set("text", r.text);
@@ -55,12 +61,8 @@ Napi::Object result_to_js(Napi::Env env, const TranscribeResult& r) {
     seg.Set("start", s.start);
     seg.Set("end", s.end);
     seg.Set("text", s.text);
-    Napi::Array tokens = Napi::Array::New(env, s.tokens.size());
-    for (size_t j = 0; j < s.tokens.size(); ++j) tokens.Set(static_cast<uint32_t>(j), s.tokens[j]);
-    seg.Set("tokens", tokens);
-    Napi::Array with_timestamps = Napi::Array::New(env, s.tokens_with_timestamps.size());
-    for (size_t j = 0; j < s.tokens_with_timestamps.size(); ++j) with_timestamps.Set(static_cast<uint32_t>(j), s.tokens_with_timestamps[j]);
-    seg.Set("tokensWithTimestamps", with_timestamps);
+    seg.Set("tokens", int_array(env, s.tokens));
+    seg.Set("tokensWithTimestamps", int_array(env, s.tokens_with_timestamps));
     seg.Set("seek", s.seek);
     seg.Set("temperature", s.temperature);
     seg.Set("avgLogprob", s.avg_logprob);

@@ -38,6 +38,14 @@ async function start(serve: Buffer | null, dataDir = tempDataDir()): Promise<Tes
 
 const modelsDir = (s: TestServer) => path.join(s.dataDir, 'models');
 
+/** A download that failed with `error` and left nothing in the models directory. */
+function failedAndNothingInstalled(s: TestServer, e: { download: { state: string; error: string | null }; installed: boolean }, error: string): void {
+  assert.equal(e.download.state, 'failed');
+  assert.equal(e.download.error, error);
+  assert.equal(e.installed, false);
+  assert.deepEqual(readdirSync(modelsDir(s)), []);
+}
+
 async function dl(s: TestServer, method: string, p: string): Promise<Response> {
   return fetch(`${s.url}${p}`, { method, headers: { Authorization: `Bearer ${s.adminKey}` } });
 }
@@ -122,10 +130,7 @@ test('downloads: a file of the other family is refused and not installed, both w
   let s = await start(parakeet);
   try {
     const e = await download(s);
-    assert.equal(e.download.state, 'failed');
-    assert.equal(e.download.error, 'downloaded file is not a usable model: the file is a parakeet model, whisper-base needs whisper');
-    assert.equal(e.installed, false);
-    assert.deepEqual(readdirSync(modelsDir(s)), []);
+    failedAndNothingInstalled(s, e, 'downloaded file is not a usable model: the file is a parakeet model, whisper-base needs whisper');
   } finally {
     await s.close();
   }
@@ -134,10 +139,7 @@ test('downloads: a file of the other family is refused and not installed, both w
   models.files.set('parakeet-tdt-0.6b-v3-q8_0.bin', whisper);
   try {
     const e = await download(s, 'parakeet-tdt-0.6b-v3');
-    assert.equal(e.download.state, 'failed');
-    assert.equal(e.download.error, 'downloaded file is not a usable model: the file is a whisper model, parakeet-tdt-0.6b-v3 needs parakeet');
-    assert.equal(e.installed, false);
-    assert.deepEqual(readdirSync(modelsDir(s)), []);
+    failedAndNothingInstalled(s, e, 'downloaded file is not a usable model: the file is a whisper model, parakeet-tdt-0.6b-v3 needs parakeet');
   } finally {
     models.files.delete('parakeet-tdt-0.6b-v3-q8_0.bin');
     await s.close();
@@ -148,10 +150,7 @@ test('downloads: a 404 from the download server fails with its status and instal
   const s = await start(null);
   try {
     const e = await download(s);
-    assert.equal(e.download.state, 'failed');
-    assert.equal(e.download.error, 'download server answered HTTP 404');
-    assert.equal(e.installed, false);
-    assert.deepEqual(readdirSync(modelsDir(s)), []);
+    failedAndNothingInstalled(s, e, 'download server answered HTTP 404');
   } finally {
     await s.close();
   }

@@ -75,6 +75,11 @@ const tooBusy = () => unavailable('queue_full', 'Too many cloud transcriptions a
 
 export class CloudService {
   readonly failures = new Map<string, ProviderFailure>();
+
+  /** The provider's lastError in /admin/status, until its next success. */
+  private recordFailure(providerId: string, status: ProviderFailure['status'], reason: string, message: string): void {
+    this.failures.set(providerId, { status, reason, message, at: new Date().toISOString() });
+  }
   private readonly calls: Semaphore;
 
   constructor(
@@ -122,7 +127,7 @@ export class CloudService {
     const apiKey = await this.providers.apiKey(providerId).catch((err) => {
       if (!(err instanceof UndecryptableKeyError)) throw err;
       // Shown in /admin/status: the host changed the secret, the key must be entered again.
-      this.failures.set(providerId, { status: null, reason: 'key_undecryptable', message: err.message, at: new Date().toISOString() });
+      this.recordFailure(providerId, null, 'key_undecryptable', err.message);
       this.logger.error({ provider: providerId }, err.message);
       throw new ApiError(502, 'provider_unavailable', `The cloud provider "${providerId}" has no usable key on this server.`);
     });
@@ -153,7 +158,7 @@ export class CloudService {
       // Stopped by the request itself (client gone, deadline): the job was aborted, as a local one is; the provider did not fail.
       if (request.signal.aborted) throw new AbortedError();
       if (!(err instanceof ProviderError)) throw err;
-      this.failures.set(providerId, { status: err.status, reason: err.reason, message: err.message, at: new Date().toISOString() });
+      this.recordFailure(providerId, err.status, err.reason, err.message);
       this.logger.warn({ provider: providerId, status: err.status, reason: err.reason, detail: err.detail ?? err.message }, 'cloud provider failed');
       throw new ApiError(502, 'provider_error', clientMessage(provider.name, err));
     }
