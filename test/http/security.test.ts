@@ -172,7 +172,10 @@ test('on a terminal the generated admin key and the first API key are printed on
   const env = { ...process.env, PORT: '0', STT_DATA_DIR: dataDir, STT_ADMIN_KEY: '', LOG_LEVEL: 'info', STT_MODEL_BASE_URL: 'https://127.0.0.1:9/models' };
   // util-linux's script(1) gives the server a pseudo-terminal as stdout.
   const startOnTerminal = async (until: string): Promise<string> => {
-    const command = `${process.execPath} --import tsx ${path.join(ROOT, 'src/server.ts')}`;
+    // exec: script(1) runs the command through $SHELL -c, and dash (Debian's sh, or
+    // script's default when SHELL is unset) forks instead of replacing itself,
+    // which would leave the server a grandchild out of pkill -P's reach.
+    const command = `exec ${process.execPath} --import tsx ${path.join(ROOT, 'src/server.ts')}`;
     const child = spawn('script', ['-qfec', command, '/dev/null'], { env, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
