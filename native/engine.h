@@ -13,6 +13,7 @@
 
 #include "graph_hooks.h"
 #include "job_control.h"
+#include "speech_map.h"
 
 namespace stt {
 
@@ -33,6 +34,7 @@ struct TranscribeOptions {
   bool word_timestamps = false;
   int max_tokens = 0;  // per segment; 0 = the model's own limit
   int audio_ctx = 0;   // 0 = the full 30-s window; smaller trades accuracy for speed on short clips
+  VadOptions vad;      // a model path: transcribe only the speech Silero finds
   JobHandle control;
 };
 

@@ -40,6 +40,15 @@ TranscribeOptions options_from(const Napi::Object& o) {
   t.word_timestamps = get_bool(o, "wordTimestamps", false);
   t.max_tokens = static_cast<int>(get_number(o, "maxTokens", 0));
   t.audio_ctx = static_cast<int>(get_number(o, "audioCtx", 0));
+  Napi::Value vad = o.Get("vad");
+  if (vad.IsObject()) {
+    const Napi::Object v = vad.As<Napi::Object>();
+    t.vad.model_path = get_string(v, "modelPath");
+    t.vad.threshold = static_cast<float>(get_number(v, "threshold", t.vad.threshold));
+    t.vad.min_speech_ms = static_cast<int>(get_number(v, "minSpeechMs", t.vad.min_speech_ms));
+    t.vad.min_silence_ms = static_cast<int>(get_number(v, "minSilenceMs", t.vad.min_silence_ms));
+    t.vad.speech_pad_ms = static_cast<int>(get_number(v, "speechPadMs", t.vad.speech_pad_ms));
+  }
   return t;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "audio_pieces.h"
 #include "engine.h"
 #include "state_pool.h"
 
@@ -36,65 +37,97 @@ class ParakeetEngine : public Engine {
     typename StatePool<parakeet_state>::Lease lease(pool_, pool_.acquire());
     parakeet_state* state = lease.get();
 
-    parakeet_full_params p = parakeet_full_default_params(PARAKEET_SAMPLING_GREEDY);
-    p.n_threads = o.threads;
-    p.audio_ctx = o.audio_ctx;
-    p.abort_callback = job_aborted;
-    p.abort_callback_user_data = control;
-    p.encoder_begin_callback = encoder_may_begin;
-    p.encoder_begin_callback_user_data = control;
-    p.new_token_callback = after_token;
-    p.new_token_callback_user_data = control;
-
-    const int rc = parakeet_full_with_state(ctx_.get(), state, p, pcm, engine_sample_count(n_samples));
-    if (control->aborted()) throw AbortedError();
-    if (rc != 0) throw std::runtime_error("parakeet inference failed (code " + std::to_string(rc) + ")");
-
     TranscribeResult result;
     result.duration = static_cast<double>(n_samples) / PARAKEET_SAMPLE_RATE;
     result.language = o.language;  // Parakeet v3 does not report the language it heard
+    std::unique_ptr<SpeechMap> speech;
+    if (!o.vad.model_path.empty()) {
+      speech = std::make_unique<SpeechMap>(o.vad, o.threads, pcm, engine_sample_count(n_samples));
+      if (control->aborted()) throw AbortedError();
+      if (speech->samples().empty()) return result;
+    }
+    const float* heard = speech ? speech->samples().data() : pcm;
+    const size_t n_heard = speech ? speech->samples().size() : n_samples;
 
-    const int n_segments = parakeet_full_n_segments_from_state(state);
-    for (int i = 0; i < n_segments; ++i) {
-      Segment seg;
-      seg.text = parakeet_full_get_segment_text_from_state(state, i);
-      const int n_tokens = parakeet_full_n_tokens_from_state(state, i);
-      double logprob_sum = 0;
-      int64_t t0 = -1, t1 = 0;
-      for (int j = 0; j < n_tokens; ++j) {
-        const parakeet_token_data td = parakeet_full_get_token_data_from_state(state, i, j);
-        if (o.max_tokens > 0 && static_cast<int>(seg.tokens.size()) >= o.max_tokens) break;
-        seg.tokens.push_back(td.id);
-        logprob_sum += td.plog;
-        if (t0 < 0) t0 = td.t0;
-        t1 = std::max(t1, td.t1);
-        char piece[256];
-        parakeet_token_to_text(parakeet_token_to_str(ctx_.get(), td.id), seg.words.empty(), piece, sizeof piece);
-        if (!o.word_timestamps) continue;
-        if (td.is_word_start || seg.words.empty()) seg.words.push_back(Word{seconds(td.t0), seconds(td.t1), piece, td.p});
-        else {
-          Word& w = seg.words.back();
-          w.text += piece;
-          w.end = seconds(td.t1);
-          w.probability = std::min(w.probability, td.p);
-        }
+    // One pass while the audio fits the model's context (less a second of
+    // margin for the mel frames at the edges), pieces beyond it.
+    const size_t max_samples = static_cast<size_t>(std::max(parakeet_model_n_audio_ctx(ctx_.get()) - 100, 100)) * kHop;
+    for (const AudioPiece& piece : plan_pieces(heard, n_heard, max_samples)) {
+      parakeet_full_params p = parakeet_full_default_params(PARAKEET_SAMPLING_GREEDY);
+      p.n_threads = o.threads;
+      p.audio_ctx = o.audio_ctx;
+      p.abort_callback = job_aborted;
+      p.abort_callback_user_data = control;
+      p.encoder_begin_callback = encoder_may_begin;
+      p.encoder_begin_callback_user_data = control;
+      p.new_token_callback = after_token;
+      p.new_token_callback_user_data = control;
+      const int rc = parakeet_full_with_state(ctx_.get(), state, p, heard + piece.start, engine_sample_count(piece.end - piece.start));
+      if (control->aborted()) throw AbortedError();
+      if (rc != 0) throw std::runtime_error("parakeet inference failed (code " + std::to_string(rc) + ")");
+      const int64_t offset = static_cast<int64_t>(piece.start / kHop);
+      const int n_segments = parakeet_full_n_segments_from_state(state);
+      for (int i = 0; i < n_segments; ++i) {
+        Segment seg = piece_segment(state, i, piece, offset, speech.get(), o);
+        if (seg.tokens.empty()) continue;
+        result.text += seg.text;
+        result.segments.push_back(std::move(seg));
       }
-      for (Word& w : seg.words) {
-        const size_t first = w.text.find_first_not_of(' ');
-        w.text.erase(0, first == std::string::npos ? w.text.size() : first);
-      }
-      seg.start = seconds(std::max<int64_t>(t0, 0));
-      seg.end = t1 > 0 ? seconds(t1) : seconds(parakeet_full_get_segment_t1_from_state(state, i));
-      seg.avg_logprob = seg.tokens.empty() ? 0.0f : static_cast<float>(logprob_sum / seg.tokens.size());
-      // One pass over the whole clip, greedy: no windows, no timestamp tokens, no fallback.
-      seg.tokens_with_timestamps = seg.tokens;
-      result.text += seg.text;
-      result.segments.push_back(std::move(seg));
     }
     return result;
   }
 
  private:
+  static constexpr size_t kHop = PARAKEET_SAMPLE_RATE / 100;  // samples per 10-ms mel frame
+
+  // A segment of one piece: the words that start in the piece's share of the
+  // audio, at times in the audio sent. Its text is rebuilt from those tokens.
+  Segment piece_segment(parakeet_state* state, int i, const AudioPiece& piece, int64_t offset, const SpeechMap* speech,
+                        const TranscribeOptions& o) const {
+    Segment seg;
+    const int n_tokens = parakeet_full_n_tokens_from_state(state, i);
+    double logprob_sum = 0;
+    int64_t t0 = -1, t1 = 0;
+    bool keeping = false;
+    for (int j = 0; j < n_tokens; ++j) {
+      const parakeet_token_data td = parakeet_full_get_token_data_from_state(state, i, j);
+      // Whole words only: a word is kept or dropped by where it starts.
+      if (td.is_word_start || j == 0) {
+        const size_t at = static_cast<size_t>(std::max<int64_t>(offset + td.t0, 0)) * kHop;
+        keeping = at >= piece.keep_from && at < piece.keep_to;
+      }
+      if (!keeping) continue;
+      if (o.max_tokens > 0 && static_cast<int>(seg.tokens.size()) >= o.max_tokens) break;
+      seg.tokens.push_back(td.id);
+      logprob_sum += td.plog;
+      const int64_t start = original_time(speech, offset + td.t0, SpeechMap::Edge::start);
+      const int64_t end = original_time(speech, offset + td.t1, SpeechMap::Edge::end);
+      if (t0 < 0) t0 = start;
+      t1 = std::max(t1, end);
+      char text[256];
+      parakeet_token_to_text(parakeet_token_to_str(ctx_.get(), td.id), piece.start == 0 && seg.text.empty(), text, sizeof text);
+      seg.text += text;
+      if (!o.word_timestamps) continue;
+      if (td.is_word_start || seg.words.empty()) seg.words.push_back(Word{seconds(start), seconds(end), text, td.p});
+      else {
+        Word& w = seg.words.back();
+        w.text += text;
+        w.end = seconds(end);
+        w.probability = std::min(w.probability, td.p);
+      }
+    }
+    for (Word& w : seg.words) {
+      const size_t first = w.text.find_first_not_of(' ');
+      w.text.erase(0, first == std::string::npos ? w.text.size() : first);
+    }
+    seg.start = seconds(std::max<int64_t>(t0, 0));
+    seg.end = t1 > 0 ? seconds(t1) : seconds(original_time(speech, offset + parakeet_full_get_segment_t1_from_state(state, i), SpeechMap::Edge::end));
+    seg.avg_logprob = seg.tokens.empty() ? 0.0f : static_cast<float>(logprob_sum / seg.tokens.size());
+    // One greedy pass per piece: no windows, no timestamp tokens, no fallback.
+    seg.tokens_with_timestamps = seg.tokens;
+    return seg;
+  }
+
   std::unique_ptr<parakeet_context, void (*)(parakeet_context*)> ctx_;
   StatePool<parakeet_state> pool_;
 };

@@ -132,12 +132,27 @@ class WhisperEngine : public Engine {
     p.logits_filter_callback = before_token;
     p.logits_filter_callback_user_data = &trace;
 
-    const int rc = whisper_full_with_state(ctx_.get(), state, p, pcm, engine_sample_count(n_samples));
+    TranscribeResult result;
+    result.duration = static_cast<double>(n_samples) / WHISPER_SAMPLE_RATE;
+    std::unique_ptr<SpeechMap> speech;
+    if (!o.vad.model_path.empty()) {
+      speech = std::make_unique<SpeechMap>(o.vad, o.threads, pcm, engine_sample_count(n_samples));
+      if (control->aborted()) throw AbortedError();
+      if (speech->samples().empty()) {
+        result.language = o.language;  // nothing to hear, nothing detected
+        return result;
+      }
+    }
+    // Times in the audio the model heard, in centiseconds, as times in the audio sent.
+    const auto start_at = [&speech](int64_t cs) { return original_time(speech.get(), cs, SpeechMap::Edge::start); };
+    const auto end_at = [&speech](int64_t cs) { return original_time(speech.get(), cs, SpeechMap::Edge::end); };
+    const float* heard = speech ? speech->samples().data() : pcm;
+    const size_t n_heard = speech ? speech->samples().size() : n_samples;
+
+    const int rc = whisper_full_with_state(ctx_.get(), state, p, heard, engine_sample_count(n_heard));
     if (control->aborted()) throw AbortedError();
     if (rc != 0) throw std::runtime_error("whisper inference failed (code " + std::to_string(rc) + ")");
 
-    TranscribeResult result;
-    result.duration = static_cast<double>(n_samples) / WHISPER_SAMPLE_RATE;
     const int lang_id = whisper_full_lang_id_from_state(state);
     result.language = lang_id >= 0 ? whisper_lang_str(lang_id) : o.language;
     const whisper_token eot = whisper_token_eot(ctx_.get());
@@ -149,9 +164,13 @@ class WhisperEngine : public Engine {
     int seek = 0;
     for (int i = 0; i < n_segments; ++i) {
       Segment seg;
+      // Without VAD these are the segment's own times; with it, mapped here
+      // (whisper.cpp maps only for the built-in state), as whisper.cpp maps them:
+      // at least 10 ms long.
       const int64_t t0 = whisper_full_get_segment_t0_from_state(state, i);
-      seg.start = seconds(t0);
-      seg.end = seconds(whisper_full_get_segment_t1_from_state(state, i));
+      const int64_t t1 = whisper_full_get_segment_t1_from_state(state, i);
+      seg.start = seconds(start_at(t0));
+      seg.end = seconds(speech ? std::max(end_at(t1), start_at(t0) + 10) : t1);
       seg.text = whisper_full_get_segment_text_from_state(state, i);
       seg.no_speech_prob = whisper_full_get_segment_no_speech_prob_from_state(state, i);
       const int n_tokens = whisper_full_n_tokens_from_state(state, i);
@@ -160,7 +179,7 @@ class WhisperEngine : public Engine {
       if (opens_window && n_tokens > 0) {
         seek = window_seek(trace.windows[window], t0, whisper_full_get_token_data_from_state(state, i, 0), beg);
       }
-      seg.seek = seek;
+      seg.seek = static_cast<int>(start_at(seek));
       if (window < trace.windows.size() && !ladder.empty()) {
         const int attempts = std::max(1, trace.windows[window].attempts);
         seg.temperature = ladder[std::min<size_t>(attempts, ladder.size()) - 1];
@@ -183,11 +202,11 @@ class WhisperEngine : public Engine {
         if (!o.word_timestamps) continue;
         const char* piece = whisper_token_to_str(ctx_.get(), td.id);
         const bool starts_word = seg.words.empty() || piece[0] == ' ';
-        if (starts_word) seg.words.push_back(Word{seconds(td.t0), seconds(td.t1), piece, td.p});
+        if (starts_word) seg.words.push_back(Word{seconds(start_at(td.t0)), seconds(end_at(td.t1)), piece, td.p});
         else {
           Word& w = seg.words.back();
           w.text += piece;
-          w.end = seconds(td.t1);
+          w.end = seconds(end_at(td.t1));
           w.probability = std::min(w.probability, td.p);
         }
       }

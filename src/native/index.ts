@@ -49,9 +49,25 @@ export interface TranscribeOptions {
   maxTokens?: number;
   /** Encoder window in frames (1500 = 30 s); 0 = full. Shrinking it speeds up short clips at an accuracy cost. */
   audioCtx?: number;
+  /** Transcribe only the speech Silero finds; times stay those of the audio sent. */
+  vad?: VadOptions;
   signal?: AbortSignal;
   /** Lets a scheduler pause and resume this job at safe points (see JobControl). */
   control?: JobControl;
+}
+
+/** Silero VAD (whisper.cpp's). The numbers default to whisper.cpp's own. */
+export interface VadOptions {
+  /** A Silero ggml file (ggml-silero-v6.2.0.bin). */
+  modelPath: string;
+  /** Speech probability from which a 32-ms frame counts as speech (0.5). */
+  threshold?: number;
+  /** Shorter stretches of speech are dropped (250). */
+  minSpeechMs?: number;
+  /** Silence that ends a stretch of speech (100). */
+  minSilenceMs?: number;
+  /** Kept before and after each stretch of speech (30). */
+  speechPadMs?: number;
 }
 
 /**
@@ -263,6 +279,15 @@ function validateOptions(o: Omit<TranscribeOptions, 'signal'>): void {
     throw new RangeError('temperature must be a number in 0..1');
   }
   if (o.language !== undefined && !/^[a-z]{2,3}$/.test(o.language)) throw new RangeError('language must be an ISO-639-1 code');
+  if (o.vad !== undefined) {
+    if (typeof o.vad?.modelPath !== 'string' || o.vad.modelPath === '') throw new TypeError('vad.modelPath must name a Silero model file');
+    if (o.vad.threshold !== undefined && !(typeof o.vad.threshold === 'number' && o.vad.threshold >= 0 && o.vad.threshold <= 1)) {
+      throw new RangeError('vad.threshold must be a number in 0..1');
+    }
+    intIn(o.vad.minSpeechMs, 'vad.minSpeechMs', 0, 60_000);
+    intIn(o.vad.minSilenceMs, 'vad.minSilenceMs', 0, 60_000);
+    intIn(o.vad.speechPadMs, 'vad.speechPadMs', 0, 60_000);
+  }
 }
 
 export interface LoadModelOptions {

@@ -1,0 +1,57 @@
+// Voice activity detection for both families: Silero (whisper.cpp's VAD)
+// finds the speech, the speech is joined the way whisper.cpp's own VAD path
+// joins it, and times in the joined audio map back to the original audio.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "job_control.h"
+
+namespace stt {
+
+struct VadOptions {
+  std::string model_path;  // empty: no VAD
+  float threshold = 0.5f;  // whisper.cpp's defaults (whisper_vad_default_params)
+  int min_speech_ms = 250;
+  int min_silence_ms = 100;
+  int speech_pad_ms = 30;
+};
+
+// Speech only, joined. whisper_full() does the same when its params ask for
+// VAD, but only for the context's built-in state; the engines run pooled
+// states through whisper_full_with_state(), which skips VAD, so the joining
+// and the time mapping are done here, the same way (whisper.cpp's whisper_vad
+// and map_processed_to_original_time), so that output equals whisper-cli --vad.
+class SpeechMap {
+ public:
+  // Runs Silero over the audio. Throws if the VAD model cannot be loaded or run.
+  SpeechMap(const VadOptions& vad, int threads, const float* pcm, int n_samples);
+
+  const std::vector<float>& samples() const { return samples_; }
+  // Whether a time is where something begins or where it ends.
+  enum class Edge { start, end };
+  // A time in the joined audio, in centiseconds (whisper.cpp's and parakeet.cpp's
+  // unit), as a time in the original. whisper.cpp interpolates across the 0.1 s
+  // of zeros that stand for a gap, so a segment that begins in them would begin
+  // in the middle of a minute of silence; here it begins where the next speech
+  // does, and one that ends in them ends where the speech before them ended.
+  int64_t to_original(int64_t cs, Edge edge) const;
+
+ private:
+  struct Gap {
+    int64_t joined_start, joined_end;      // the zeros
+    int64_t speech_ends, speech_resumes;   // the silence they stand for
+  };
+  std::vector<float> samples_;
+  std::vector<std::pair<int64_t, int64_t>> table_;  // (joined, original), sorted by joined time
+  std::vector<Gap> gaps_;
+};
+
+// A time as sent: through the map when VAD ran, as it is when not.
+inline int64_t original_time(const SpeechMap* speech, int64_t cs, SpeechMap::Edge edge) {
+  return speech ? speech->to_original(cs, edge) : cs;
+}
+
+}  // namespace stt
