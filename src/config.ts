@@ -22,6 +22,10 @@ export interface Config {
   modelBaseUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   shrinkEncoderWindow: boolean;
+  /** Transcribe only the speech Silero VAD finds, unless a request asks otherwise (STT_VAD). */
+  vad: boolean;
+  /** Where the Silero VAD model is fetched from when a local runtime is installed. */
+  vadModelUrl: string;
   /** Which local job computes next: shortest audio first with preemption (default), or arrival order without (a benchmark control). */
   scheduling: SchedulingOrder;
   maxTokens: number;
@@ -96,6 +100,8 @@ export const wantedThreadpoolSize = (parallel: number): number => Math.max(4, 2 
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const DEFAULT_MODEL_BASE_URL = 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main';
+/** whisper.cpp's own Silero conversion (its models/download-vad-model.sh fetches from this repository). */
+export const DEFAULT_VAD_MODEL_URL = 'https://huggingface.co/ggml-org/whisper-vad/resolve/main/ggml-silero-v6.2.0.bin';
 
 export function loadConfig(env: Env = process.env): Config {
   const cores = os.availableParallelism();
@@ -119,6 +125,9 @@ export function loadConfig(env: Env = process.env): Config {
   const modelBaseUrl = env.STT_MODEL_BASE_URL || DEFAULT_MODEL_BASE_URL;
   const urlProblem = checkRemoteUrl(modelBaseUrl, allowInsecureLoopback);
   if (urlProblem) throw new ConfigError('STT_MODEL_BASE_URL', `${urlProblem}, got "${modelBaseUrl}"`);
+  const vadModelUrl = env.STT_VAD_MODEL_URL || DEFAULT_VAD_MODEL_URL;
+  const vadUrlProblem = checkRemoteUrl(vadModelUrl, allowInsecureLoopback);
+  if (vadUrlProblem) throw new ConfigError('STT_VAD_MODEL_URL', `${vadUrlProblem}, got "${vadModelUrl}"`);
   const headersTimeoutMs = int(env, 'STT_HEADERS_TIMEOUT_MS', 30_000, 100, 600_000);
   const uploadTimeoutMs = int(env, 'STT_UPLOAD_TIMEOUT_MS', 300_000, 100, 86_400_000);
   if (headersTimeoutMs > uploadTimeoutMs) throw new ConfigError('STT_HEADERS_TIMEOUT_MS', `cannot exceed STT_UPLOAD_TIMEOUT_MS (${uploadTimeoutMs})`);
@@ -143,6 +152,8 @@ export function loadConfig(env: Env = process.env): Config {
     modelBaseUrl,
     logLevel,
     shrinkEncoderWindow: bool(env, 'STT_SHRINK_ENCODER_WINDOW'),
+    vad: env.STT_VAD === undefined ? true : bool(env, 'STT_VAD'),
+    vadModelUrl,
     scheduling: scheduling(env.STT_SCHEDULING),
     maxTokens: int(env, 'STT_MAX_TOKENS', 0, 0, 100000),
     temperatureFallback: env.STT_TEMPERATURE_FALLBACK === undefined ? true : bool(env, 'STT_TEMPERATURE_FALLBACK'),

@@ -65,6 +65,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     scheduler,
     logger,
     shrinkEncoderWindow: config.shrinkEncoderWindow,
+    vad: config.vad,
     maxTokens: config.maxTokens,
     temperatureFallback: config.temperatureFallback,
     loadMarker: new LoadMarker(config.dataDir),
@@ -78,7 +79,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     allowInsecureLoopback: config.allowInsecureLoopback,
   }, logger);
   const stt = new SttRouter(settings, local, cloud);
-  const downloader = new ModelDownloader(config.modelsDir, config.modelBaseUrl, config.allowInsecureLoopback, logger);
+  const downloader = new ModelDownloader(config.modelsDir, config.modelBaseUrl, config.allowInsecureLoopback, logger, config.vadModelUrl);
   const serviceId = await settings.serviceId();
 
   const services: Services = {

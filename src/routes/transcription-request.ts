@@ -4,6 +4,7 @@ import { badRequest } from '../http/errors';
 import type { UploadedFile } from '../http/middleware/upload';
 import { RESPONSE_FORMATS, type ResponseFormat } from '../stt/formats';
 import type { Target } from '../stt/router';
+import { isChunkingField, parseChunkingStrategy, type ChunkingStrategy } from '../stt/chunking';
 
 export interface TranscriptionRequest {
   file: UploadedFile;
@@ -12,6 +13,8 @@ export interface TranscriptionRequest {
   prompt?: string;
   temperature?: number;
   granularities: Set<'segment' | 'word'>;
+  /** Undefined: the host's default (STT_VAD). */
+  chunkingStrategy?: ChunkingStrategy;
 }
 
 const TEXT_FIELDS = new Set(['model', 'language', 'response_format', 'prompt', 'temperature', 'timestamp_granularities[]', 'timestamp_granularities']);
@@ -46,7 +49,7 @@ export function parseTranscriptionRequest(fields: Fields, files: Record<string, 
     if (name !== 'file') throw badRequest('unknown_parameter', `Unknown file field "${name}".`, name);
   }
   for (const name of Object.keys(fields)) {
-    if (!TEXT_FIELDS.has(name)) throw badRequest('unknown_parameter', `Unknown field "${name}".`, name);
+    if (!TEXT_FIELDS.has(name) && !isChunkingField(name)) throw badRequest('unknown_parameter', `Unknown field "${name}".`, name);
   }
 
   // 2. model
@@ -101,5 +104,9 @@ export function parseTranscriptionRequest(fields: Fields, files: Record<string, 
     throw badRequest('unsupported_parameter', 'The selected provider does not return word timestamps.', 'timestamp_granularities[]');
   }
   if (granularities.size === 0) granularities.add('segment');
-  return { file, format, language, prompt: prompt || undefined, temperature, granularities };
+  const chunkingStrategy = parseChunkingStrategy(fields);
+  if (chunkingStrategy && !target.supportsChunking) {
+    throw badRequest('unsupported_parameter', 'The selected provider does not take chunking_strategy.', 'chunking_strategy');
+  }
+  return { file, format, language, prompt: prompt || undefined, temperature, granularities, chunkingStrategy };
 }

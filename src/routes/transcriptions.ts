@@ -92,6 +92,7 @@ export function transcriptionRoutes(v1: Router, s: Services): void {
           prompt: req.prompt,
           temperature: req.temperature,
           granularities: req.granularities,
+          chunkingStrategy: req.chunkingStrategy,
         });
       } catch (err) {
         if (s.shuttingDown.signal.aborted && !ctx.state.clientGone) {

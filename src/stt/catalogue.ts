@@ -63,6 +63,14 @@ export const RUNTIMES: readonly RuntimeSpec[] = [
   },
 ];
 
+/**
+ * Silero VAD v6.2.0 in ggml form, used with every local runtime (fetched
+ * from STT_VAD_MODEL_URL beside a runtime's download). Size and sha256 of
+ * ../shared/fixtures/models/for-tests-silero-v6.2.0-ggml.bin, which its
+ * README states is identical to the released ggml-silero-v6.2.0.bin.
+ */
+export const VAD_FILE: RuntimeFile = file('ggml-silero-v6.2.0.bin', 885098, '2aa269b785eeb53a82983a20501ddf7c1d9c48e33ab63a41391ac6c9f7fb6987');
+
 export function runtimeById(id: string): RuntimeSpec | undefined {
   return RUNTIMES.find((r) => r.id === id);
 }

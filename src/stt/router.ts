@@ -17,6 +17,8 @@ export interface Target {
   languages: ReadonlySet<string> | null;
   supportsPrompt: boolean;
   supportsWords: boolean;
+  /** Takes OpenAI's chunking_strategy (local runtimes: Silero VAD). */
+  supportsChunking: boolean;
 }
 
 export interface TranscribeInput extends Omit<CloudRequest, 'wav'> {
@@ -73,6 +75,7 @@ export class SttRouter {
       languages: spec?.languages ?? null,
       supportsPrompt: spec?.supportsPrompt ?? true,
       supportsWords: true,
+      supportsChunking: true,
     };
   }
 
@@ -90,6 +93,7 @@ export class SttRouter {
       pcm,
       durationSeconds: input.durationSeconds,
       signal: input.signal,
+      chunkingStrategy: input.chunkingStrategy,
       options: {
         language: input.language,
         prompt: input.prompt,

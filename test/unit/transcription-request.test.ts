@@ -7,7 +7,7 @@ import { parseTranscriptionRequest } from '../../src/routes/transcription-reques
 import { ApiError } from '../../src/http/errors';
 import type { Target } from '../../src/stt/router';
 
-const local: Target = { mode: 'local', alias: 'service-local-stt', languages: new Set(['en', 'de']), supportsPrompt: true, supportsWords: true };
+const local: Target = { mode: 'local', alias: 'service-local-stt', languages: new Set(['en', 'de']), supportsPrompt: true, supportsWords: true, supportsChunking: true };
 const file = { buffer: Buffer.from('RIFF'), originalFilename: 'a.wav', mimetype: 'audio/wav', size: 4 };
 const parse = (fields: Record<string, unknown>, target: Target = local, files: Record<string, unknown> = { file }) =>
   parseTranscriptionRequest(fields, files, target);
@@ -23,7 +23,7 @@ function refused(fields: Record<string, unknown>, code: string, param: string | 
 test('the defaults: json, segment granularity, nothing else set', () => {
   const r = parse({});
   assert.deepEqual({ ...r, granularities: [...r.granularities] }, {
-    file, format: 'json', language: undefined, prompt: undefined, temperature: undefined, granularities: ['segment'],
+    file, format: 'json', language: undefined, prompt: undefined, temperature: undefined, granularities: ['segment'], chunkingStrategy: undefined,
   });
 });
 
@@ -118,4 +118,32 @@ test('messages name the field or value refused and what is accepted instead', ()
   assert.equal(messageOf({ temperature: '2' }), 'temperature must be a number between 0 and 1.');
   assert.equal(messageOf({ response_format: 'verbose_json', 'timestamp_granularities[]': 'char' }), 'timestamp_granularities[] accepts "segment" and "word".');
   assert.equal(messageOf({ 'timestamp_granularities[]': 'word' }), 'timestamp_granularities[] requires response_format=verbose_json.');
+});
+
+test('chunking_strategy: "auto", a JSON server_vad object, or the SDKs\' flattened chunking_strategy[...] fields', () => {
+  assert.equal(parse({}).chunkingStrategy, undefined, 'absent: the host default');
+  assert.equal(parse({ chunking_strategy: '' }).chunkingStrategy, undefined);
+  assert.deepEqual(parse({ chunking_strategy: 'auto' }).chunkingStrategy, { type: 'auto' });
+  assert.deepEqual(parse({ chunking_strategy: '"auto"' }).chunkingStrategy, { type: 'auto' });
+  // OpenAI's defaults fill the fields not sent.
+  assert.deepEqual(parse({ chunking_strategy: '{"type":"server_vad"}' }).chunkingStrategy,
+    { type: 'server_vad', threshold: 0.5, prefixPaddingMs: 300, silenceDurationMs: 200 });
+  assert.deepEqual(parse({ chunking_strategy: '{"type":"server_vad","threshold":0.7,"prefix_padding_ms":100,"silence_duration_ms":500}' }).chunkingStrategy,
+    { type: 'server_vad', threshold: 0.7, prefixPaddingMs: 100, silenceDurationMs: 500 });
+  assert.deepEqual(parse({ 'chunking_strategy[type]': 'server_vad', 'chunking_strategy[threshold]': '0.25', 'chunking_strategy[silence_duration_ms]': '800' }).chunkingStrategy,
+    { type: 'server_vad', threshold: 0.25, prefixPaddingMs: 300, silenceDurationMs: 800 });
+});
+
+test('chunking_strategy: each bad value is a 400 naming the field', () => {
+  for (const value of ['manual', '{"type":"semantic_vad"}', '{"type":"server_vad","threshold":1.5}', '{"type":"server_vad","threshold":"x"}',
+    '{"type":"server_vad","prefix_padding_ms":1.5}', '{"type":"server_vad","silence_duration_ms":-1}', '{"type":"server_vad","silence_duration_ms":10001}',
+    '{"type":"server_vad","eagerness":"high"}', '[1]', '{', 'null', '3']) {
+    refused({ chunking_strategy: value }, 'invalid_value', 'chunking_strategy');
+  }
+  refused({ 'chunking_strategy[type]': 'server_vad', 'chunking_strategy[threshold]': '0x1' }, 'invalid_value', 'chunking_strategy');
+  refused({ 'chunking_strategy[type]': 'server_vad', chunking_strategy: 'auto' }, 'invalid_value', 'chunking_strategy');
+  refused({ chunking_strategy: ['auto', 'auto'] }, 'duplicate_field', 'chunking_strategy');
+  refused({ 'chunking_strategy[]': 'auto' }, 'unknown_parameter', 'chunking_strategy[]');
+  const deepgram: Target = { ...local, mode: 'cloud', supportsChunking: false };
+  refused({ chunking_strategy: 'auto' }, 'unsupported_parameter', 'chunking_strategy', deepgram);
 });

@@ -3,6 +3,7 @@
 import type { OutputTranscription } from '../formats';
 import { ProviderError, providerFetch } from './provider-fetch';
 import type { AdapterCall } from './adapter';
+import { chunkingFieldValue } from '../chunking';
 
 interface VerboseResponse {
   text?: unknown;
@@ -25,6 +26,7 @@ export async function openaiTranscribe(call: AdapterCall): Promise<OutputTranscr
     if (request.language) form.append('language', request.language);
     if (request.prompt) form.append('prompt', request.prompt);
     if (request.temperature !== undefined) form.append('temperature', String(request.temperature));
+    if (request.chunkingStrategy) form.append('chunking_strategy', chunkingFieldValue(request.chunkingStrategy));
     if (needsDetail) for (const g of request.granularities) form.append('timestamp_granularities[]', g);
     return { method: 'POST', body: form, headers: { Authorization: `Bearer ${apiKey}` } };
   };

@@ -6,6 +6,7 @@ import type { Logger } from '../../log';
 import { UndecryptableKeyError, type ProviderRecord, type ProviderStore } from '../../store/providers';
 import type { OutputTranscription, ResponseFormat } from '../formats';
 import { WHISPER_LANGUAGES } from '../languages';
+import type { ChunkingStrategy } from '../chunking';
 import type { AdapterCall } from './adapter';
 import { deepgramTranscribe } from './deepgram-adapter';
 import { openaiTranscribe } from './openai-adapter';
@@ -21,12 +22,14 @@ export interface CloudRequest {
   prompt?: string;
   temperature?: number;
   granularities: ReadonlySet<'segment' | 'word'>;
+  chunkingStrategy?: ChunkingStrategy;
 }
 
 export interface CloudCapabilities {
   languages: ReadonlySet<string> | null;
   supportsPrompt: boolean;
   supportsWords: boolean;
+  supportsChunking: boolean;
 }
 
 export interface ProviderFailure {
@@ -41,8 +44,8 @@ const DEEPGRAM_LANGUAGES = new Set(['bg', 'ca', 'zh', 'cs', 'da', 'nl', 'en', 'e
   'ja', 'ko', 'lv', 'lt', 'ms', 'no', 'pl', 'pt', 'ro', 'ru', 'sk', 'es', 'sv', 'th', 'tr', 'uk', 'vi']);
 
 const CAPABILITIES: Record<ProviderRecord['kind'], CloudCapabilities> = {
-  openai: { languages: OPENAI_LANGUAGES, supportsPrompt: true, supportsWords: true },
-  deepgram: { languages: DEEPGRAM_LANGUAGES, supportsPrompt: false, supportsWords: true },
+  openai: { languages: OPENAI_LANGUAGES, supportsPrompt: true, supportsWords: true, supportsChunking: true },
+  deepgram: { languages: DEEPGRAM_LANGUAGES, supportsPrompt: false, supportsWords: true, supportsChunking: false },
 };
 
 const ADAPTERS: Record<ProviderRecord['kind'], (call: AdapterCall) => Promise<OutputTranscription>> = {

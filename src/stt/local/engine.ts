@@ -1,9 +1,12 @@
 // The local runtime: which model is active, loading and switching models
 // without dropping requests, and running transcriptions through the scheduler.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { Logger } from '../../log';
-import { createJobControl, loadModel, type Model, type Transcription, type TranscribeOptions } from '../../native';
-import { ApiError, unavailable } from '../../http/errors';
-import { installedFile, runtimeById, type RuntimeSpec } from '../catalogue';
+import { createJobControl, loadModel, type Model, type Transcription, type TranscribeOptions, type VadOptions } from '../../native';
+import { ApiError, badRequest, unavailable } from '../../http/errors';
+import { installedFile, runtimeById, VAD_FILE, type RuntimeSpec } from '../catalogue';
+import type { ChunkingStrategy } from '../chunking';
 import { AbortedError, QueueFullError, Scheduler } from './scheduler';
 import type { LoadMarker, LoadRecord } from './load-marker';
 
@@ -19,7 +22,9 @@ interface Loaded {
 export interface LocalRequest {
   pcm: Float32Array;
   durationSeconds: number;
-  options: Omit<TranscribeOptions, 'signal' | 'threads'>;
+  options: Omit<TranscribeOptions, 'signal' | 'threads' | 'vad'>;
+  /** Undefined: VAD as the host set it (STT_VAD). */
+  chunkingStrategy?: ChunkingStrategy;
   signal: AbortSignal;
 }
 
@@ -29,6 +34,8 @@ export interface LocalEngineOptions {
   logger: Logger;
   /** Shrink Whisper's 30-s encoder window for short clips (STT_SHRINK_ENCODER_WINDOW). */
   shrinkEncoderWindow: boolean;
+  /** VAD unless a request asks for it by itself (STT_VAD). */
+  vad: boolean;
   /** Tokens per segment, 0 = the model's limit (STT_MAX_TOKENS). */
   maxTokens: number;
   /** whisper.cpp's temperature retries on low-confidence windows (STT_TEMPERATURE_FALLBACK). */
@@ -59,6 +66,7 @@ export class LocalEngine {
   /** Native loads running now: the marker stays until the last one returns. */
   private loadsInFlight = 0;
   private crashedLoad: LoadRecord | null;
+  private vadMissingLogged = false;
 
   constructor(private readonly opts: LocalEngineOptions) {
     // Read before anything can be activated: the marker is this process's own from then on.
@@ -175,6 +183,7 @@ export class LocalEngine {
       if (state === 'loading') throw unavailable('model_loading', 'The local model is still loading; retry shortly.', 5);
       throw new ApiError(502, 'no_active_model', 'No local speech model is active. The host must activate one in /settings.');
     }
+    const vad = this.vadFor(req.chunkingStrategy);
     this.opts.logger.debug({ audioSeconds: req.durationSeconds, ...this.opts.scheduler.stats() }, 'local job queued');
     const queued = performance.now();
     try {
@@ -192,6 +201,7 @@ export class LocalEngine {
             ...req.options,
             threads,
             audioCtx: this.audioCtxFor(loaded.spec, req.durationSeconds),
+            vad,
             signal: req.signal,
             control,
           });
@@ -210,6 +220,31 @@ export class LocalEngine {
       this.opts.logger.error({ err: (err as Error).message }, 'local inference failed');
       throw new ApiError(502, 'runtime_error', 'The local speech model failed to transcribe the audio.');
     }
+  }
+
+  /**
+   * Silero VAD for a request: OpenAI's server_vad fields mapped onto
+   * whisper.cpp's (prefix_padding_ms pads each stretch of speech,
+   * silence_duration_ms ends one), "auto" and the host's default with
+   * whisper.cpp's own values. Without the model file a request that asked
+   * for VAD is refused; the host's default falls back to no VAD, logged once.
+   */
+  private vadFor(chunking: ChunkingStrategy | undefined): VadOptions | undefined {
+    if (!chunking && !this.opts.vad) return undefined;
+    const modelPath = path.join(this.opts.modelsDir, VAD_FILE.name);
+    if (!existsSync(modelPath)) {
+      if (chunking) {
+        throw badRequest('unsupported_parameter', `chunking_strategy needs the VAD model (${VAD_FILE.name}), which is not installed here.`,
+          'chunking_strategy');
+      }
+      if (!this.vadMissingLogged) {
+        this.vadMissingLogged = true;
+        this.opts.logger.warn({ file: modelPath }, 'STT_VAD is on but the VAD model is not installed: transcribing without VAD');
+      }
+      return undefined;
+    }
+    if (chunking?.type !== 'server_vad') return { modelPath };
+    return { modelPath, threshold: chunking.threshold, speechPadMs: chunking.prefixPaddingMs, minSilenceMs: chunking.silenceDurationMs };
   }
 
   private audioCtxFor(spec: RuntimeSpec, seconds: number): number {
