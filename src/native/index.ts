@@ -51,6 +51,12 @@ export interface TranscribeOptions {
   audioCtx?: number;
   /** Transcribe only the speech Silero finds; times stay those of the audio sent. */
   vad?: VadOptions;
+  /**
+   * Parakeet: the longest audio transcribed in one pass; longer audio is cut
+   * into pieces at pauses. Default (0): the model's own context, 49 s for
+   * parakeet-tdt-0.6b-v3. For benchmarks and tests.
+   */
+  pieceSeconds?: number;
   signal?: AbortSignal;
   /** Lets a scheduler pause and resume this job at safe points (see JobControl). */
   control?: JobControl;
@@ -279,6 +285,9 @@ function validateOptions(o: Omit<TranscribeOptions, 'signal'>): void {
     throw new RangeError('temperature must be a number in 0..1');
   }
   if (o.language !== undefined && !/^[a-z]{2,3}$/.test(o.language)) throw new RangeError('language must be an ISO-639-1 code');
+  if (o.pieceSeconds !== undefined && !(typeof o.pieceSeconds === 'number' && (o.pieceSeconds === 0 || (o.pieceSeconds >= 1 && o.pieceSeconds <= 100_000)))) {
+    throw new RangeError('pieceSeconds must be 0 (the model\'s context) or a number of seconds in 1..100000');
+  }
   if (o.vad !== undefined) {
     if (typeof o.vad?.modelPath !== 'string' || o.vad.modelPath === '') throw new TypeError('vad.modelPath must name a Silero model file');
     if (o.vad.threshold !== undefined && !(typeof o.vad.threshold === 'number' && o.vad.threshold >= 0 && o.vad.threshold <= 1)) {

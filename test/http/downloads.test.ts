@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { startTestServer, tempDataDir, type TestServer } from '../helpers/server';
 import { startModelServer, type ModelServer } from '../helpers/fake-providers';
 import { microModel, PARAKEET_FIXTURE } from '../helpers/models';
+import { VAD_FIXTURE } from '../helpers/paths';
 
 // whisper-base's default file, the one a download without a variant fetches.
 const FILE = 'ggml-base-q8_0.bin';
@@ -186,5 +187,34 @@ test('downloads: shutdown aborts a download in progress and keeps the partial, w
   } finally {
     models.holdAt = [];
     await s.close();
+  }
+});
+
+test('downloads: the VAD model comes with the first runtime, checked against its pinned sha256; a wrong file is not installed and the runtime still is', async () => {
+  const vad = readFileSync(VAD_FIXTURE);
+  models.files.set(FILE, whisper);
+  const serve = async (body: Buffer) => {
+    models.files.set('vad/ggml-silero-v6.2.0.bin', body);
+    const s = await startTestServer({ installModels: false, env: { STT_MODEL_BASE_URL: models.url, STT_VAD_MODEL_URL: `${models.url}/vad/ggml-silero-v6.2.0.bin` } });
+    s.services.downloader.published.set(FILE, { bytes: whisper.length, sha256: sha256(whisper) });
+    return s;
+  };
+  const good = await serve(vad);
+  try {
+    assert.equal((await download(good)).download.state, 'done');
+    assert.deepEqual(readdirSync(modelsDir(good)).sort(), [FILE, 'ggml-silero-v6.2.0.bin']);
+    assert.ok(readFileSync(path.join(modelsDir(good), 'ggml-silero-v6.2.0.bin')).equals(vad));
+  } finally {
+    await good.close();
+  }
+  // Same size, one byte changed: the pinned sha256 refuses it.
+  const tampered = Buffer.from(vad);
+  tampered[tampered.length - 1] ^= 1;
+  const bad = await serve(tampered);
+  try {
+    assert.equal((await download(bad)).download.state, 'done', 'the runtime is installed all the same');
+    assert.deepEqual(readdirSync(modelsDir(bad)), [FILE], 'no VAD model, and no partial left');
+  } finally {
+    await bad.close();
   }
 });

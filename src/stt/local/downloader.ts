@@ -75,10 +75,13 @@ export class ModelDownloader {
     };
     this.status.set(spec.id, status);
     return this.run(spec, file, status, controller.signal)
-      .then(() => this.fetchVadModel(controller.signal).catch((err) => {
-        // The runtime works without it (transcribing silence too); the next download tries again.
-        this.logger.warn({ file: VAD_FILE.name, err: (err as Error).message }, 'VAD model download failed; transcribing without VAD');
-      }))
+      .then(async () => {
+        await this.fetchVadModel(controller.signal).catch((err) => {
+          // The runtime works without it (transcribing silence too); the next download tries again.
+          this.logger.warn({ file: VAD_FILE.name, err: (err as Error).message }, 'VAD model download failed; transcribing without VAD');
+        });
+        status.state = 'done';
+      })
       .catch((err) => {
         status.state = 'failed';
         status.error = (err as Error).message;
@@ -123,7 +126,6 @@ export class ModelDownloader {
       throw new Error(`downloaded file is not a usable model: ${(err as Error).message}`);
     }
     await rename(partial, path.join(this.modelsDir, file.name));
-    status.state = 'done';
     this.logger.info(
       { runtime: spec.id, file: file.name, bytes: status.receivedBytes, sha256: status.sha256, checksumVerified: status.checksumVerified },
       status.checksumVerified ? 'model downloaded and verified' : 'model downloaded; no published checksum, recorded its sha256',
