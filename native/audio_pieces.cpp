@@ -54,21 +54,22 @@ std::vector<AudioPiece> plan_pieces(const float* pcm, size_t n_samples, size_t m
   std::vector<AudioPiece> pieces;
   const size_t search = std::min(kSearch, max_samples / 2);
   const size_t overlap = std::min(kOverlap, max_samples / 4);
-  size_t start = 0, keep_from = 0;
+  size_t start = 0, keep_from = 0, alone_from = 0;
   while (n_samples - start > max_samples) {
     const size_t limit = start + max_samples;
     const size_t cut = quietest_pause(pcm, limit - search, limit);
     if (cut < limit) {
-      pieces.push_back({start, cut, keep_from, cut});
-      start = keep_from = cut;
+      pieces.push_back({start, cut, keep_from, cut, alone_from, cut});
+      start = keep_from = alone_from = cut;
     } else {
       const size_t seam = limit - overlap / 2;
-      pieces.push_back({start, limit, keep_from, seam});
+      pieces.push_back({start, limit, keep_from, seam, alone_from, limit - overlap});
       keep_from = seam;
+      alone_from = limit;  // the next piece alone hears what follows this one's end
       start = limit - overlap;
     }
   }
-  pieces.push_back({start, n_samples, keep_from, SIZE_MAX});
+  pieces.push_back({start, n_samples, keep_from, SIZE_MAX, alone_from, SIZE_MAX});
   return pieces;
 }
 

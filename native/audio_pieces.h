@@ -13,8 +13,12 @@ struct AudioPiece {
   size_t start = 0, end = 0;  // the samples transcribed, [start, end)
   // Words are kept from this piece when they start in [keep_from, keep_to):
   // pieces cut at a pause meet there; pieces cut in speech overlap and each
-  // keeps its half of the overlap, so no word is lost or said twice.
+  // keeps its half of the overlap, so no word is said twice. What only this
+  // piece heard, [alone_from, alone_to), is kept whatever word it belongs to,
+  // so no token is lost when a word runs on past the overlap (or a model
+  // marks no word starts at all).
   size_t keep_from = 0, keep_to = 0;
+  size_t alone_from = 0, alone_to = 0;
 };
 
 // One piece when the audio fits in max_samples. Otherwise each cut falls in

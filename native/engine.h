@@ -35,6 +35,7 @@ struct TranscribeOptions {
   int max_tokens = 0;  // per segment; 0 = the model's own limit
   int audio_ctx = 0;   // 0 = the full 30-s window; smaller trades accuracy for speed on short clips
   VadOptions vad;      // a model path: transcribe only the speech Silero finds
+  double piece_seconds = 0;  // Parakeet: longest piece transcribed in one pass; 0 = the model's context
   JobHandle control;
 };
 

@@ -40,6 +40,7 @@ TranscribeOptions options_from(const Napi::Object& o) {
   t.word_timestamps = get_bool(o, "wordTimestamps", false);
   t.max_tokens = static_cast<int>(get_number(o, "maxTokens", 0));
   t.audio_ctx = static_cast<int>(get_number(o, "audioCtx", 0));
+  t.piece_seconds = get_number(o, "pieceSeconds", 0.0);
   Napi::Value vad = o.Get("vad");
   if (vad.IsObject()) {
     const Napi::Object v = vad.As<Napi::Object>();

@@ -42,7 +42,7 @@ class ParakeetEngine : public Engine {
     result.language = o.language;  // Parakeet v3 does not report the language it heard
     std::unique_ptr<SpeechMap> speech;
     if (!o.vad.model_path.empty()) {
-      speech = std::make_unique<SpeechMap>(o.vad, o.threads, pcm, engine_sample_count(n_samples));
+      speech = std::make_unique<SpeechMap>(o.vad, pcm, engine_sample_count(n_samples));
       if (control->aborted()) throw AbortedError();
       if (speech->samples().empty()) return result;
     }
@@ -50,8 +50,11 @@ class ParakeetEngine : public Engine {
     const size_t n_heard = speech ? speech->samples().size() : n_samples;
 
     // One pass while the audio fits the model's context (less a second of
-    // margin for the mel frames at the edges), pieces beyond it.
-    const size_t max_samples = static_cast<size_t>(std::max(parakeet_model_n_audio_ctx(ctx_.get()) - 100, 100)) * kHop;
+    // margin for the mel frames at the edges), pieces beyond it. pieceSeconds
+    // overrides the limit (benchmarks/long-audio.ts measures one pass against pieces).
+    const size_t max_samples = o.piece_seconds > 0
+        ? static_cast<size_t>(std::max(o.piece_seconds, 1.0) * PARAKEET_SAMPLE_RATE)
+        : static_cast<size_t>(std::max(parakeet_model_n_audio_ctx(ctx_.get()) - 100, 100)) * kHop;
     for (const AudioPiece& piece : plan_pieces(heard, n_heard, max_samples)) {
       parakeet_full_params p = parakeet_full_default_params(PARAKEET_SAMPLING_GREEDY);
       p.n_threads = o.threads;
@@ -91,12 +94,10 @@ class ParakeetEngine : public Engine {
     bool keeping = false;
     for (int j = 0; j < n_tokens; ++j) {
       const parakeet_token_data td = parakeet_full_get_token_data_from_state(state, i, j);
-      // Whole words only: a word is kept or dropped by where it starts.
-      if (td.is_word_start || j == 0) {
-        const size_t at = static_cast<size_t>(std::max<int64_t>(offset + td.t0, 0)) * kHop;
-        keeping = at >= piece.keep_from && at < piece.keep_to;
-      }
-      if (!keeping) continue;
+      // A word is kept or dropped by where it starts; a token only this piece heard is always kept.
+      const size_t at = static_cast<size_t>(std::max<int64_t>(offset + td.t0, 0)) * kHop;
+      if (td.is_word_start || j == 0) keeping = at >= piece.keep_from && at < piece.keep_to;
+      if (!keeping && !(at >= piece.alone_from && at < piece.alone_to)) continue;
       if (o.max_tokens > 0 && static_cast<int>(seg.tokens.size()) >= o.max_tokens) break;
       seg.tokens.push_back(td.id);
       logprob_sum += td.plog;

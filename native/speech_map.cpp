@@ -17,9 +17,12 @@ int64_t samples_to_cs(int samples) { return static_cast<int64_t>((samples / stat
 
 }  // namespace
 
-SpeechMap::SpeechMap(const VadOptions& vad, int threads, const float* pcm, int n_samples) {
+SpeechMap::SpeechMap(const VadOptions& vad, const float* pcm, int n_samples) {
   whisper_vad_context_params cp = whisper_vad_default_context_params();
-  cp.n_threads = threads;
+  // Silero runs one small graph per 32-ms frame (3,750 a minute): more threads
+  // only add a barrier per graph, where a thread the OS has descheduled keeps
+  // the others spinning (whisper-cli's default of 4 took minutes on 2 busy cores).
+  cp.n_threads = 1;
   cp.use_gpu = false;
   // A context per job: Silero keeps its LSTM state in it, and loading the
   // 0.9-MB model costs little beside a transcription.

@@ -27,7 +27,7 @@ struct VadOptions {
 class SpeechMap {
  public:
   // Runs Silero over the audio. Throws if the VAD model cannot be loaded or run.
-  SpeechMap(const VadOptions& vad, int threads, const float* pcm, int n_samples);
+  SpeechMap(const VadOptions& vad, const float* pcm, int n_samples);
 
   const std::vector<float>& samples() const { return samples_; }
   // Whether a time is where something begins or where it ends.

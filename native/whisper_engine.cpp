@@ -136,7 +136,7 @@ class WhisperEngine : public Engine {
     result.duration = static_cast<double>(n_samples) / WHISPER_SAMPLE_RATE;
     std::unique_ptr<SpeechMap> speech;
     if (!o.vad.model_path.empty()) {
-      speech = std::make_unique<SpeechMap>(o.vad, o.threads, pcm, engine_sample_count(n_samples));
+      speech = std::make_unique<SpeechMap>(o.vad, pcm, engine_sample_count(n_samples));
       if (control->aborted()) throw AbortedError();
       if (speech->samples().empty()) {
         result.language = o.language;  // nothing to hear, nothing detected

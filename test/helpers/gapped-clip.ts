@@ -18,10 +18,10 @@ export interface GappedClip {
  * `gaps[i]` seconds of noise follow utterance i (and one gap leads, gaps[0]
  * long), so the clip holds gaps.length utterances. The noise is uniform, at
  * `noise` of full scale (0.003: about -56 dBFS RMS, a quiet room), seeded so
- * every run builds the same bytes.
+ * every run builds the same bytes. `firstClip`: the corpus clip to start from.
  */
-export function gappedClip(gaps: number[], noise = 0.003): GappedClip {
-  const clips = evalClips().filter((c) => c.set === 'hifitts_6097').slice(0, gaps.length);
+export function gappedClip(gaps: number[], noise = 0.003, firstClip = 0): GappedClip {
+  const clips = evalClips().filter((c) => c.set === 'hifitts_6097').slice(firstClip, firstClip + gaps.length);
   if (clips.length < gaps.length) throw new Error(`the corpus has ${clips.length} hifitts clips, ${gaps.length} asked for`);
   const utterances = clips.map((c) => readPcm16Mono(readFileSync(c.file)).samples);
   const rate = 16000;

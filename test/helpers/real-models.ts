@@ -4,14 +4,20 @@ import { mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { realModelPath, type RealModelName } from '../../scripts/lib/real-models';
 import { startTestServer, tempDataDir, type TestServer } from './server';
+import { VAD_FIXTURE } from './paths';
+import { VAD_FILE } from '../../src/stt/catalogue';
 
 export { realModelPath };
 
-/** The server with a real model as whisper-base, decoding without caps: greedy, no fallback. */
-export async function startRealServer(name: RealModelName): Promise<TestServer> {
+/**
+ * The server with a real model as whisper-base, decoding without caps: greedy,
+ * no fallback. `vad` installs the Silero model (VAD on by default then).
+ */
+export async function startRealServer(name: RealModelName, opts: { vad?: boolean; env?: Record<string, string> } = {}): Promise<TestServer> {
   const model = realModelPath(name);
   const dataDir = tempDataDir();
   mkdirSync(path.join(dataDir, 'models'));
   symlinkSync(model, path.join(dataDir, 'models', 'ggml-base.bin'));
-  return startTestServer({ dataDir, installModels: false, routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_TOKENS: '0' } });
+  if (opts.vad) symlinkSync(VAD_FIXTURE, path.join(dataDir, 'models', VAD_FILE.name));
+  return startTestServer({ dataDir, installModels: false, routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_TOKENS: '0', ...opts.env } });
 }

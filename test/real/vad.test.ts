@@ -1,0 +1,119 @@
+// Silero VAD with real base weights, on real speech with long gaps of quiet
+// noise between the utterances (test/helpers/gapped-clip.ts): parity with
+// whisper-cli --vad, no words in the silences, times in the audio as sent,
+// OpenAI's chunking_strategy and the host's STT_VAD.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadModel } from '../../src/native';
+import { whisperCli } from '../../benchmarks/lib/whisper-cli';
+import { wer } from '../../scripts/lib/english-normalizer';
+import { gappedClip } from '../helpers/gapped-clip';
+import { VAD_FIXTURE } from '../helpers/paths';
+import { realModelPath, startRealServer } from '../helpers/real-models';
+import { transcribe, wavBlob, type TestServer } from '../helpers/server';
+
+// Five utterances of 2-3 s, with 5 to 60 s of noise at about -56 dBFS around them.
+const clip = gappedClip([6, 60, 5, 25, 12]);
+const SLACK = 0.3; // s: Silero's frames are 32 ms, whisper.cpp pads speech by 30 ms, word times are Whisper's
+
+interface Verbose {
+  text: string;
+  duration: number;
+  segments: { start: number; end: number; text: string }[];
+  words: { word: string; start: number; end: number }[];
+}
+
+async function verbose(s: TestServer, fields: Record<string, string> = {}): Promise<Verbose> {
+  const res = await transcribe(s, {
+    file: wavBlob(clip.wav), response_format: 'verbose_json', language: 'en', 'timestamp_granularities[]': ['segment', 'word'], ...fields,
+  }, s.auth);
+  assert.equal(res.status, 200, await res.clone().text());
+  return res.json();
+}
+
+const inSpeech = (t: number) => clip.speech.some((u) => t >= u.start - SLACK && t <= u.end + SLACK);
+
+let withVad: TestServer;
+let without: TestServer;
+before(async () => {
+  withVad = await startRealServer('base-q8_0', { vad: true });
+  without = await startRealServer('base-q8_0');
+});
+after(async () => {
+  await withVad.close();
+  await without.close();
+});
+
+test('VAD: the same tokens and text as whisper-cli --vad with the same Silero model', { timeout: 600_000 }, async () => {
+  // Short: whisper-cli runs Silero on whisper.cpp's default of 4 threads, one
+  // graph per 32-ms frame, and on 2 cores each graph waits for descheduled
+  // threads at ggml's barrier (20 s of audio took 143 s here; the addon uses 1).
+  const clip = gappedClip([1.5, 4, 1.5], 0.003, 10);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'stt-vad-'));
+  const model = await loadModel(realModelPath('base-q8_0'));
+  try {
+    const wav = path.join(dir, 'gapped.wav');
+    writeFileSync(wav, clip.wav);
+    const cli = await whisperCli(realModelPath('base-q8_0'), wav, 2, ['--vad', '-vm', VAD_FIXTURE]);
+    const ours = await model.transcribe(clip.pcm, { threads: 2, language: 'en', temperatureFallback: false, vad: { modelPath: VAD_FIXTURE } });
+    assert.ok(cli.tokens.length > 20, `whisper-cli heard the speech: ${cli.text}`);
+    assert.deepEqual(ours.segments.flatMap((s) => s.tokens), cli.tokens);
+    assert.equal(ours.text, cli.text);
+  } finally {
+    await model.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('VAD on (the default once its model is installed): every word and segment lies in the speech, times in the audio as sent', { timeout: 300_000 }, async () => {
+  const out = await verbose(withVad);
+  assert.equal(out.duration, Math.round(clip.seconds * 100) / 100);
+  assert.ok(out.words.length >= 20, `the utterances were heard: ${out.text}`);
+  for (const w of out.words) {
+    assert.ok(inSpeech(w.start) && inSpeech(w.end), `"${w.word}" at ${w.start}-${w.end} s lies in the speech ${JSON.stringify(clip.speech)}`);
+  }
+  for (const s of out.segments) {
+    assert.ok(inSpeech(s.start) && inSpeech(s.end), `segment "${s.text}" at ${s.start}-${s.end} s lies in the speech`);
+  }
+  const starts = out.words.map((w) => w.start);
+  assert.deepEqual(starts, [...starts].sort((a, b) => a - b), 'words in order');
+  // Each utterance is heard where it is said: its own words start inside it.
+  for (const u of clip.speech) assert.ok(out.words.some((w) => w.start >= u.start - SLACK && w.start <= u.end), `words in ${u.start}-${u.end} s`);
+  const rate = wer([{ reference: clip.reference, hypothesis: out.text }]);
+  assert.ok(rate <= 0.15, `WER ${rate.toFixed(3)} (measured 0.065 on a like clip)`);
+});
+
+test('chunking_strategy reaches Silero: a threshold no frame reaches hears nothing; "auto" equals the default', { timeout: 300_000 }, async () => {
+  // Silero's speech probability stays below 1: nothing is speech, nothing is transcribed.
+  const none = await verbose(withVad, { 'chunking_strategy[type]': 'server_vad', 'chunking_strategy[threshold]': '1' });
+  assert.equal(none.text, '');
+  assert.deepEqual(none.segments, []);
+  const byDefault = await verbose(withVad);
+  assert.deepEqual(await verbose(withVad, { chunking_strategy: 'auto' }), byDefault);
+  const json = await verbose(withVad, { chunking_strategy: '{"type":"server_vad","threshold":0.5,"prefix_padding_ms":30,"silence_duration_ms":100}' });
+  assert.deepEqual(json, byDefault, 'whisper.cpp\'s own values given as server_vad fields: the default');
+});
+
+test('without the VAD model: no VAD by default, and a request that asks for it gets a 400 naming the field', { timeout: 300_000 }, async () => {
+  const res = await transcribe(without, { file: wavBlob(clip.wav), chunking_strategy: 'auto' }, without.auth);
+  assert.equal(res.status, 400);
+  const body = await res.json();
+  assert.equal(body.error.code, 'unsupported_parameter');
+  assert.equal(body.error.param, 'chunking_strategy');
+  // Without VAD, Whisper's segments run through the silences (its 30-s windows span them).
+  const out = await verbose(without);
+  assert.ok(out.segments.some((s) => !inSpeech(s.start) || !inSpeech(s.end)), 'a segment reaches into a gap without VAD');
+});
+
+test('STT_VAD=false: no VAD unless the request asks for it', { timeout: 300_000 }, async () => {
+  const off = await startRealServer('base-q8_0', { vad: true, env: { STT_VAD: 'false' } });
+  try {
+    assert.deepEqual(await verbose(off), await verbose(without));
+    assert.deepEqual(await verbose(off, { chunking_strategy: 'auto' }), await verbose(withVad));
+  } finally {
+    await off.close();
+  }
+});
