@@ -152,7 +152,7 @@ export function loadConfig(env: Env = process.env): Config {
     modelBaseUrl,
     logLevel,
     shrinkEncoderWindow: bool(env, 'STT_SHRINK_ENCODER_WINDOW'),
-    vad: env.STT_VAD === undefined ? true : bool(env, 'STT_VAD'),
+    vad: bool(env, 'STT_VAD'),
     vadModelUrl,
     scheduling: scheduling(env.STT_SCHEDULING),
     maxTokens: int(env, 'STT_MAX_TOKENS', 0, 0, 100000),

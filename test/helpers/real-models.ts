@@ -11,7 +11,7 @@ export { realModelPath };
 
 /**
  * The server with a real model as whisper-base, decoding without caps: greedy,
- * no fallback. `vad` installs the Silero model (VAD on by default then).
+ * no fallback. `vad` installs the Silero model (used when STT_VAD=true or a request asks).
  */
 export async function startRealServer(name: RealModelName, opts: { vad?: boolean; env?: Record<string, string> } = {}): Promise<TestServer> {
   const model = realModelPath(name);

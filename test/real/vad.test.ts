@@ -39,7 +39,7 @@ const inSpeech = (t: number) => clip.speech.some((u) => t >= u.start - SLACK && 
 let withVad: TestServer;
 let without: TestServer;
 before(async () => {
-  withVad = await startRealServer('base-q8_0', { vad: true });
+  withVad = await startRealServer('base-q8_0', { vad: true, env: { STT_VAD: 'true' } });
   without = await startRealServer('base-q8_0');
 });
 after(async () => {
@@ -68,7 +68,7 @@ test('VAD: the same tokens and text as whisper-cli --vad with the same Silero mo
   }
 });
 
-test('VAD on (the default once its model is installed): every word and segment lies in the speech, times in the audio as sent', { timeout: 300_000 }, async () => {
+test('STT_VAD=true: every word and segment lies in the speech, times in the audio as sent', { timeout: 300_000 }, async () => {
   const out = await verbose(withVad);
   assert.equal(out.duration, Math.round(clip.seconds * 100) / 100);
   assert.ok(out.words.length >= 20, `the utterances were heard: ${out.text}`);
@@ -108,8 +108,8 @@ test('without the VAD model: no VAD by default, and a request that asks for it g
   assert.ok(out.segments.some((s) => !inSpeech(s.start) || !inSpeech(s.end)), 'a segment reaches into a gap without VAD');
 });
 
-test('STT_VAD=false: no VAD unless the request asks for it', { timeout: 300_000 }, async () => {
-  const off = await startRealServer('base-q8_0', { vad: true, env: { STT_VAD: 'false' } });
+test('STT_VAD off (the default), the model installed: no VAD unless the request asks for it', { timeout: 300_000 }, async () => {
+  const off = await startRealServer('base-q8_0', { vad: true });
   try {
     assert.deepEqual(await verbose(off), await verbose(without));
     assert.deepEqual(await verbose(off, { chunking_strategy: 'auto' }), await verbose(withVad));

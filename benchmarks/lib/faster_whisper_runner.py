@@ -1,0 +1,44 @@
+# The faster-whisper side of benchmarks/faster-whisper.ts, run in the venv that
+# script makes (Python is a tool of that benchmark only, never of the server).
+# Usage: python faster_whisper_runner.py MODEL_DIR THREADS COMPUTE_TYPE...
+# Loads one WhisperModel per compute type, prints one JSON line of versions,
+# then for each JSON line {"wav", "compute_type", "beam_size"} on stdin prints
+# {"text", "ms"}. ms covers transcribe() and consuming its segments (the
+# generator is lazy: the decoding happens there), not loading the WAV.
+# Decoding as the addon's: English, temperature 0 without fallback, no VAD,
+# timestamps on, each 30-s window conditioned on the text of the ones before
+# (whisper.cpp's no_context clears only what a previous request left).
+import json
+import sys
+import time
+import wave
+from importlib.metadata import version
+
+import numpy as np
+from faster_whisper import WhisperModel
+
+model_dir, threads, *compute_types = sys.argv[1:]
+models = {
+    c: WhisperModel(model_dir, device="cpu", compute_type=c, cpu_threads=int(threads), num_workers=1)
+    for c in compute_types
+}
+print(json.dumps({"faster-whisper": version("faster-whisper"), "ctranslate2": version("ctranslate2")}), flush=True)
+
+for line in sys.stdin:
+    job = json.loads(line)
+    with wave.open(job["wav"]) as w:  # 16-bit mono 16 kHz, as the benchmark writes them
+        audio = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float32) / 32768.0
+    t0 = time.perf_counter()
+    segments, _ = models[job["compute_type"]].transcribe(
+        audio,
+        language="en",
+        beam_size=job["beam_size"],
+        temperature=0.0,
+        condition_on_previous_text=True,
+        vad_filter=False,
+        without_timestamps=False,
+        word_timestamps=False,
+    )
+    text = "".join(s.text for s in segments)
+    ms = (time.perf_counter() - t0) * 1000
+    print(json.dumps({"text": text, "ms": ms}), flush=True)
