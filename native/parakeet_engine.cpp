@@ -95,14 +95,15 @@ class ParakeetEngine : public Engine {
     for (int j = 0; j < n_tokens; ++j) {
       const parakeet_token_data td = parakeet_full_get_token_data_from_state(state, i, j);
       // A word is kept or dropped by where it starts; a token only this piece heard is always kept.
-      const size_t at = static_cast<size_t>(std::max<int64_t>(offset + td.t0, 0)) * kHop;
+      const size_t at = piece.start + static_cast<size_t>(std::max<int64_t>(td.t0, 0)) * kHop;
       if (td.is_word_start || j == 0) keeping = at >= piece.keep_from && at < piece.keep_to;
       if (!keeping && !(at >= piece.alone_from && at < piece.alone_to)) continue;
       if (o.max_tokens > 0 && static_cast<int>(seg.tokens.size()) >= o.max_tokens) break;
       seg.tokens.push_back(td.id);
       logprob_sum += td.plog;
       const int64_t start = original_time(speech, offset + td.t0, SpeechMap::Edge::start);
-      const int64_t end = original_time(speech, offset + td.t1, SpeechMap::Edge::end);
+      // A token wholly inside the zeros that stand for a gap would end before it starts.
+      const int64_t end = std::max(original_time(speech, offset + td.t1, SpeechMap::Edge::end), start);
       if (t0 < 0) t0 = start;
       t1 = std::max(t1, end);
       char text[256];
@@ -113,7 +114,7 @@ class ParakeetEngine : public Engine {
       else {
         Word& w = seg.words.back();
         w.text += text;
-        w.end = seconds(end);
+        w.end = std::max(w.end, seconds(end));
         w.probability = std::min(w.probability, td.p);
       }
     }

@@ -202,11 +202,13 @@ class WhisperEngine : public Engine {
         if (!o.word_timestamps) continue;
         const char* piece = whisper_token_to_str(ctx_.get(), td.id);
         const bool starts_word = seg.words.empty() || piece[0] == ' ';
-        if (starts_word) seg.words.push_back(Word{seconds(start_at(td.t0)), seconds(end_at(td.t1)), piece, td.p});
+        // A token wholly inside the zeros that stand for a gap would end before it starts.
+        const double t0 = seconds(start_at(td.t0)), t1 = std::max(seconds(end_at(td.t1)), t0);
+        if (starts_word) seg.words.push_back(Word{t0, t1, piece, td.p});
         else {
           Word& w = seg.words.back();
           w.text += piece;
-          w.end = seconds(end_at(td.t1));
+          w.end = std::max(w.end, t1);
           w.probability = std::min(w.probability, td.p);
         }
       }

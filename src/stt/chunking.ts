@@ -48,7 +48,7 @@ export function parseChunkingStrategy(fields: Record<string, unknown>): Chunking
   const o = value as Record<string, unknown>;
   if (o.type !== 'server_vad') throw invalid(`${FIELD}.type must be "server_vad".`);
   for (const key of Object.keys(o)) {
-    if (key !== 'type' && !(key in SERVER_VAD_DEFAULTS)) throw invalid(`${FIELD} has no field "${key}".`);
+    if (key !== 'type' && !Object.hasOwn(SERVER_VAD_DEFAULTS, key)) throw invalid(`${FIELD} has no field "${key}".`);
   }
   // Form fields arrive as text, JSON as numbers: both are read as decimals.
   const number = (key: keyof typeof SERVER_VAD_DEFAULTS, max: number, integer: boolean): number => {

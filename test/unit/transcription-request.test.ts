@@ -137,10 +137,11 @@ test('chunking_strategy: "auto", a JSON server_vad object, or the SDKs\' flatten
 test('chunking_strategy: each bad value is a 400 naming the field', () => {
   for (const value of ['manual', '{"type":"semantic_vad"}', '{"type":"server_vad","threshold":1.5}', '{"type":"server_vad","threshold":"x"}',
     '{"type":"server_vad","prefix_padding_ms":1.5}', '{"type":"server_vad","silence_duration_ms":-1}', '{"type":"server_vad","silence_duration_ms":10001}',
-    '{"type":"server_vad","eagerness":"high"}', '[1]', '{', 'null', '3']) {
+    '{"type":"server_vad","eagerness":"high"}', '{"type":"server_vad","constructor":1}', '{"type":"server_vad","toString":1}', '[1]', '{', 'null', '3']) {
     refused({ chunking_strategy: value }, 'invalid_value', 'chunking_strategy');
   }
   refused({ 'chunking_strategy[type]': 'server_vad', 'chunking_strategy[threshold]': '0x1' }, 'invalid_value', 'chunking_strategy');
+  refused({ 'chunking_strategy[type]': 'server_vad', 'chunking_strategy[constructor]': '1' }, 'invalid_value', 'chunking_strategy');
   refused({ 'chunking_strategy[type]': 'server_vad', chunking_strategy: 'auto' }, 'invalid_value', 'chunking_strategy');
   refused({ chunking_strategy: ['auto', 'auto'] }, 'duplicate_field', 'chunking_strategy');
   refused({ 'chunking_strategy[]': 'auto' }, 'unknown_parameter', 'chunking_strategy[]');

@@ -46,6 +46,7 @@ export class ModelDownloader {
     [...RUNTIMES.flatMap((r) => r.files), VAD_FILE].map((f) => [f.name, { bytes: f.bytes, sha256: f.sha256 }] as const),
   );
   private readonly running = new Map<string, AbortController>();
+  private vadFetch: Promise<void> | null = null;
   /** No byte for this long aborts the transfer; a field so that tests need not wait a minute. */
   stallMs = STALL_MS;
 
@@ -137,7 +138,13 @@ export class ModelDownloader {
    * first runtime downloaded. Its sha256 is pinned, so a wrong file never
    * lands.
    */
-  private async fetchVadModel(signal: AbortSignal): Promise<void> {
+  private fetchVadModel(signal: AbortSignal): Promise<void> {
+    // One fetch at a time: two runtimes downloading at once would share its partial file.
+    this.vadFetch ??= this.fetchVadModelNow(signal).finally(() => (this.vadFetch = null));
+    return this.vadFetch;
+  }
+
+  private async fetchVadModelNow(signal: AbortSignal): Promise<void> {
     const final = path.join(this.modelsDir, VAD_FILE.name);
     if (await stat(final).then((s) => s.isFile(), () => false)) return;
     const status: DownloadStatus = {
