@@ -103,18 +103,28 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger(config.logLevel);
-  const running = await startServer(config, logger);
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      running.close().then(
-        () => process.exit(0),
-        (err) => {
-          logger.error({ err: (err as Error).message }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-    });
-  }
+  // Signals are handled from the first moment: one that arrives while the
+  // model loads or the first start runs stops the server as soon as it is up,
+  // instead of killing it half-started (and the default action would skip the
+  // database close). A second signal falls back to the default: exit at once.
+  let running: RunningServer | null = null;
+  let stopRequested = false;
+  const stop = () => {
+    if (!running) {
+      stopRequested = true;
+      return;
+    }
+    running.close().then(
+      () => process.exit(0),
+      (err) => {
+        logger.error({ err: (err as Error).message }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, stop);
+  running = await startServer(config, logger);
+  if (stopRequested) stop();
 }
 
 if (require.main === module) {
