@@ -6,7 +6,7 @@ import type { WavError } from '../native';
 import { badRequest, ApiError, unavailable } from '../http/errors';
 import { multipartUpload, releaseUpload } from '../http/middleware/upload';
 import { watchClient } from '../http/middleware/client-gone';
-import { AbortedError } from '../stt/local/scheduler';
+import { AbortedError } from '../stt/errors';
 import { render } from '../stt/formats';
 import { deadline } from '../net/deadline';
 import { POOL_SPARE } from '../config';

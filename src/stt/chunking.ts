@@ -1,7 +1,7 @@
 // OpenAI's `chunking_strategy` field: "auto", or a server_vad object, sent as
 // a JSON text field or, as the SDKs flatten objects in multipart forms, as
 // `chunking_strategy[type]`, `chunking_strategy[threshold]`, ... fields.
-import { badRequest } from '../http/errors';
+import { InvalidInputError } from './errors';
 
 export type ChunkingStrategy =
   | { type: 'auto' }
@@ -12,7 +12,7 @@ const SERVER_VAD_DEFAULTS = { threshold: 0.5, prefix_padding_ms: 300, silence_du
 const FIELD = 'chunking_strategy';
 const MAX_MS = 10_000;
 
-const invalid = (message: string) => badRequest('invalid_value', message, FIELD);
+const invalid = (message: string) => new InvalidInputError('invalid_value', message, FIELD);
 
 /** The field names this parser reads, for the route's unknown-field check. */
 export function isChunkingField(name: string): boolean {
@@ -29,9 +29,9 @@ export function parseChunkingStrategy(fields: Record<string, unknown>): Chunking
   } else if (raw === undefined || raw === '') {
     return undefined;
   } else if (Array.isArray(raw)) {
-    throw badRequest('duplicate_field', `The field "${FIELD}" was sent more than once.`, FIELD);
+    throw new InvalidInputError('duplicate_field', `The field "${FIELD}" was sent more than once.`, FIELD);
   } else if (typeof raw !== 'string') {
-    throw badRequest('invalid_type', `The field "${FIELD}" must be a text field.`, FIELD);
+    throw new InvalidInputError('invalid_type', `The field "${FIELD}" must be a text field.`, FIELD);
   } else if (raw.trim() === 'auto') {
     return { type: 'auto' };
   } else {

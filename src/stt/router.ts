@@ -2,7 +2,7 @@
 // local runtime, or a cloud provider. Also owns the public alias.
 import type { SettingsStore, Routing } from '../store/settings';
 import { decodeWav } from '../native';
-import { unavailable } from '../http/errors';
+import { BusyError } from './errors';
 import type { LocalEngine } from './local/engine';
 import type { OutputTranscription } from './formats';
 import type { CloudRequest, CloudService } from './cloud/service';
@@ -84,7 +84,7 @@ export class SttRouter {
     const r = await this.current();
     if (r.mode === 'cloud' && r.cloud && this.cloud) {
       // Routing switched to cloud after the route let go of the upload.
-      if (!input.wav) throw unavailable('routing_changed', 'The routing changed while this request was prepared; retry.', 1);
+      if (!input.wav) throw new BusyError('routing_changed', 'The routing changed while this request was prepared; retry.', 1);
       return this.cloud.transcribe(r.cloud.providerId, r.cloud.model, { ...input, wav: input.wav });
     }
     // Routing switched to local after the route dropped the PCM: decode again.

@@ -2,7 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
-import { Scheduler, QueueFullError, AbortedError } from '../../src/stt/local/scheduler';
+import { Scheduler, QueueFullError } from '../../src/stt/local/scheduler';
+import { AbortedError } from '../../src/stt/errors';
 
 function harness(opts: { threads: number; slots: number; capacity: number; maxPaused?: number; order?: 'shortest-first' | 'arrival' }) {
   let now = 0;

@@ -1,6 +1,5 @@
 // Cloud routing: resolves the provider record and key, calls its adapter,
 // and remembers the last failure per provider for /admin/status.
-import { ApiError, unavailable } from '../../http/errors';
 import { checkRemoteUrlResolved } from '../../net/remote-url';
 import type { Logger } from '../../log';
 import { UndecryptableKeyError, type ProviderRecord, type ProviderStore } from '../../store/providers';
@@ -12,7 +11,7 @@ import { deepgramTranscribe } from './deepgram-adapter';
 import { openaiTranscribe } from './openai-adapter';
 import { ProviderError } from './provider-fetch';
 import { Semaphore } from '../semaphore';
-import { AbortedError } from '../local/scheduler';
+import { AbortedError, BackendError, BusyError } from '../errors';
 
 export interface CloudRequest {
   wav: Buffer;
@@ -74,7 +73,7 @@ export function aliasOf(provider: ProviderRecord, modelId: string): string {
   return provider.models.find((m) => m.id === modelId)?.alias || `${provider.id}/${modelId}`;
 }
 
-const tooBusy = () => unavailable('queue_full', 'Too many cloud transcriptions are in flight; retry shortly.', 1);
+const tooBusy = () => new BusyError('queue_full', 'Too many cloud transcriptions are in flight; retry shortly.', 1);
 
 export class CloudService {
   readonly failures = new Map<string, ProviderFailure>();
@@ -132,10 +131,10 @@ export class CloudService {
       // Shown in /admin/status: the host changed the secret, the key must be entered again.
       this.recordFailure(providerId, null, 'key_undecryptable', err.message);
       this.logger.error({ provider: providerId }, err.message);
-      throw new ApiError(502, 'provider_unavailable', `The cloud provider "${providerId}" has no usable key on this server.`);
+      throw new BackendError('provider_unavailable', `The cloud provider "${providerId}" has no usable key on this server.`);
     });
     if (!provider || !provider.enabled || !apiKey) {
-      throw new ApiError(502, 'provider_unavailable', `The cloud provider "${providerId}" is not enabled or has no key.`);
+      throw new BackendError('provider_unavailable', `The cloud provider "${providerId}" is not enabled or has no key.`);
     }
     const runtime = `${providerId}/${modelId}`;
     try {
@@ -163,7 +162,7 @@ export class CloudService {
       if (!(err instanceof ProviderError)) throw err;
       this.recordFailure(providerId, err.status, err.reason, err.message);
       this.logger.warn({ provider: providerId, status: err.status, reason: err.reason, detail: err.detail ?? err.message }, 'cloud provider failed');
-      throw new ApiError(502, 'provider_error', clientMessage(provider.name, err));
+      throw new BackendError('provider_error', clientMessage(provider.name, err));
     }
   }
 }

@@ -4,10 +4,10 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../../log';
 import { createJobControl, loadModel, type Model, type Transcription, type TranscribeOptions, type VadOptions } from '../../native';
-import { ApiError, badRequest, unavailable } from '../../http/errors';
 import { installedFile, runtimeById, VAD_FILE, type RuntimeSpec } from '../catalogue';
 import type { ChunkingStrategy } from '../chunking';
-import { AbortedError, QueueFullError, Scheduler } from './scheduler';
+import { QueueFullError, Scheduler } from './scheduler';
+import { AbortedError, BackendError, BusyError, InvalidInputError, SttError } from '../errors';
 import type { LoadMarker, LoadRecord } from './load-marker';
 
 export type LocalState = 'none' | 'loading' | 'ready' | 'error';
@@ -180,8 +180,8 @@ export class LocalEngine {
   async transcribe(req: LocalRequest): Promise<{ result: Transcription; runtime: string; queueMs: number }> {
     if (!this.current) {
       const { state } = this.status();
-      if (state === 'loading') throw unavailable('model_loading', 'The local model is still loading; retry shortly.', 5);
-      throw new ApiError(502, 'no_active_model', 'No local speech model is active. The host must activate one in /settings.');
+      if (state === 'loading') throw new BusyError('model_loading', 'The local model is still loading; retry shortly.', 5);
+      throw new BackendError('no_active_model', 'No local speech model is active. The host must activate one in /settings.');
     }
     const vad = this.vadFor(req.chunkingStrategy);
     this.opts.logger.debug({ audioSeconds: req.durationSeconds, ...this.opts.scheduler.stats() }, 'local job queued');
@@ -190,7 +190,7 @@ export class LocalEngine {
       return await this.opts.scheduler.submit(req.durationSeconds, req.signal, async ({ threads, attach }) => {
         const queueMs = performance.now() - queued;
         const loaded = this.current; // requests move to a newly activated model when they start
-        if (!loaded) throw new ApiError(502, 'no_active_model', 'No local speech model is active.');
+        if (!loaded) throw new BackendError('no_active_model', 'No local speech model is active.');
         const control = createJobControl();
         attach(control);
         loaded.jobs++;
@@ -213,12 +213,12 @@ export class LocalEngine {
       });
     } catch (err) {
       if (err instanceof QueueFullError) {
-        throw unavailable('queue_full', 'The local transcription queue is full; retry later.', err.retryAfterSeconds);
+        throw new BusyError('queue_full', 'The local transcription queue is full; retry later.', err.retryAfterSeconds);
       }
       if (err instanceof AbortedError || (err as { code?: string }).code === 'aborted') throw new AbortedError();
-      if (err instanceof ApiError) throw err;
+      if (err instanceof SttError) throw err;
       this.opts.logger.error({ err: (err as Error).message }, 'local inference failed');
-      throw new ApiError(502, 'runtime_error', 'The local speech model failed to transcribe the audio.');
+      throw new BackendError('runtime_error', 'The local speech model failed to transcribe the audio.');
     }
   }
 
@@ -234,7 +234,7 @@ export class LocalEngine {
     const modelPath = path.join(this.opts.modelsDir, VAD_FILE.name);
     if (!existsSync(modelPath)) {
       if (chunking) {
-        throw badRequest('unsupported_parameter', `chunking_strategy needs the VAD model (${VAD_FILE.name}), which is not installed here.`,
+        throw new InvalidInputError('unsupported_parameter', `chunking_strategy needs the VAD model (${VAD_FILE.name}), which is not installed here.`,
           'chunking_strategy');
       }
       if (!this.vadMissingLogged) {

@@ -20,6 +20,8 @@
 // - A bounded queue: beyond `capacity` waiting jobs, submit() throws QueueFullError.
 // - Aborting a queued job removes it; aborting a running or paused one is passed to it.
 
+import { AbortedError } from '../errors';
+
 /** How soon a preemption waiting for its victim's native work to begin looks again. */
 const RETRY_MS = 5;
 
@@ -30,12 +32,6 @@ export class QueueFullError extends Error {
   }
 }
 
-export class AbortedError extends Error {
-  constructor() {
-    super('aborted');
-    this.name = 'AbortError';
-  }
-}
 
 export type SchedulingOrder = 'shortest-first' | 'arrival';
 

@@ -1,0 +1,53 @@
+// The one table from what went wrong to the HTTP answer: domain errors
+// (src/stt/errors.ts) by class, then the framework's own (formidable's size
+// limits, @koa/router's 405/501, koa's http-errors). Anything else is a 500
+// whose detail stays in the log.
+import type { Context } from 'koa';
+import { AbortedError, BackendError, BusyError, ConflictError, InvalidInputError, NotFoundError, type SttError } from '../stt/errors';
+import { ApiError } from './errors';
+
+const DOMAIN_STATUS: [abstract new (...args: never[]) => SttError, number][] = [
+  [InvalidInputError, 400],
+  [NotFoundError, 404],
+  [ConflictError, 409],
+  [BackendError, 502],
+  [BusyError, 503],
+];
+
+export const CLIENT_CLOSED = 499;
+
+/** An ApiError for anything thrown; `internal` is true when it is a 500 the log must explain. */
+export function toApiError(err: unknown, ctx: Context): { api: ApiError; internal: boolean } {
+  if (err instanceof ApiError) return { api: err, internal: false };
+  if (err instanceof AbortedError) return { api: new ApiError(CLIENT_CLOSED, 'client_closed_request', 'The client closed the request.'), internal: false };
+  for (const [kind, status] of DOMAIN_STATUS) {
+    if (!(err instanceof kind)) continue;
+    const headers: Record<string, string> = err instanceof BusyError ? { 'Retry-After': String(Math.max(1, Math.ceil(err.retryAfterSeconds))) } : {};
+    return { api: new ApiError(status, err.code, err.message, err.param, headers), internal: false };
+  }
+  const e = err as { status?: number; httpCode?: number; expose?: boolean; message?: string };
+  // formidable's errors carry an httpCode; 413 for every size limit.
+  if (typeof e.httpCode === 'number') {
+    return {
+      api: e.httpCode === 413
+        ? new ApiError(413, 'file_too_large', 'The upload is larger than this server accepts.', 'file')
+        : new ApiError(400, 'invalid_multipart', 'The multipart/form-data body could not be parsed.'),
+      internal: false,
+    };
+  }
+  if (e.status === 405) {
+    return { api: new ApiError(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, null, { Allow: allowedMethods(ctx) }), internal: false };
+  }
+  if (e.status === 501) return { api: new ApiError(501, 'not_implemented', `${ctx.method} is not a method this server implements.`), internal: false };
+  if (e.status && e.status < 500 && e.expose) return { api: new ApiError(e.status, 'invalid_request', String(e.message)), internal: false };
+  return { api: new ApiError(500, 'internal_error', 'Internal server error.'), internal: true };
+}
+
+/**
+ * The methods the path has, for the Allow header a 405 must carry (RFC 9110):
+ * @koa/router sets it only when it does not throw, and ours throw for the envelope.
+ */
+function allowedMethods(ctx: Context): string {
+  const matched = (ctx as Context & { matched?: { methods: string[] }[] }).matched ?? [];
+  return [...new Set(matched.flatMap((layer) => layer.methods))].join(', ');
+}
