@@ -19,6 +19,8 @@ import { SecretBox } from './store/secret-box';
 import { setLogHandler } from './native';
 import { packageRoot } from './package-root';
 import type { FirstStartStatus } from './first-start';
+import { Host } from './host/host';
+import { followRouting } from './host/follow-routing';
 
 export interface Services {
   config: Config;
@@ -32,6 +34,8 @@ export interface Services {
   providers: ProviderStore;
   cloud: CloudService;
   downloader: ModelDownloader;
+  /** Host management (routing, runtimes, providers), shared with the admin CLI. */
+  host: Host;
   serviceId: string;
   version: string;
   startedAt: number;
@@ -60,6 +64,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   const apiKeys = new ApiKeyStore(db, (err) => logger.warn({ err: err.message }, 'could not record key use'));
   const adminKey = resolveAdminKey(config.dataDir, config.adminKey);
   const scheduler = new Scheduler({ threads: config.threads, order: config.scheduling, slots: config.parallel, capacity: config.queueCapacity, maxPaused: config.maxPaused });
+  const loadMarker = new LoadMarker(config.dataDir);
   const local = new LocalEngine({
     modelsDir: config.modelsDir,
     scheduler,
@@ -68,7 +73,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     vad: config.vad,
     maxTokens: config.maxTokens,
     temperatureFallback: config.temperatureFallback,
-    loadMarker: new LoadMarker(config.dataDir),
+    loadMarker,
   });
   const providers = new ProviderStore(db, SecretBox.open(config.dataDir, config.secretKey));
   await providers.seedBuiltIns();
@@ -81,9 +86,12 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   const stt = new SttRouter(settings, local, cloud);
   const downloader = new ModelDownloader(config.modelsDir, config.modelBaseUrl, config.allowInsecureLoopback, logger, config.vadModelUrl);
   const serviceId = await settings.serviceId();
+  const host = new Host({
+    modelsDir: config.modelsDir, allowInsecureLoopback: config.allowInsecureLoopback, settings, providers, loadMarker, server: { local, stt, downloader },
+  });
 
   const services: Services = {
-    config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, serviceId, version: VERSION, startedAt: Date.now(), firstStart: null, shuttingDown: new AbortController(),
+    config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, host, serviceId, version: VERSION, startedAt: Date.now(), firstStart: null, shuttingDown: new AbortController(),
   };
   await syncRouting(services);
   // The admin CLI may change routing in the database while the server runs.
@@ -94,18 +102,11 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
 const ROUTING_POLL_MS = 2000;
 const routingPoll = new WeakMap<Services, NodeJS.Timeout>();
 
-/** Makes the local engine follow the stored routing: activates (in the background) or deactivates. */
+/** Follows the stored routing, which the admin CLI may have changed; never retries a failed load by itself. */
 export async function syncRouting(s: Services): Promise<void> {
   const routing = await s.settings.routing();
-  s.stt.invalidate(routing);
   s.local.noticeMarkerCleared();
-  const status = s.local.status();
-  if (!routing.localModel) {
-    if (status.state !== 'none') s.local.deactivate();
-  } else if (status.activeModel !== routing.localModel && status.state !== 'error') {
-    // /health answers at once; transcriptions get 503 model_loading until ready.
-    s.local.activate(routing.localModel).catch(() => {});
-  }
+  followRouting(s, routing, { retryFailed: false });
 }
 
 export async function closeServices(s: Services): Promise<void> {

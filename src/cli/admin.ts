@@ -3,14 +3,16 @@
 //   npm run admin -- runtime list | runtime activate <id> | runtime deactivate
 //   npm run admin -- status
 // Key changes apply to the next request; a running server picks up routing
-// changes within a few seconds (it re-reads routing; see services.ts).
+// changes within a few seconds (it re-reads routing; see services.ts). The
+// rules are the admin API's own (src/host): this file only adapts them.
 import { loadConfig, ConfigError } from '../config';
 import { Database } from '../store/db';
 import { SettingsStore } from '../store/settings';
 import { ApiKeyStore } from '../store/api-keys';
-import { installedFile, RUNTIMES, runtimeById } from '../stt/catalogue';
-import { inspectModelFile } from '../native/model-file';
 import { LoadMarker } from '../stt/local/load-marker';
+import { ProviderStore } from '../store/providers';
+import { SecretBox } from '../store/secret-box';
+import { Host } from '../host/host';
 
 const USAGE = `usage: npm run admin -- <command>
   keys create <name>        create an API key (printed once)
@@ -26,6 +28,14 @@ async function main(argv: string[]): Promise<number> {
   const db = await Database.open(config.dataDir);
   const settings = new SettingsStore(db);
   const keys = new ApiKeyStore(db);
+  // Made on first use: only the runtime commands need it (and its provider store opens the secret key).
+  const host = () => new Host({
+    modelsDir: config.modelsDir,
+    allowInsecureLoopback: config.allowInsecureLoopback,
+    settings,
+    providers: new ProviderStore(db, SecretBox.open(config.dataDir, config.secretKey)),
+    loadMarker: new LoadMarker(config.dataDir),
+  });
   const out = (v: unknown) => process.stdout.write((typeof v === 'string' ? v : JSON.stringify(v, null, 2)) + '\n');
   try {
     const [group, action, arg] = argv;
@@ -39,26 +49,11 @@ async function main(argv: string[]): Promise<number> {
       if (!r) throw new Error(`no API key with id ${arg}`);
       out(r);
     } else if (group === 'runtime' && action === 'list') {
-      const routing = await settings.routing();
-      out(await Promise.all(RUNTIMES.map(async (r) => {
-        const f = await installedFile(config.modelsDir, r);
-        return { id: r.id, family: r.family, installed: !!f, file: f?.name ?? null, bytes: f?.bytes ?? null, active: routing.localModel === r.id };
-      })));
+      out(await host().listRuntimes());
     } else if (group === 'runtime' && action === 'activate' && arg) {
-      const spec = runtimeById(arg);
-      if (!spec) throw new Error(`unknown runtime ${arg}; known: ${RUNTIMES.map((r) => r.id).join(', ')}`);
-      const f = await installedFile(config.modelsDir, spec);
-      if (!f) throw new Error(`runtime ${arg} is not installed: put one of ${spec.files.map((x) => x.name).join(', ')} in ${config.modelsDir}`);
-      const info = await inspectModelFile(f.path);
-      if (info.family !== spec.family) throw new Error(`${f.name} is a ${info.family} model, ${arg} needs ${spec.family}`);
-      await settings.setRouting({ ...(await settings.routing()), mode: 'local', localModel: arg });
-      // The host's explicit choice lifts a crashed load's block (a running server notices within its routing poll).
-      new LoadMarker(config.dataDir).clear();
-      out(await settings.routing());
+      out(await host().changeRouting({ mode: 'local', localModel: arg }));
     } else if (group === 'runtime' && action === 'deactivate') {
-      await settings.setRouting({ ...(await settings.routing()), localModel: null });
-      new LoadMarker(config.dataDir).clear();
-      out(await settings.routing());
+      out(await host().changeRouting({ localModel: null }));
     } else if (group === 'status') {
       out({ serviceId: await settings.serviceId(), routing: await settings.routing(), apiKeys: (await keys.list()).length, dataDir: config.dataDir });
     } else {

@@ -14,6 +14,7 @@ import { guardEveryRoute } from './guard-routes';
 import { transcriptionRoutes } from '../routes/transcriptions';
 import { adminRoutes } from '../routes/admin';
 import { settingsRoutes } from '../routes/settings';
+import { hostStatus } from '../host/status';
 
 /** Every route; the nested routers' layers are copied into its stack, which tests walk. */
 export function createRouter(s: Services): Router {
@@ -24,7 +25,7 @@ export function createRouter(s: Services): Router {
   transcriptionRoutes(v1, s);
   guardEveryRoute(v1, requireApiKey(s.apiKeys));
   router.use(v1.routes(), v1.allowedMethods({ throw: true }));
-  adminRoutes(router, s);
+  adminRoutes(router, { host: s.host, stt: s.stt, providers: s.providers, apiKeys: s.apiKeys, adminKey: s.adminKey.value, status: () => hostStatus(s) });
   settingsRoutes(router);
   return router;
 }

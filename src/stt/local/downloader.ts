@@ -15,6 +15,9 @@ import { inspectModelFile } from '../../native/model-file';
 import { RUNTIMES, VAD_FILE, type RuntimeFile, type RuntimeSpec } from '../catalogue';
 import { checkRemoteUrlResolved, isLoopbackUrl } from '../../net/remote-url';
 
+/** Where a file streams until it is checked: hidden, and never a catalogue name. */
+export const partialFileName = (name: string): string => `.${name}.partial`;
+
 export interface DownloadStatus {
   state: 'downloading' | 'verifying' | 'done' | 'failed';
   file: string;
@@ -157,7 +160,7 @@ export class ModelDownloader {
 
   /** Fetches a file to its partial path (resuming one left), checked against its pinned size and sha256. */
   private async fetchVerified(url: string, name: string, status: DownloadStatus, signal: AbortSignal): Promise<string> {
-    const partial = path.join(this.modelsDir, `.${name}.partial`);
+    const partial = path.join(this.modelsDir, partialFileName(name));
     const have = await stat(partial).then((s) => s.size, () => 0);
 
     const stall = new AbortController();

@@ -1,0 +1,47 @@
+// Routing: which backend serves /v1 (local runtime or cloud provider + model).
+import type { Routing } from '../store/settings';
+import type { ProviderStore } from '../store/providers';
+import { InvalidInputError } from '../stt/errors';
+import type { HostParts } from './host';
+import { activatableRuntime } from './runtime-file';
+import { followRouting } from './follow-routing';
+
+export interface RoutingChange {
+  mode?: 'local' | 'cloud';
+  localModel?: string | null;
+  cloud?: { providerId: string; model: string } | null;
+}
+
+/** Applies a partial change; what it leaves out stays as stored. */
+export async function changeRouting(h: HostParts, change: RoutingChange): Promise<Routing> {
+  const current = await h.settings.routing();
+  const next: Routing = {
+    mode: change.mode ?? current.mode,
+    localModel: change.localModel === undefined ? current.localModel : change.localModel,
+    cloud: change.cloud === undefined ? current.cloud : change.cloud,
+  };
+  if (next.localModel !== null && change.localModel !== undefined) await activatableRuntime(h.modelsDir, next.localModel, 'localModel');
+  if (next.cloud && (change.cloud !== undefined || next.mode === 'cloud')) await checkCloudTarget(h.providers, next.cloud);
+  if (next.mode === 'cloud' && !next.cloud) throw new InvalidInputError('missing_cloud_target', 'Cloud mode needs a cloud target {providerId, model}.', 'cloud');
+
+  await h.settings.setRouting(next);
+  // Naming a runtime (or none) is the host's explicit choice, which lifts a
+  // crashed load's block; a change of mode alone keeps it.
+  if (change.localModel !== undefined) {
+    if (h.server) h.server.local.forgetCrashedLoad();
+    else h.loadMarker.clear();
+  }
+  // The host asked: a runtime that failed to load is tried again.
+  if (h.server) followRouting(h.server, next, { retryFailed: true });
+  return next;
+}
+
+async function checkCloudTarget(providers: ProviderStore, cloud: { providerId: string; model: string }): Promise<void> {
+  const p = await providers.get(cloud.providerId);
+  if (!p) throw new InvalidInputError('unknown_provider', `Unknown provider "${cloud.providerId}".`, 'cloud.providerId');
+  if (!p.models.some((m) => m.id === cloud.model)) {
+    throw new InvalidInputError('unknown_model', `Provider "${p.id}" has no model "${cloud.model}".`, 'cloud.model');
+  }
+  if (!p.enabled) throw new InvalidInputError('provider_disabled', `Provider "${p.id}" is disabled.`, 'cloud.providerId');
+  if (!p.apiKeySet) throw new InvalidInputError('provider_key_missing', `Provider "${p.id}" has no API key.`, 'cloud.providerId');
+}

@@ -1,0 +1,21 @@
+// GET /admin/status: what the host sees at a glance.
+import type { Services } from '../services';
+
+export async function hostStatus(s: Services) {
+  const routing = await s.stt.current();
+  const q = s.local.scheduler.stats();
+  return {
+    serviceId: s.serviceId,
+    version: s.version,
+    uptimeSeconds: Math.floor((Date.now() - s.startedAt) / 1000),
+    mode: routing.mode,
+    publicModel: await s.stt.publicModel(),
+    local: s.local.status(),
+    queue: { running: q.running, waiting: q.waiting, capacity: q.capacity },
+    system: { threads: s.config.threads, rssBytes: process.memoryUsage().rss },
+    providers: (await s.providers.list()).map((p) => ({ id: p.id, enabled: p.enabled, lastError: s.cloud.failures.get(p.id) ?? null })),
+    firstStart: s.firstStart,
+  };
+}
+
+export type HostStatus = Awaited<ReturnType<typeof hostStatus>>;
