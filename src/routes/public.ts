@@ -2,9 +2,10 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Services } from '../services';
+import type { SttRouter } from '../stt/router';
 import { notFound } from '../http/errors';
 
-export function healthRoute(router: Router, s: Services): void {
+export function healthRoute(router: Router, s: Pick<Services, 'serviceId' | 'version' | 'stt'>): void {
   router.get('/health', async function health(ctx: Context) {
     ctx.body = { serviceId: s.serviceId, version: s.version, publicModel: await s.stt.publicModel() };
   });
@@ -12,7 +13,7 @@ export function healthRoute(router: Router, s: Services): void {
 
 const modelObject = (id: string) => ({ id, object: 'model', created: 0, owned_by: 'service' });
 
-export function modelRoutes(v1: Router, s: Services): void {
+export function modelRoutes(v1: Router, s: { stt: SttRouter }): void {
   v1.get('/models', async function listModels(ctx: Context) {
     const ids = await s.stt.listedModels();
     ctx.body = { object: 'list', data: ids.map(modelObject) };

@@ -35,14 +35,18 @@ function refuseTooLong(seconds: number, maxSeconds: number): void {
 }
 
 /** 503 queue_full before the upload is decoded: a request that would be refused spends no memory on its PCM. */
-function refuseWhenFull(s: Services, mode: 'local' | 'cloud'): void {
+function refuseWhenFull(s: TranscriptionRouteParts, mode: 'local' | 'cloud'): void {
   if (mode === 'cloud') return s.cloud.refuseIfBusy();
   const scheduler = s.local.scheduler;
   if (scheduler.isFull()) throw unavailable('queue_full', 'The local transcription queue is full; retry later.', scheduler.estimatedWaitSeconds());
 }
 
+export type TranscriptionRouteParts = Pick<Services, 'stt' | 'local' | 'cloud' | 'logger' | 'shuttingDown'> & {
+  config: Pick<Services['config'], 'maxUploadBytes' | 'maxAudioSeconds' | 'deadlineBaseMs' | 'deadlinePerAudioSecondMs'>;
+};
+
 /** Under the /v1 router, whose guard checks the API key first. */
-export function transcriptionRoutes(v1: Router, s: Services): void {
+export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): void {
   // Decoding runs on libuv's pool: of the POOL_SPARE threads inference leaves,
   // decodes take one at most, so SQLite and fs keep one; and memory holds one
   // decode's buffers at a time.

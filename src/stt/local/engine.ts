@@ -67,6 +67,10 @@ export class LocalEngine {
   private loadsInFlight = 0;
   private crashedLoad: LoadRecord | null;
   private vadMissingLogged = false;
+  /** The latest activate(): what ready() waits for. */
+  private activation: Promise<void> = Promise.resolve();
+  /** How a model file is loaded: the addon's loader; a test may put a gated one in its place. */
+  loader: (file: string, opts: { family: RuntimeSpec['family'] }) => Promise<Model> = loadModel;
 
   constructor(private readonly opts: LocalEngineOptions) {
     // Read before anything can be activated: the marker is this process's own from then on.
@@ -115,7 +119,19 @@ export class LocalEngine {
    * Loads a runtime and makes it active once ready. The previous model keeps
    * serving meanwhile and is released after its last job.
    */
-  async activate(id: string): Promise<void> {
+  activate(id: string): Promise<void> {
+    const activation = this.activateNow(id);
+    this.activation = activation;
+    return activation;
+  }
+
+  /** Resolves with the status once no load is in progress, whatever its outcome. */
+  async ready(): Promise<LocalStatus> {
+    while (this.loadingId) await this.activation.catch(() => {});
+    return this.status();
+  }
+
+  private async activateNow(id: string): Promise<void> {
     const spec = runtimeById(id);
     if (!spec) throw new Error(`unknown runtime ${id}`);
     if (this.crashedLoad?.runtime === id) throw new Error(crashMessage(this.crashedLoad));
@@ -157,7 +173,7 @@ export class LocalEngine {
     this.loadsInFlight++;
     this.opts.logger.info({ runtime: spec.id, file: file.name }, 'loading local runtime');
     try {
-      return await loadModel(file.path, { family: spec.family });
+      return await this.loader(file.path, { family: spec.family });
     } finally {
       // A JS-level failure (a refused file, a loader error) is reported, not a crash.
       if (--this.loadsInFlight === 0) this.opts.loadMarker.clear();
