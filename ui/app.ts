@@ -5,7 +5,10 @@
 const KEY_STORAGE = 'stt-admin-key';
 const POLL_MS = 1000;
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { AdminStatus, ApiKeyView, CreatedApiKey, List, ProviderView, RoutingView, RuntimeEntry } from '../src/admin-api';
+
+/** A runtime row: the API's entry and, for the active one, the engine's state. */
+type RuntimeRow = RuntimeEntry & { activeState: AdminStatus['local']['state'] | null };
 
 class ApiFailure extends Error {
   constructor(readonly status: number, message: string) {
@@ -39,21 +42,21 @@ function adminKey(): string | null {
   return sessionStorage.getItem(KEY_STORAGE);
 }
 
-async function api(method: string, path: string, body?: unknown): Promise<Json> {
+async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(path, {
     method,
     headers: { Authorization: `Bearer ${adminKey() ?? ''}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  let data: Json = null;
+  let data: { error?: { message?: string } } | null = null;
   try {
     data = text ? JSON.parse(text) : null;
   } catch {
     // not JSON: fall through with the status
   }
   if (!res.ok) throw new ApiFailure(res.status, data?.error?.message ?? `The server answered HTTP ${res.status}.`);
-  return data;
+  return data as T;
 }
 
 function notify(message: string, isError = false): void {
@@ -85,10 +88,10 @@ function formatUptime(s: number): string {
 
 // ---- views
 
-let providersCache: Json[] = [];
-let routingCache: Json = null;
+let providersCache: ProviderView[] = [];
+let routingCache: RoutingView | null = null;
 
-function renderStatus(s: Json): void {
+function renderStatus(s: AdminStatus): void {
   const rows: [string, string][] = [
     ['Mode', s.mode === 'cloud' ? 'Cloud' : 'Local'],
     ['Public model', s.publicModel],
@@ -97,8 +100,7 @@ function renderStatus(s: Json): void {
     ['Version', s.version],
     ['Uptime', formatUptime(s.uptimeSeconds)],
   ];
-  const failing = (s.providers as Json[]).filter((p) => p.lastError);
-  for (const p of failing) rows.push([`Provider ${p.id}`, `last call failed: ${p.lastError.message}`]);
+  for (const p of s.providers) if (p.lastError) rows.push([`Provider ${p.id}`, `last call failed: ${p.lastError.message}`]);
   $('#status-list').replaceChildren(...rows.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v, 'data-field': k })]));
 }
 
@@ -106,7 +108,7 @@ function renderStatus(s: Json): void {
 // must not flip the page back to Local while the host is still picking.
 let choosingCloud = false;
 
-function renderRouting(routing: Json, models: Json[]): void {
+function renderRouting(routing: RoutingView, models: RuntimeRow[]): void {
   routingCache = routing;
   const shown = choosingCloud ? 'cloud' : routing.mode;
   for (const r of document.querySelectorAll<HTMLInputElement>('input[name=mode]')) r.checked = r.value === shown;
@@ -150,14 +152,14 @@ function renderCloudForm(): void {
 function renderCloudModels(): void {
   const provider = providersCache.find((p) => p.id === $<HTMLSelectElement>('#cloud-provider').value);
   const modelSelect = $<HTMLSelectElement>('#cloud-model');
-  const chosen = routingCache?.cloud?.providerId === provider?.id ? routingCache.cloud.model : modelSelect.value;
-  modelSelect.replaceChildren(...(provider?.models ?? []).map((m: Json) =>
+  const chosen = routingCache?.cloud && routingCache.cloud.providerId === provider?.id ? routingCache.cloud.model : modelSelect.value;
+  modelSelect.replaceChildren(...(provider?.models ?? []).map((m) =>
     el('option', { value: m.id, text: m.alias ? `${m.id} (alias ${m.alias})` : m.id, selected: m.id === chosen })));
 }
 
-function providerCard(p: Json): HTMLElement {
+function providerCard(p: ProviderView): HTMLElement {
   const id = (suffix: string) => `provider-${p.id}-${suffix}`;
-  const modelsText = (p.models as Json[]).map((m) => (m.alias ? `${m.id}=${m.alias}` : m.id)).join('\n');
+  const modelsText = p.models.map((m) => (m.alias ? `${m.id}=${m.alias}` : m.id)).join('\n');
   const form = el('form', { className: 'provider', 'data-provider': p.id },
     el('h3', { text: `${p.name} (${p.id}, ${p.kind === 'deepgram' ? 'Deepgram' : 'OpenAI-compatible'})` }),
     el('label', { for: id('name'), text: 'Name' }), el('input', { id: id('name'), name: 'name', value: p.name }),
@@ -175,7 +177,7 @@ function providerCard(p: Json): HTMLElement {
       const [mid, alias] = l.split('=').map((x) => x.trim());
       return alias ? { id: mid, alias } : { id: mid };
     });
-    const body: Json = { name: data.get('name'), baseUrl: data.get('baseUrl'), enabled: data.get('enabled') === 'on', models };
+    const body: { name: FormDataEntryValue | null; baseUrl: FormDataEntryValue | null; enabled: boolean; models: { id: string; alias?: string }[]; apiKey?: string } = { name: data.get('name'), baseUrl: data.get('baseUrl'), enabled: data.get('enabled') === 'on', models };
     const key = String(data.get('apiKey') ?? '');
     if (key) body.apiKey = key;
     void act(`${p.name} saved.`, () => api('PUT', `/admin/providers/${encodeURIComponent(p.id)}`, body));
@@ -183,7 +185,7 @@ function providerCard(p: Json): HTMLElement {
   return form;
 }
 
-function renderProviders(providers: Json[]): void {
+function renderProviders(providers: ProviderView[]): void {
   // Do not replace a form the host is typing into.
   const focused = document.activeElement;
   const editing = focused?.closest('#provider-list') && ['INPUT', 'TEXTAREA', 'SELECT'].includes(focused.tagName);
@@ -192,7 +194,7 @@ function renderProviders(providers: Json[]): void {
   if (!(focused?.closest('#cloud-form') && focused.tagName === 'SELECT')) renderCloudForm();
 }
 
-function renderKeys(keys: Json[]): void {
+function renderKeys(keys: ApiKeyView[]): void {
   $('#key-table tbody').replaceChildren(...keys.map((k) => {
     const revoke = el('button', { type: 'button', className: 'danger', disabled: !!k.revokedAt, text: 'Revoke', 'aria-label': `Revoke ${k.name}` });
     revoke.addEventListener('click', () => {
@@ -214,11 +216,11 @@ async function refresh(): Promise<void> {
   if (!adminKey()) return;
   try {
     const [status, routing, models, providers, keys] = await Promise.all([
-      api('GET', '/admin/status'), api('GET', '/admin/routing'), api('GET', '/admin/local-models'),
-      api('GET', '/admin/providers'), api('GET', '/admin/api-keys'),
+      api<AdminStatus>('GET', '/admin/status'), api<RoutingView>('GET', '/admin/routing'), api<List<RuntimeEntry>>('GET', '/admin/local-models'),
+      api<List<ProviderView>>('GET', '/admin/providers'), api<List<ApiKeyView>>('GET', '/admin/api-keys'),
     ]);
     renderStatus(status);
-    const withState = (models.data as Json[]).map((m) => ({ ...m, activeState: m.active ? status.local.state : null }));
+    const withState: RuntimeRow[] = models.data.map((m) => ({ ...m, activeState: m.active ? status.local.state : null }));
     renderRouting(routing, withState);
     renderProviders(providers.data);
     renderKeys(keys.data);
@@ -302,7 +304,7 @@ function wire(): void {
     event.preventDefault();
     const name = $<HTMLInputElement>('#key-name').value;
     void act(`Key "${name}" created.`, async () => {
-      const created = await api('POST', '/admin/api-keys', { name });
+      const created = await api<CreatedApiKey>('POST', '/admin/api-keys', { name });
       $('#new-key-value').textContent = created.key;
       $('#new-key').hidden = false;
       $<HTMLInputElement>('#key-name').value = '';

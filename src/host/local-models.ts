@@ -6,18 +6,9 @@ import { installedFile, RUNTIMES } from '../stt/catalogue';
 import { partialFileName, type DownloadStatus } from '../stt/local/downloader';
 import { ConflictError, InvalidInputError } from '../stt/errors';
 import type { HostParts } from './host';
+import type { RuntimeEntry } from '../admin-api';
 import { knownRuntime } from './runtime-file';
 
-export interface RuntimeEntry {
-  id: string;
-  family: string;
-  installed: boolean;
-  active: boolean;
-  file: string | null;
-  bytes: number | null;
-  /** The last download's progress in this server; absent when there was none (and in the CLI). */
-  download?: DownloadStatus;
-}
 
 export async function listRuntimes(h: HostParts): Promise<RuntimeEntry[]> {
   const routing = await h.settings.routing();

@@ -1,7 +1,8 @@
 // GET /admin/status: what the host sees at a glance.
 import type { Services } from '../services';
+import type { AdminStatus } from '../admin-api';
 
-export async function hostStatus(s: Services) {
+export async function hostStatus(s: Services): Promise<AdminStatus> {
   const routing = await s.stt.current();
   const q = s.local.scheduler.stats();
   return {
@@ -17,5 +18,3 @@ export async function hostStatus(s: Services) {
     firstStart: s.firstStart,
   };
 }
-
-export type HostStatus = Awaited<ReturnType<typeof hostStatus>>;

@@ -13,6 +13,7 @@ import type { Host } from '../host/host';
 import type { ApiKeyStore } from '../store/api-keys';
 import type { ProviderStore, ProviderUpdate } from '../store/providers';
 import type { SttRouter } from '../stt/router';
+import type { AdminStatus, ApiKeyView, CreatedApiKey, List, ProviderView, RoutingView, RuntimeEntry } from '../admin-api';
 
 const routingSchema = z.strictObject({
   mode: z.enum(['local', 'cloud']).optional(),
@@ -39,7 +40,7 @@ export interface AdminRouteParts {
   apiKeys: ApiKeyStore;
   adminKey: string;
   /** GET /admin/status's body. */
-  status(): Promise<unknown>;
+  status(): Promise<AdminStatus>;
 }
 
 export function adminRoutes(root: Router, a: AdminRouteParts): void {
@@ -51,17 +52,20 @@ export function adminRoutes(root: Router, a: AdminRouteParts): void {
 
   // ---- routing
   router.get('/routing', async function getRouting(ctx: Context) {
-    ctx.body = { ...(await a.stt.current()), publicModel: await a.stt.publicModel() };
+    const body: RoutingView = { ...(await a.stt.current()), publicModel: await a.stt.publicModel() };
+    ctx.body = body;
   });
 
   router.put('/routing', jsonBody(routingSchema), async function putRouting(ctx: Context) {
     const next = await a.host.changeRouting(ctx.state.body as z.infer<typeof routingSchema>);
-    ctx.body = { ...next, publicModel: await a.stt.publicModel() };
+    const body: RoutingView = { ...next, publicModel: await a.stt.publicModel() };
+    ctx.body = body;
   });
 
   // ---- local models
   router.get('/local-models', async function listLocalModels(ctx: Context) {
-    ctx.body = { data: await a.host.listRuntimes() };
+    const body: List<RuntimeEntry> = { data: await a.host.listRuntimes() };
+    ctx.body = body;
   });
 
   router.post('/local-models/:id/download', jsonBody(downloadSchema), async function download(ctx: Context) {
@@ -77,31 +81,36 @@ export function adminRoutes(root: Router, a: AdminRouteParts): void {
 
   // ---- providers
   router.get('/providers', async function listProviders(ctx: Context) {
-    ctx.body = { data: await a.providers.list() };
+    const body: List<ProviderView> = { data: await a.providers.list() };
+    ctx.body = body;
   });
 
   router.put('/providers/:id', jsonBody(providerSchema), async function putProvider(ctx: Context) {
     const { record, created } = await a.host.putProvider(ctx.params.id, ctx.state.body as ProviderUpdate);
+    const body: ProviderView = record;
     ctx.status = created ? 201 : 200;
-    ctx.body = record;
+    ctx.body = body;
   });
 
   // ---- API keys
   router.get('/api-keys', async function listKeys(ctx: Context) {
-    ctx.body = { data: await a.apiKeys.list() };
+    const body: List<ApiKeyView> = { data: await a.apiKeys.list() };
+    ctx.body = body;
   });
 
   router.post('/api-keys', jsonBody(keySchema), async function createKey(ctx: Context) {
     const { name } = ctx.state.body as z.infer<typeof keySchema>;
     const k = await a.apiKeys.create(name);
+    const body: CreatedApiKey = { id: k.id, name: k.name, key: k.key, prefix: k.prefix, createdAt: k.createdAt };
     ctx.status = 201;
-    ctx.body = { id: k.id, name: k.name, key: k.key, prefix: k.prefix, createdAt: k.createdAt };
+    ctx.body = body;
   });
 
   router.post('/api-keys/:id/revoke', async function revokeKey(ctx: Context) {
     const record = await a.apiKeys.revoke(ctx.params.id);
     if (!record) throw notFound('unknown_api_key', `No API key with id "${ctx.params.id}".`, 'id');
-    ctx.body = record;
+    const body: ApiKeyView = record;
+    ctx.body = body;
   });
 
   guardEveryRoute(router, requireAdminKey(a.adminKey));

@@ -1,0 +1,102 @@
+// The /admin API's answers, shared by the server (whose handlers are typed
+// against them) and the settings page (ui/app.ts). A declaration file on
+// purpose: it holds no code, so the page's own build (ui/tsconfig.json) can
+// read it without compiling the server.
+
+export interface List<T> {
+  data: T[];
+}
+
+export interface Routing {
+  mode: 'local' | 'cloud';
+  localModel: string | null;
+  cloud: { providerId: string; model: string } | null;
+}
+
+/** GET and PUT /admin/routing. */
+export interface RoutingView extends Routing {
+  publicModel: string;
+}
+
+export interface LocalStatusView {
+  activeModel: string | null;
+  state: 'none' | 'loading' | 'ready' | 'error';
+  error: string | null;
+  /** The load the previous process died in. */
+  crashedLoad: { runtime: string; file: string; startedAt: string } | null;
+}
+
+export interface ProviderFailureView {
+  status: number | null;
+  reason: string;
+  message: string;
+  at: string;
+}
+
+/** GET /admin/status. */
+export interface AdminStatus {
+  serviceId: string;
+  version: string;
+  uptimeSeconds: number;
+  mode: 'local' | 'cloud';
+  publicModel: string;
+  local: LocalStatusView;
+  queue: { running: number; waiting: number; capacity: number };
+  system: { threads: number; rssBytes: number };
+  providers: { id: string; enabled: boolean; lastError: ProviderFailureView | null }[];
+  firstStart: { model: string; state: 'downloading' | 'activated' | 'failed'; error: string | null } | null;
+}
+
+export interface DownloadView {
+  state: 'downloading' | 'verifying' | 'done' | 'failed';
+  file: string;
+  receivedBytes: number;
+  totalBytes: number | null;
+  sha256: string | null;
+  /** True when the sha256 matched a published value; false when it was only recorded. */
+  checksumVerified: boolean;
+  error: string | null;
+}
+
+/** GET /admin/local-models (items). */
+export interface RuntimeEntry {
+  id: string;
+  family: 'whisper' | 'parakeet';
+  installed: boolean;
+  active: boolean;
+  file: string | null;
+  bytes: number | null;
+  /** The last download's progress in this server; absent when there was none (and in the CLI). */
+  download?: DownloadView;
+}
+
+/** GET /admin/providers (items), PUT /admin/providers/{id}. */
+export interface ProviderView {
+  id: string;
+  name: string;
+  kind: 'openai' | 'deepgram';
+  baseUrl: string;
+  enabled: boolean;
+  apiKeySet: boolean;
+  apiKeyHint: string | null;
+  models: { id: string; alias: string | null }[];
+}
+
+/** GET /admin/api-keys (items), POST /admin/api-keys/{id}/revoke. */
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** POST /admin/api-keys: the only answer that carries the key itself. */
+export interface CreatedApiKey {
+  id: string;
+  name: string;
+  key: string;
+  prefix: string;
+  createdAt: string;
+}
