@@ -107,11 +107,19 @@ export function subtitleCues(t: OutputTranscription): Cue[] {
   return cues;
 }
 
+/**
+ * OpenAI's usage object for models billed by audio duration (whisper-1):
+ * whole seconds, rounded up as that billing rounds them.
+ */
+function usage(t: OutputTranscription): { type: 'duration'; seconds: number } {
+  return { type: 'duration', seconds: Math.ceil(t.duration) };
+}
+
 export function render(t: OutputTranscription, format: ResponseFormat, opts: RenderOptions): { body: string | object; type: string } {
   const text = t.text.trim();
   switch (format) {
     case 'json':
-      return { body: { text }, type: 'application/json' };
+      return { body: { text, usage: usage(t) }, type: 'application/json' };
     case 'text':
       return { body: text + '\n', type: 'text/plain; charset=utf-8' };
     // Every cue ends with a blank line, as Whisper's own writers and OpenAI end them.
@@ -149,6 +157,7 @@ export function render(t: OutputTranscription, format: ResponseFormat, opts: Ren
         }));
       }
       if (opts.granularities.has('word')) body.words = segments.flatMap((s) => s.words ?? []);
+      body.usage = usage(t);
       return { body, type: 'application/json' };
     }
   }

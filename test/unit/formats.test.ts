@@ -99,7 +99,9 @@ test("verbose_json: each segment's seek, tokens with their timestamps and temper
 });
 
 test('json, text and verbose_json', () => {
-  assert.deepEqual(render(t, 'json', opts), { body: { text: 'Hello world. Again.' }, type: 'application/json' });
+  assert.deepEqual(render(t, 'json', opts), { body: { text: 'Hello world. Again.', usage: { type: 'duration', seconds: 5 } }, type: 'application/json' });
+  // OpenAI's usage for whisper-1: whole seconds of audio, rounded up.
+  assert.deepEqual((render({ ...t, duration: 4.02 }, 'json', opts).body as { usage: unknown }).usage, { type: 'duration', seconds: 5 });
   assert.deepEqual(render(t, 'text', opts), { body: 'Hello world. Again.\n', type: 'text/plain; charset=utf-8' });
   assert.equal(render(t, 'srt', opts).type, 'application/x-subrip; charset=utf-8');
   assert.equal(render(t, 'vtt', opts).type, 'text/vtt; charset=utf-8');
@@ -120,10 +122,11 @@ test('json, text and verbose_json', () => {
       { id: 1, seek: 0, start: 2.5, end: 5, text: ' Again.', tokens: [3], temperature: 0, avg_logprob: -0.1, compression_ratio: 0.429, no_speech_prob: 0.02 },
     ],
     words: [{ word: 'Hello', start: 0, end: 1 }, { word: 'world.', start: 1, end: 2.5 }],
+    usage: { type: 'duration', seconds: 5 },
   });
   // Each granularity only when asked for: words alone carry no segments, segments alone no words.
   const wordsOnly = render(t, 'verbose_json', { ...opts, granularities: new Set(['word']) }).body as Record<string, unknown>;
-  assert.deepEqual(Object.keys(wordsOnly), ['task', 'language', 'duration', 'text', 'words']);
+  assert.deepEqual(Object.keys(wordsOnly), ['task', 'language', 'duration', 'text', 'words', 'usage']);
   const segmentsOnly = render(t, 'verbose_json', opts).body as Record<string, unknown>;
-  assert.deepEqual(Object.keys(segmentsOnly), ['task', 'language', 'duration', 'text', 'segments']);
+  assert.deepEqual(Object.keys(segmentsOnly), ['task', 'language', 'duration', 'text', 'segments', 'usage']);
 });
