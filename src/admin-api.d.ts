@@ -11,6 +11,8 @@ export interface Routing {
   mode: 'local' | 'cloud';
   localModel: string | null;
   cloud: { providerId: string; model: string } | null;
+  /** Extra names accepted as the public model (e.g. whisper-1); /v1/models lists them. */
+  aliases: string[];
 }
 
 /** GET and PUT /admin/routing. */

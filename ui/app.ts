@@ -112,6 +112,10 @@ function renderRouting(routing: RoutingView, models: RuntimeRow[]): void {
   routingCache = routing;
   const shown = choosingCloud ? 'cloud' : routing.mode;
   for (const r of document.querySelectorAll<HTMLInputElement>('input[name=mode]')) r.checked = r.value === shown;
+  $('#public-model').textContent = routing.publicModel;
+  // Not while the host is typing a new list.
+  const aliases = $<HTMLInputElement>('#aliases');
+  if (document.activeElement !== aliases) aliases.value = routing.aliases.join(' ');
   $('#local-panel').hidden = shown !== 'local';
   $('#cloud-panel').hidden = shown !== 'cloud';
   const rows = models.map((m) => {
@@ -287,6 +291,15 @@ function wire(): void {
     void act(`Now routing to ${providerId}/${model}.`, async () => {
       await api('PUT', '/admin/routing', { mode: 'cloud', cloud: { providerId, model } });
       choosingCloud = false;
+    });
+  });
+
+  $('#aliases-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const aliases = $<HTMLInputElement>('#aliases').value.split(/[\s,]+/).filter(Boolean);
+    void act(aliases.length ? `Also accepting ${aliases.join(', ')}.` : 'No extra model names.', async () => {
+      await api('PUT', '/admin/routing', { aliases });
+      $<HTMLInputElement>('#aliases').blur();
     });
   });
 

@@ -1,6 +1,7 @@
 // Headless host administration against the data directory:
 //   npm run admin -- keys create <name> | keys list | keys revoke <id>
 //   npm run admin -- runtime list | runtime activate <id> | runtime deactivate
+//   npm run admin -- aliases set [<name>...]
 //   npm run admin -- status
 // Key changes apply to the next request; a running server picks up routing
 // changes within a few seconds (it re-reads routing; see services.ts). The
@@ -21,6 +22,7 @@ const USAGE = `usage: npm run admin -- <command>
   runtime list              built-in local runtimes and whether they are installed
   runtime activate <id>     make a local runtime active (Local mode)
   runtime deactivate        no active local runtime
+  aliases set [<name>...]   extra model names clients may send (e.g. whisper-1); none clears them
   status                    service id, routing, key count`;
 
 async function main(argv: string[]): Promise<number> {
@@ -54,6 +56,8 @@ async function main(argv: string[]): Promise<number> {
       out(await host().changeRouting({ mode: 'local', localModel: arg }));
     } else if (group === 'runtime' && action === 'deactivate') {
       out(await host().changeRouting({ localModel: null }));
+    } else if (group === 'aliases' && action === 'set') {
+      out(await host().changeRouting({ aliases: argv.slice(2) }));
     } else if (group === 'status') {
       out({ serviceId: await settings.serviceId(), routing: await settings.routing(), apiKeys: (await keys.list()).length, dataDir: config.dataDir });
     } else {

@@ -2,6 +2,7 @@
 import type { Routing } from '../store/settings';
 import type { ProviderStore } from '../store/providers';
 import { InvalidInputError } from '../stt/errors';
+import { LOCAL_ALIAS } from '../stt/router';
 import type { HostParts } from './host';
 import { activatableRuntime } from './runtime-file';
 import { followRouting } from './follow-routing';
@@ -10,7 +11,12 @@ export interface RoutingChange {
   mode?: 'local' | 'cloud';
   localModel?: string | null;
   cloud?: { providerId: string; model: string } | null;
+  aliases?: string[];
 }
+
+/** Names a client library may send: letters, digits and . _ : / - (OpenAI's own ids fit). */
+const ALIAS_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}$/;
+const MAX_ALIASES = 20;
 
 /** Applies a partial change; what it leaves out stays as stored. */
 export async function changeRouting(h: HostParts, change: RoutingChange): Promise<Routing> {
@@ -19,7 +25,9 @@ export async function changeRouting(h: HostParts, change: RoutingChange): Promis
     mode: change.mode ?? current.mode,
     localModel: change.localModel === undefined ? current.localModel : change.localModel,
     cloud: change.cloud === undefined ? current.cloud : change.cloud,
+    aliases: change.aliases ?? current.aliases,
   };
+  if (change.aliases) checkAliases(change.aliases);
   if (next.localModel !== null && change.localModel !== undefined) await activatableRuntime(h.modelsDir, next.localModel, 'localModel');
   if (next.cloud && (change.cloud !== undefined || next.mode === 'cloud')) await checkCloudTarget(h.providers, next.cloud);
   if (next.mode === 'cloud' && !next.cloud) throw new InvalidInputError('missing_cloud_target', 'Cloud mode needs a cloud target {providerId, model}.', 'cloud');
@@ -34,6 +42,18 @@ export async function changeRouting(h: HostParts, change: RoutingChange): Promis
   // The host asked: a runtime that failed to load is tried again.
   if (h.server) followRouting(h.server, next, { retryFailed: true });
   return next;
+}
+
+function checkAliases(aliases: string[]): void {
+  if (aliases.length > MAX_ALIASES) throw new InvalidInputError('invalid_value', `At most ${MAX_ALIASES} aliases.`, 'aliases');
+  for (const [i, alias] of aliases.entries()) {
+    if (!ALIAS_PATTERN.test(alias)) {
+      throw new InvalidInputError('invalid_value', `"${alias}" is not a model name: 1-100 letters, digits, ".", "_", ":", "/" or "-".`, `aliases.${i}`);
+    }
+    if (alias === LOCAL_ALIAS || aliases.indexOf(alias) !== i) {
+      throw new InvalidInputError('invalid_value', `Aliases must be unique and not "${LOCAL_ALIAS}" (always accepted for the local runtime).`, `aliases.${i}`);
+    }
+  }
 }
 
 async function checkCloudTarget(providers: ProviderStore, cloud: { providerId: string; model: string }): Promise<void> {

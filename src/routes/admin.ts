@@ -19,6 +19,7 @@ const routingSchema = z.strictObject({
   mode: z.enum(['local', 'cloud']).optional(),
   localModel: z.string().nullable().optional(),
   cloud: z.strictObject({ providerId: z.string().min(1), model: z.string().min(1) }).nullable().optional(),
+  aliases: z.array(z.string().max(200)).max(100).optional(),
 });
 
 const providerSchema = z.strictObject({

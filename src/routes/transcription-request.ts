@@ -54,7 +54,7 @@ export function parseTranscriptionRequest(fields: Fields, files: Record<string, 
 
   // 2. model
   const model = single(fields, 'model');
-  if (model !== undefined && model !== target.alias) {
+  if (model !== undefined && model !== target.alias && !target.aliases.includes(model)) {
     throw badRequest('model_not_found', `The model "${model}" is not served here; use "${target.alias}".`, 'model');
   }
 

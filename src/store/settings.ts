@@ -7,9 +7,11 @@ export interface Routing {
   mode: Mode;
   localModel: string | null;
   cloud: { providerId: string; model: string } | null;
+  /** Extra names clients may send as `model` for whatever serves (e.g. whisper-1); none by default. */
+  aliases: string[];
 }
 
-export const DEFAULT_ROUTING: Routing = { mode: 'local', localModel: null, cloud: null };
+export const DEFAULT_ROUTING: Routing = { mode: 'local', localModel: null, cloud: null, aliases: [] };
 
 export class SettingsStore {
   constructor(private readonly db: Database) {}
@@ -44,7 +46,8 @@ export class SettingsStore {
     return (await this.read<Routing>('routing')) !== undefined;
   }
 
-  async setRouting(routing: Routing): Promise<void> {
-    await this.write('routing', routing);
+  /** Aliases left out are none. */
+  async setRouting(routing: Omit<Routing, 'aliases'> & { aliases?: string[] }): Promise<void> {
+    await this.write('routing', { aliases: [], ...routing });
   }
 }

@@ -13,6 +13,8 @@ export const LOCAL_ALIAS = 'service-local-stt';
 export interface Target {
   mode: 'local' | 'cloud';
   alias: string;
+  /** More names the host lets clients send for it (routing's aliases). */
+  aliases: readonly string[];
   /** Local: the runtime's capabilities; cloud: the provider's. */
   languages: ReadonlySet<string> | null;
   supportsPrompt: boolean;
@@ -55,23 +57,24 @@ export class SttRouter {
     return LOCAL_ALIAS;
   }
 
-  /** Model ids /v1/models lists: empty in Local mode with no active runtime. */
+  /** Model ids /v1/models lists (the public model, then the host's aliases): empty in Local mode with no active runtime. */
   async listedModels(): Promise<string[]> {
     const r = await this.current();
-    if (r.mode === 'cloud') return [await this.publicModel()];
-    return r.localModel ? [LOCAL_ALIAS] : [];
+    if (r.mode === 'local' && !r.localModel) return [];
+    return [...new Set([await this.publicModel(), ...r.aliases])];
   }
 
   async target(): Promise<Target> {
     const r = await this.current();
     if (r.mode === 'cloud' && r.cloud && this.cloud) {
       const caps = await this.cloud.capabilities(r.cloud.providerId);
-      return { mode: 'cloud', alias: await this.publicModel(), ...caps };
+      return { mode: 'cloud', alias: await this.publicModel(), aliases: r.aliases, ...caps };
     }
     const spec = this.local.activeRuntime();
     return {
       mode: 'local',
       alias: LOCAL_ALIAS,
+      aliases: r.aliases,
       languages: spec?.languages ?? null,
       supportsPrompt: spec?.supportsPrompt ?? true,
       supportsWords: true,

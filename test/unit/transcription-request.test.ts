@@ -8,7 +8,7 @@ import type { Context } from 'koa';
 import { toApiError } from '../../src/http/error-map';
 import type { Target } from '../../src/stt/router';
 
-const local: Target = { mode: 'local', alias: 'service-local-stt', languages: new Set(['en', 'de']), supportsPrompt: true, supportsWords: true, supportsChunking: true };
+const local: Target = { mode: 'local', alias: 'service-local-stt', aliases: [], languages: new Set(['en', 'de']), supportsPrompt: true, supportsWords: true, supportsChunking: true };
 const file = { buffer: Buffer.from('RIFF'), originalFilename: 'a.wav', mimetype: 'audio/wav', size: 4 };
 const parse = (fields: Record<string, unknown>, target: Target = local, files: Record<string, unknown> = { file }) =>
   parseTranscriptionRequest(fields, files, target);
