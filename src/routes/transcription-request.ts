@@ -1,12 +1,15 @@
-// Validates the multipart fields of POST /v1/audio/transcriptions in the
-// contract's check order, against what the current target can honour.
+// Validates the multipart fields of POST /v1/audio/transcriptions (and of
+// /v1/audio/translations, which takes OpenAI's smaller set) in the contract's
+// check order, against what the current target can honour.
 import { badRequest } from '../http/errors';
 import type { UploadedFile } from '../http/middleware/upload';
 import { RESPONSE_FORMATS, type ResponseFormat } from '../stt/formats';
-import type { Target } from '../stt/router';
+import type { Target, Task } from '../stt/router';
+import { cannotTranslate } from '../stt/errors';
 import { isChunkingField, parseChunkingStrategy, type ChunkingStrategy } from '../stt/chunking';
 
 export interface TranscriptionRequest {
+  task: Task;
   file: UploadedFile;
   format: ResponseFormat;
   language?: string;
@@ -18,6 +21,8 @@ export interface TranscriptionRequest {
 }
 
 const TEXT_FIELDS = new Set(['model', 'language', 'response_format', 'prompt', 'temperature', 'timestamp_granularities[]', 'timestamp_granularities']);
+/** OpenAI's translations endpoint: no language (the output is English), granularities or chunking. */
+const TRANSLATION_FIELDS = new Set(['model', 'response_format', 'prompt', 'temperature']);
 const MAX_PROMPT_CHARS = 4096;
 
 type Fields = Record<string, unknown>;
@@ -30,7 +35,7 @@ function single(fields: Fields, name: string): string | undefined {
   return v;
 }
 
-export function parseTranscriptionRequest(fields: Fields, files: Record<string, unknown>, target: Target): TranscriptionRequest {
+export function parseTranscriptionRequest(fields: Fields, files: Record<string, unknown>, target: Target, task: Task = 'transcribe'): TranscriptionRequest {
   // 1. file
   const raw = files.file;
   if (raw === undefined) {
@@ -49,7 +54,8 @@ export function parseTranscriptionRequest(fields: Fields, files: Record<string, 
     if (name !== 'file') throw badRequest('unknown_parameter', `Unknown file field "${name}".`, name);
   }
   for (const name of Object.keys(fields)) {
-    if (!TEXT_FIELDS.has(name) && !isChunkingField(name)) throw badRequest('unknown_parameter', `Unknown field "${name}".`, name);
+    const known = task === 'translate' ? TRANSLATION_FIELDS.has(name) : TEXT_FIELDS.has(name) || isChunkingField(name);
+    if (!known) throw badRequest('unknown_parameter', `Unknown field "${name}"${task === 'translate' ? ' for a translation' : ''}.`, name);
   }
 
   // 2. model
@@ -57,6 +63,7 @@ export function parseTranscriptionRequest(fields: Fields, files: Record<string, 
   if (model !== undefined && model !== target.alias && !target.aliases.includes(model)) {
     throw badRequest('model_not_found', `The model "${model}" is not served here; use "${target.alias}".`, 'model');
   }
+  if (task === 'translate' && !target.supportsTranslation) throw cannotTranslate(target.name);
 
   // 3. response_format
   const formatRaw = single(fields, 'response_format') ?? 'json';
@@ -108,5 +115,5 @@ export function parseTranscriptionRequest(fields: Fields, files: Record<string, 
   if (chunkingStrategy && !target.supportsChunking) {
     throw badRequest('unsupported_parameter', 'The selected provider does not take chunking_strategy.', 'chunking_strategy');
   }
-  return { file, format, language, prompt: prompt || undefined, temperature, granularities, chunkingStrategy };
+  return { task, file, format, language, prompt: prompt || undefined, temperature, granularities, chunkingStrategy };
 }

@@ -14,6 +14,7 @@ import { Semaphore } from '../stt/semaphore';
 import { readWavHeader } from '../stt/wav-header';
 import { decodeUpload } from '../stt/decode-upload';
 import type { Services } from '../services';
+import type { Task } from '../stt/router';
 import type { Logger } from '../log';
 import { parseTranscriptionRequest } from './transcription-request';
 
@@ -51,10 +52,8 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
   // decodes take one at most, so SQLite and fs keep one; and memory holds one
   // decode's buffers at a time.
   const decodeSlots = new Semaphore(Math.max(1, POOL_SPARE - 1));
-  v1.post(
-    '/audio/transcriptions',
-    watchClient(),
-    multipartUpload(s.config.maxUploadBytes),
+  // Transcriptions and translations differ in the fields they take and the task only.
+  const handle = (task: Task) =>
     async function transcribe(ctx: Context) {
       const clientSignal = ctx.state.clientSignal as AbortSignal;
       const target = await s.stt.target();
@@ -62,6 +61,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
         ctx.request.body as Record<string, unknown>,
         (ctx.request.files ?? {}) as Record<string, unknown>,
         target,
+        task,
       );
       const header = readWavHeader(req.file.buffer);
       if (header) refuseTooLong(header.durationSeconds, s.config.maxAudioSeconds);
@@ -86,6 +86,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       const sttStarted = performance.now();
       try {
         out = await s.stt.transcribe({
+          task: req.task,
           pcm,
           durationSeconds,
           signal,
@@ -112,9 +113,11 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       ctx.state.runtime = out.runtime;
       ctx.state.queueMs = out.queueMs;
       ctx.state.sttMs = performance.now() - sttStarted;
-      const { body, type } = render(out.result, req.format, { granularities: req.granularities, temperature: req.temperature ?? 0 });
+      const { body, type } = render(out.result, req.format, { task: req.task, granularities: req.granularities, temperature: req.temperature ?? 0 });
       ctx.type = type;
       ctx.body = body;
-    },
-  );
+    };
+  for (const [path, task] of [['/audio/transcriptions', 'transcribe'], ['/audio/translations', 'translate']] as const) {
+    v1.post(path, watchClient(), multipartUpload(s.config.maxUploadBytes), handle(task));
+  }
 }

@@ -19,6 +19,10 @@ export class InvalidInputError extends SttError {
   override readonly name = 'InvalidInputError';
 }
 
+/** /v1/audio/translations on a runtime or provider without Whisper's translate task. */
+export const cannotTranslate = (what: string): InvalidInputError =>
+  new InvalidInputError('translation_unsupported', `${what} cannot translate; /v1/audio/translations needs a Whisper runtime or an OpenAI-kind provider.`, 'model');
+
 /** It names a runtime, provider, key or model that does not exist. */
 export class NotFoundError extends SttError {
   override readonly name = 'NotFoundError';

@@ -16,6 +16,8 @@ export type OutputSegment = Omit<Segment, 'words' | WindowFields> & Partial<Pick
 export type OutputTranscription = Omit<Transcription, 'segments'> & { segments: OutputSegment[] };
 
 export interface RenderOptions {
+  /** Default transcribe; a translation's verbose_json says translate and English. */
+  task?: 'transcribe' | 'translate';
   granularities: ReadonlySet<'segment' | 'word'>;
   temperature: number;
 }
@@ -136,8 +138,9 @@ export function render(t: OutputTranscription, format: ResponseFormat, opts: Ren
     case 'verbose_json': {
       const segments = normaliseTimes(t);
       const body: Record<string, unknown> = {
-        task: 'transcribe',
-        language: languageName(t.language),
+        task: opts.task ?? 'transcribe',
+        // OpenAI gives a translation's output language, always English.
+        language: opts.task === 'translate' ? 'english' : languageName(t.language),
         duration: round(t.duration),
         text,
       };

@@ -6,6 +6,7 @@ import { BusyError } from './errors';
 import type { LocalEngine } from './local/engine';
 import type { OutputTranscription } from './formats';
 import type { CloudRequest, CloudService } from './cloud/service';
+export type { Task } from './cloud/service';
 
 export const LOCAL_ALIAS = 'service-local-stt';
 
@@ -21,6 +22,10 @@ export interface Target {
   supportsWords: boolean;
   /** Takes OpenAI's chunking_strategy (local runtimes: Silero VAD). */
   supportsChunking: boolean;
+  /** Can serve /v1/audio/translations (Whisper's translate task, or the provider's translations endpoint). */
+  supportsTranslation: boolean;
+  /** Its name in a refusal: the runtime or provider. */
+  name: string;
 }
 
 export interface TranscribeInput extends Omit<CloudRequest, 'wav'> {
@@ -68,7 +73,7 @@ export class SttRouter {
     const r = await this.current();
     if (r.mode === 'cloud' && r.cloud && this.cloud) {
       const caps = await this.cloud.capabilities(r.cloud.providerId);
-      return { mode: 'cloud', alias: await this.publicModel(), aliases: r.aliases, ...caps };
+      return { mode: 'cloud', alias: await this.publicModel(), aliases: r.aliases, name: `The provider "${r.cloud.providerId}"`, ...caps };
     }
     const spec = this.local.activeRuntime();
     return {
@@ -79,6 +84,9 @@ export class SttRouter {
       supportsPrompt: spec?.supportsPrompt ?? true,
       supportsWords: true,
       supportsChunking: true,
+      // No runtime yet: the request gets no_active_model further on, not a refusal of the task.
+      supportsTranslation: spec ? spec.family === 'whisper' : true,
+      name: `The local runtime ${spec?.id ?? ''}`.trimEnd(),
     };
   }
 
@@ -99,6 +107,7 @@ export class SttRouter {
       chunkingStrategy: input.chunkingStrategy,
       options: {
         language: input.language,
+        translate: input.task === 'translate',
         prompt: input.prompt,
         temperature: input.temperature,
         wordTimestamps: input.granularities.has('word'),

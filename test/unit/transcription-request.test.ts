@@ -8,7 +8,7 @@ import type { Context } from 'koa';
 import { toApiError } from '../../src/http/error-map';
 import type { Target } from '../../src/stt/router';
 
-const local: Target = { mode: 'local', alias: 'service-local-stt', aliases: [], languages: new Set(['en', 'de']), supportsPrompt: true, supportsWords: true, supportsChunking: true };
+const local: Target = { mode: 'local', alias: 'service-local-stt', aliases: [], languages: new Set(['en', 'de']), supportsPrompt: true, supportsWords: true, supportsChunking: true, supportsTranslation: true, name: 'The local runtime whisper-base' };
 const file = { buffer: Buffer.from('RIFF'), originalFilename: 'a.wav', mimetype: 'audio/wav', size: 4 };
 const parse = (fields: Record<string, unknown>, target: Target = local, files: Record<string, unknown> = { file }) =>
   parseTranscriptionRequest(fields, files, target);
@@ -26,7 +26,7 @@ function refused(fields: Record<string, unknown>, code: string, param: string | 
 test('the defaults: json, segment granularity, nothing else set', () => {
   const r = parse({});
   assert.deepEqual({ ...r, granularities: [...r.granularities] }, {
-    file, format: 'json', language: undefined, prompt: undefined, temperature: undefined, granularities: ['segment'], chunkingStrategy: undefined,
+    task: 'transcribe', file, format: 'json', language: undefined, prompt: undefined, temperature: undefined, granularities: ['segment'], chunkingStrategy: undefined,
   });
 });
 
@@ -150,4 +150,25 @@ test('chunking_strategy: each bad value is a 400 naming the field', () => {
   refused({ 'chunking_strategy[]': 'auto' }, 'unknown_parameter', 'chunking_strategy[]');
   const deepgram: Target = { ...local, mode: 'cloud', supportsChunking: false };
   refused({ chunking_strategy: 'auto' }, 'unsupported_parameter', 'chunking_strategy', deepgram);
+});
+
+test('translations take OpenAI\'s smaller field set, and only where the target can translate', () => {
+  const translate = (fields: Record<string, unknown>, target: Target = local) => parseTranscriptionRequest(fields, { file }, target, 'translate');
+  const r = translate({ model: 'service-local-stt', prompt: 'p', response_format: 'verbose_json', temperature: '0.2' });
+  assert.deepEqual([r.task, r.format, r.prompt, r.temperature, r.language, r.chunkingStrategy], ['translate', 'verbose_json', 'p', 0.2, undefined, undefined]);
+  for (const name of ['language', 'timestamp_granularities[]', 'chunking_strategy']) {
+    assert.throws(() => translate({ [name]: name === 'language' ? 'de' : name === 'chunking_strategy' ? 'auto' : 'segment' }), (e: unknown) => {
+      const { api } = toApiError(e, {} as Context);
+      assert.deepEqual([api.status, api.code, api.param], [400, 'unknown_parameter', name]);
+      return true;
+    });
+  }
+  const parakeet: Target = { ...local, supportsTranslation: false, name: 'The local runtime parakeet-tdt-0.6b-v3' };
+  assert.throws(() => translate({}, parakeet), (e: unknown) => {
+    const { api } = toApiError(e, {} as Context);
+    assert.deepEqual([api.status, api.code, api.param], [400, 'translation_unsupported', 'model']);
+    assert.match(api.message, /parakeet-tdt-0\.6b-v3 cannot translate/);
+    return true;
+  });
+  assert.equal(parse({}, parakeet).task, 'transcribe', 'it still transcribes');
 });

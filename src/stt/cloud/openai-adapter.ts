@@ -1,5 +1,5 @@
 // OpenAI-compatible providers (OpenAI, Groq, any compatible server):
-// multipart POST {baseUrl}/audio/transcriptions with a Bearer key.
+// multipart POST {baseUrl}/audio/transcriptions (or /audio/translations) with a Bearer key.
 import type { OutputTranscription } from '../formats';
 import { ProviderError, providerFetch } from './provider-fetch';
 import type { AdapterCall } from './adapter';
@@ -23,14 +23,18 @@ export async function openaiTranscribe(call: AdapterCall): Promise<OutputTranscr
     form.append('file', new Blob([request.wav as unknown as BlobPart], { type: 'audio/wav' }), request.filename);
     form.append('model', model);
     form.append('response_format', needsDetail ? 'verbose_json' : 'json');
-    if (request.language) form.append('language', request.language);
     if (request.prompt) form.append('prompt', request.prompt);
     if (request.temperature !== undefined) form.append('temperature', String(request.temperature));
-    if (request.chunkingStrategy) form.append('chunking_strategy', chunkingFieldValue(request.chunkingStrategy));
-    if (needsDetail) for (const g of request.granularities) form.append('timestamp_granularities[]', g);
+    // Translations take only file, model, prompt, response_format and temperature.
+    if (request.task === 'transcribe') {
+      if (request.language) form.append('language', request.language);
+      if (request.chunkingStrategy) form.append('chunking_strategy', chunkingFieldValue(request.chunkingStrategy));
+      if (needsDetail) for (const g of request.granularities) form.append('timestamp_granularities[]', g);
+    }
     return { method: 'POST', body: form, headers: { Authorization: `Bearer ${apiKey}` } };
   };
-  const body = (await providerFetch(`${provider.baseUrl.replace(/\/+$/, '')}/audio/transcriptions`, init, call.fetch)) as VerboseResponse;
+  const endpoint = request.task === 'translate' ? 'translations' : 'transcriptions';
+  const body = (await providerFetch(`${provider.baseUrl.replace(/\/+$/, '')}/audio/${endpoint}`, init, call.fetch)) as VerboseResponse;
   if (!body || typeof body.text !== 'string') {
     throw new ProviderError(provider.id, 200, 'bad_response', 'answered without a "text" field');
   }

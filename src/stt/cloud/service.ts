@@ -11,9 +11,13 @@ import { deepgramTranscribe } from './deepgram-adapter';
 import { openaiTranscribe } from './openai-adapter';
 import { ProviderError } from './provider-fetch';
 import { Semaphore } from '../semaphore';
-import { AbortedError, BackendError, BusyError } from '../errors';
+import { AbortedError, BackendError, BusyError, cannotTranslate } from '../errors';
+
+export type Task = 'transcribe' | 'translate';
 
 export interface CloudRequest {
+  /** translate: English text from the provider's translations endpoint. */
+  task: Task;
   wav: Buffer;
   filename: string;
   format: ResponseFormat;
@@ -29,6 +33,8 @@ export interface CloudCapabilities {
   supportsPrompt: boolean;
   supportsWords: boolean;
   supportsChunking: boolean;
+  /** Speech in any language to English text (OpenAI's /audio/translations). */
+  supportsTranslation: boolean;
 }
 
 export interface ProviderFailure {
@@ -43,8 +49,8 @@ const DEEPGRAM_LANGUAGES = new Set(['bg', 'ca', 'zh', 'cs', 'da', 'nl', 'en', 'e
   'ja', 'ko', 'lv', 'lt', 'ms', 'no', 'pl', 'pt', 'ro', 'ru', 'sk', 'es', 'sv', 'th', 'tr', 'uk', 'vi']);
 
 const CAPABILITIES: Record<ProviderRecord['kind'], CloudCapabilities> = {
-  openai: { languages: OPENAI_LANGUAGES, supportsPrompt: true, supportsWords: true, supportsChunking: true },
-  deepgram: { languages: DEEPGRAM_LANGUAGES, supportsPrompt: false, supportsWords: true, supportsChunking: false },
+  openai: { languages: OPENAI_LANGUAGES, supportsPrompt: true, supportsWords: true, supportsChunking: true, supportsTranslation: true },
+  deepgram: { languages: DEEPGRAM_LANGUAGES, supportsPrompt: false, supportsWords: true, supportsChunking: false, supportsTranslation: false },
 };
 
 const ADAPTERS: Record<ProviderRecord['kind'], (call: AdapterCall) => Promise<OutputTranscription>> = {
@@ -136,6 +142,8 @@ export class CloudService {
     if (!provider || !provider.enabled || !apiKey) {
       throw new BackendError('provider_unavailable', `The cloud provider "${providerId}" is not enabled or has no key.`);
     }
+    // The route was checked against the provider when the request arrived; routing may have moved since.
+    if (request.task === 'translate' && !CAPABILITIES[provider.kind].supportsTranslation) throw cannotTranslate(provider.name);
     const runtime = `${providerId}/${modelId}`;
     try {
       // Checked on every call: a record stored before these rules, or a name

@@ -7,7 +7,7 @@ import { createJobControl, loadModel, type Model, type Transcription, type Trans
 import { installedFile, runtimeById, VAD_FILE, type RuntimeSpec } from '../catalogue';
 import type { ChunkingStrategy } from '../chunking';
 import { QueueFullError, Scheduler } from './scheduler';
-import { AbortedError, BackendError, BusyError, InvalidInputError, SttError } from '../errors';
+import { AbortedError, BackendError, BusyError, cannotTranslate, InvalidInputError, SttError } from '../errors';
 import type { LoadMarker, LoadRecord } from './load-marker';
 
 export type LocalState = 'none' | 'loading' | 'ready' | 'error';
@@ -199,6 +199,7 @@ export class LocalEngine {
       if (state === 'loading') throw new BusyError('model_loading', 'The local model is still loading; retry shortly.', 5);
       throw new BackendError('no_active_model', 'No local speech model is active. The host must activate one in /settings.');
     }
+    refuseTranslation(this.current.spec, req);
     const vad = this.vadFor(req.chunkingStrategy);
     this.opts.logger.debug({ audioSeconds: req.durationSeconds, ...this.opts.scheduler.stats() }, 'local job queued');
     const queued = performance.now();
@@ -207,6 +208,7 @@ export class LocalEngine {
         const queueMs = performance.now() - queued;
         const loaded = this.current; // requests move to a newly activated model when they start
         if (!loaded) throw new BackendError('no_active_model', 'No local speech model is active.');
+        refuseTranslation(loaded.spec, req);
         const control = createJobControl();
         attach(control);
         loaded.jobs++;
@@ -276,6 +278,11 @@ export class LocalEngine {
     // clean-up would not run once the process exits.
     if (this.loadsInFlight > 0) this.opts.loadMarker.clear();
   }
+}
+
+/** Only Whisper has a translate task; Parakeet would transcribe and call it a translation. */
+function refuseTranslation(spec: RuntimeSpec, req: LocalRequest): void {
+  if (req.options.translate && spec.family !== 'whisper') throw cannotTranslate(`The local runtime ${spec.id}`);
 }
 
 function crashMessage(r: LoadRecord): string {
