@@ -6,12 +6,13 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { decodeWav, loadModel } from '../src/native';
+import { AUDIO_DIR } from '../fixtures';
 
 async function main(): Promise<void> {
   const [file, roundsArg] = process.argv.slice(2);
   if (!file) throw new Error('usage: dispose-stall.ts <model.bin> [rounds]');
   const rounds = Number(roundsArg ?? 3);
-  const pcm = (await decodeWav(readFileSync(path.join(__dirname, '../../shared/audio/jfk.wav')))).pcm;
+  const pcm = (await decodeWav(readFileSync(path.join(AUDIO_DIR, 'jfk.wav')))).pcm;
   console.log(`model ${path.basename(file)}, ${(statSync(file).size / 2 ** 20).toFixed(0)} MiB`);
   for (let i = 0; i < rounds; i++) {
     const model = await loadModel(file);

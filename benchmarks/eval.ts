@@ -15,10 +15,9 @@ import { createLogger } from '../src/log';
 import { startServer, type RunningServer } from '../src/server';
 import { Database } from '../src/store/db';
 import { SettingsStore } from '../src/store/settings';
-import { normalizeEnglish, wordErrors } from '../scripts/lib/english-normalizer';
-import { realModelPath, type RealModelName } from '../scripts/lib/real-models';
-import { evalClips, type EvalClip } from './lib/eval-clips';
-import { WHISPER_EOT, whisperCli } from './lib/whisper-cli';
+import { normalizedWords as norm, textErrors } from '../scripts/lib/english-normalizer';
+import { evalClips, realModelPath, textTokens, whisperCli, type EvalClip, type RealModelName } from '../fixtures';
+import { RESULTS_DIR, today } from './lib/results';
 import { fmt } from './lib/stats';
 
 const THREADS = 2;
@@ -66,7 +65,7 @@ async function evaluate(name: RealModelName, clips: EvalClip[]): Promise<Hyp[]> 
       const cli = await whisperCli(model, clip.file, THREADS);
       out.push({
         clip, server: r.text, cli: cli.text.trim(), serverMs, cliMs: cli.inferenceMs,
-        tokens: (r.segments ?? []).reduce((n, s) => n + s.tokens.filter((t) => t < WHISPER_EOT).length, 0),
+        tokens: (r.segments ?? []).reduce((n, s) => n + textTokens(s.tokens).length, 0),
       });
       process.stdout.write('.');
     }
@@ -81,13 +80,12 @@ function werOf(hyps: Hyp[], which: 'server' | 'cli'): { wer: number; errors: num
   let errors = 0;
   let words = 0;
   for (const h of hyps) {
-    const e = wordErrors(norm(h.clip.reference), norm(h[which]));
+    const e = textErrors(h.clip.reference, h[which]);
     errors += e.errors;
     words += e.words;
   }
   return { wer: words ? errors / words : 0, errors, words };
 }
-const norm = (s: string) => normalizeEnglish(s).split(' ').filter(Boolean);
 
 /** NIST sclite on the same normalised texts: its error and word counts, to check ours. */
 function sclite(hyps: Hyp[]): { errors: number; words: number } | null {
@@ -110,8 +108,8 @@ async function main(): Promise<void> {
   const subsetAt = args.indexOf('--subset');
   let clips = evalClips();
   if (subsetAt >= 0) clips = clips.filter((_, i) => i % Math.ceil(clips.length / Number(args[subsetAt + 1])) === 0);
-  const date = new Date().toISOString().slice(0, 10);
-  const outFile = args.includes('--out') ? args[args.indexOf('--out') + 1] : path.join(__dirname, 'results', `eval-${date}.md`);
+  const date = today();
+  const outFile = args.includes('--out') ? args[args.indexOf('--out') + 1] : path.join(RESULTS_DIR, `eval-${date}.md`);
   const sets = [...new Set(clips.map((c) => c.set))];
   const lines: string[] = [];
   const table: string[] = ['| model | path | ' + sets.map((s) => `WER ${s}`).join(' | ') + ' | WER all | RTF | tokens/s |', `|${' --- |'.repeat(sets.length + 5)}`];
@@ -136,7 +134,7 @@ async function main(): Promise<void> {
     checks.push(`- ${name}: our scorer ${ours.errors} errors in ${ours.words} words (${fmt(100 * ours.wer, 2)} %), sclite ` +
       (theirs === null ? 'not installed' : `${theirs.errors} in ${theirs.words}` +
         (theirs.errors === ours.errors && theirs.words === ours.words ? ': they agree' : ': THEY DISAGREE')));
-    const worst = [...hyps].map((h) => ({ h, e: wordErrors(norm(h.clip.reference), norm(h.server)).errors })).filter((x) => x.e > 0).sort((a, b) => b.e - a.e).slice(0, 5);
+    const worst = [...hyps].map((h) => ({ h, e: textErrors(h.clip.reference, h.server).errors })).filter((x) => x.e > 0).sort((a, b) => b.e - a.e).slice(0, 5);
     lines.push(`### ${name}: clips with most errors (server path)`, '', ...worst.map(({ h, e }) => `- ${h.clip.id}: ${e} errors. ref "${h.clip.reference}" / hyp "${h.server}"`), '');
   }
   const md = [

@@ -9,23 +9,22 @@
 // in a venv it makes under the cache on first use). Greedy, English, 2
 // threads, no temperature fallback, no VAD on both sides; faster-whisper with
 // beam 5 (its default) as information only: the addon has no beam search.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeWav, loadModel, type Model } from '../src/native';
-import { normalizeEnglish, wordErrors } from '../scripts/lib/english-normalizer';
-import { CACHE_DIR, joinedModelPath, realModelPath, REAL_MODELS, REAL_MODELS_DIR, vocabularyPath, type RealModelName } from '../scripts/lib/real-models';
-import { readPcm16Mono, writeWav } from '../test/helpers/wav-writer';
-import { evalClips, type EvalClip } from './lib/eval-clips';
+import { textErrors } from '../scripts/lib/english-normalizer';
+import { CACHE_DIR, joinedModelPath, REAL_MODELS, REAL_MODELS_DIR, vocabularyPath } from '../scripts/lib/real-models';
+import { evalClips, hifittsClips, joinClips, pythonVenv, realModelPath, ROOT, wav16k, type EvalClip, type RealModelName } from '../fixtures';
 import { onLines } from './lib/lines';
+import { saveReport, today } from './lib/results';
 import { fmt } from './lib/stats';
 
 const THREADS = 2;
 const FASTER_WHISPER = '1.2.1'; // the newest on PyPI (2026-11-24)
 const CTRANSLATE2 = '4.8.5'; // the newest on PyPI; faster-whisper asks for >=4.0,<5
-const VENV = path.join(CACHE_DIR, 'venv-faster-whisper');
 const RUNNER = path.join(__dirname, 'lib', 'faster_whisper_runner.py');
 // Between runs, so that neither side's worker threads (CTranslate2's libgomp
 // spins a little after its work) are still busy when the other starts on 2 cores.
@@ -41,24 +40,9 @@ const CONTENDERS: Contender[] = [
   { name: 'faster-whisper int8, beam 5', computeType: 'int8', beam: 5 },
 ];
 
-const words = (t: string) => normalizeEnglish(t).split(' ').filter(Boolean);
-
 /** The venv's python with faster-whisper installed, made on first use. */
-function venvPython(): string {
-  const py = path.join(VENV, 'bin', 'python');
-  const want = `faster-whisper==${FASTER_WHISPER} ctranslate2==${CTRANSLATE2}`;
-  const stamp = path.join(VENV, 'installed.txt');
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === want) return py;
-  process.stderr.write(`faster-whisper: installing ${want} into ${VENV}\n`);
-  try {
-    execFileSync(process.env.PYTHON || 'python3', ['-m', 'venv', VENV], { stdio: 'pipe' });
-    execFileSync(py, ['-m', 'pip', 'install', '--quiet', ...want.split(' ')], { stdio: 'pipe', maxBuffer: 1 << 26 });
-  } catch (err) {
-    throw new Error(`could not install ${want} into ${VENV}: ${String((err as { stderr?: Buffer }).stderr ?? err).trim().split('\n').slice(-10).join('\n')}`);
-  }
-  writeFileSync(stamp, want + '\n');
-  return py;
-}
+const venvPython = (): string =>
+  path.join(pythonVenv('faster-whisper', [`faster-whisper==${FASTER_WHISPER}`, `ctranslate2==${CTRANSLATE2}`]), 'python');
 
 /**
  * faster-whisper's model directory: links to the joined CTranslate2 model.bin
@@ -123,23 +107,21 @@ function startFasterWhisper(dir: string) {
 
 /**
  * 5-s: every corpus clip of 4-6 s. 30 and 120 s: consecutive hifitts clips
- * (one speaker), as test/helpers/long-clip.ts joins them, cut into disjoint
+ * (one speaker), as fixtures/clips.ts longClip joins them, cut into disjoint
  * runs of whole clips up to the length (kept from 90 % of it). Each is written
  * as a 16-bit WAV that both sides read, so both hear the same samples.
  */
 async function clipSets(quick: boolean, dir: string): Promise<Record<string, Clip[]>> {
   const make = async (id: string, parts: EvalClip[]): Promise<Clip> => {
-    const pcms = parts.map((p) => readPcm16Mono(readFileSync(p.file)).samples);
-    const all = new Float32Array(pcms.reduce((n, p) => n + p.length, 0));
-    pcms.reduce((at, p) => (all.set(p, at), at + p.length), 0);
+    const joined = joinClips(parts);
     const wav = path.join(dir, `${id}.wav`);
-    writeFileSync(wav, writeWav({ rate: 16000, encoding: 'pcm_s16', channels: [all] }));
+    writeFileSync(wav, wav16k(joined.pcm));
     const { pcm } = await decodeWav(readFileSync(wav));
-    return { id, seconds: pcm.length / 16000, wav, pcm, reference: parts.map((p) => p.reference).join(' ') };
+    return { id, seconds: pcm.length / 16000, wav, pcm, reference: joined.reference };
   };
   const runs = (target: number): EvalClip[][] => {
     const out: EvalClip[][] = [[]];
-    for (const c of evalClips().filter((e) => e.set === 'hifitts_6097')) {
+    for (const c of hifittsClips()) {
       const last = out[out.length - 1];
       if (last.reduce((s, p) => s + p.seconds, 0) + c.seconds > target) out.push([c]);
       else last.push(c);
@@ -189,7 +171,7 @@ async function main(): Promise<void> {
       const order = CONTENDERS.map((_, k) => k);
       for (const k of i % 2 ? order.reverse() : order) {
         const r = await run(CONTENDERS[k], clip);
-        const e = wordErrors(words(clip.reference), words(r.text));
+        const e = textErrors(clip.reference, r.text);
         const t = totals[label][k];
         t.errors += e.errors; t.words += e.words; t.ms += r.ms;
         if (clip === first) firstTexts[k] = r.text.trim();
@@ -214,21 +196,18 @@ async function main(): Promise<void> {
       lines.push(`| ${label} | ${clips.length} | ${fmt(seconds, 0)} s | ${c.name} | ${fmt(t.ms / clips.length, 0)} | ${fmt(t.ms / 1000 / seconds, 3)} | ${fmt(wer(t), 2)} % (${t.errors}/${t.words}) | ${ratio} |`);
     }
   }
-  const date = new Date().toISOString().slice(0, 10);
+  const date = today();
   const md = [
     `# Ours against faster-whisper on the same Whisper base weights, ${date}${quick ? ' (quick)' : ''}`, '',
     `\`npx tsx benchmarks/faster-whisper.ts${quick ? ' --quick' : ''}\`: ${os.cpus().length} cores (${os.cpus()[0]?.model}), ${THREADS} threads on both sides, greedy, English, temperature 0 without fallback, no VAD, timestamps on, each 30-s window conditioned on the text before it (whisper.cpp's default within a request; faster-whisper's condition_on_previous_text).`,
-    `Ours: the addon in-process (whisper.cpp ${JSON.parse(readFileSync(path.join(__dirname, '..', 'third_party', 'whisper.cpp.json'), 'utf8')).version}), base-q8_0 and base-f16 as models:real converts them. faster-whisper ${versions['faster-whisper']}, CTranslate2 ${versions.ctranslate2}, in its own Python process with cpu_threads=${THREADS}, num_workers=1, loading the same CTranslate2 float16 model.bin with compute_type int8 or float32; its time covers transcribe() and consuming its segments, not loading the audio. Each engine keeps its own token suppression (faster-whisper suppresses non-speech symbols, suppress_tokens=[-1]; whisper.cpp does not, suppress_nst=false). Beam 5 (faster-whisper's default) for information only: the addon has no beam search.`,
+    `Ours: the addon in-process (whisper.cpp ${JSON.parse(readFileSync(path.join(ROOT, 'third_party', 'whisper.cpp.json'), 'utf8')).version}), base-q8_0 and base-f16 as models:real converts them. faster-whisper ${versions['faster-whisper']}, CTranslate2 ${versions.ctranslate2}, in its own Python process with cpu_threads=${THREADS}, num_workers=1, loading the same CTranslate2 float16 model.bin with compute_type int8 or float32; its time covers transcribe() and consuming its segments, not loading the audio. Each engine keeps its own token suppression (faster-whisper suppresses non-speech symbols, suppress_tokens=[-1]; whisper.cpp does not, suppress_nst=false). Beam 5 (faster-whisper's default) for information only: the addon has no beam search.`,
     `CTranslate2 on this CPU: ${backends.join('; ') || 'not reported'}.`,
     `Clips: ${Object.entries(sets).map(([l, c]) => `${c.length} of ${l}`).join(', ')}; 5 s: corpus clips of 4-6 s; 30 and 120 s: consecutive hifitts clips (one speaker) joined whole up to that length. Every clip decoded by every contender in turn, the order reversed on every other clip, ${SETTLE_MS} ms apart; one warm-up run each first. RTF: time over audio.`, '',
     ...lines, '',
     `The first 5-s clip (${first.id}), reference: "${first.reference}"`, '',
     ...CONTENDERS.map((c, k) => `- ${c.name}: "${firstTexts[k]}"`), '',
   ].join('\n');
-  const out = path.join(__dirname, 'results', `faster-whisper-${date}-base${quick ? '-quick' : ''}.md`);
-  mkdirSync(path.dirname(out), { recursive: true });
-  writeFileSync(out, md);
-  process.stdout.write(md + `\nreport: ${out}\n`);
+  saveReport(`faster-whisper-${date}-base${quick ? '-quick' : ''}`, md);
 }
 
 main().catch((err) => {

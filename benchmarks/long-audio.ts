@@ -6,44 +6,28 @@
 // square of its length. Each run is its own process, so its peak RSS is its
 // own; which of one pass and pieces runs first alternates per length. The model is generated
 // (random weights in the exact 0.6B shape): time and memory depend on shapes,
-// not on weights. Input: real speech (the shared corpus, repeated), 2 threads.
+// not on weights. Input: real speech (the shared corpus, repeated), 2 threads,
+// built by the child (fixtures/long-audio-child.ts, input `looped-speech`).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { makeModel } from '../scripts/make-models';
+import { makeModel, ROOT } from '../fixtures';
+import type { Job, Summary } from '../fixtures/long-audio-child';
+import { saveReport, today } from './lib/results';
 import { fmt } from './lib/stats';
 
-const CHILD = `
-const { loadModel } = require(${JSON.stringify(path.join(__dirname, '..', 'src', 'native'))});
-const { longClip } = require(${JSON.stringify(path.join(__dirname, '..', 'test', 'helpers', 'long-clip'))});
-const { readPcm16Mono } = require(${JSON.stringify(path.join(__dirname, '..', 'test', 'helpers', 'wav-writer'))});
-(async () => {
-  const [file, seconds, pieceSeconds] = process.argv.slice(1).map((a, i) => (i ? Number(a) : a));
-  const once = readPcm16Mono(longClip(Math.min(seconds, 600)).wav).samples;
-  const pcm = new Float32Array(seconds * 16000);
-  for (let at = 0; at < pcm.length; at += once.length) pcm.set(once.subarray(0, Math.min(once.length, pcm.length - at)), at);
-  const model = await loadModel(file);
-  const t0 = performance.now();
-  const r = await model.transcribe(pcm, { threads: 2, pieceSeconds });
-  const ms = performance.now() - t0;
-  await model.dispose();
-  console.log(JSON.stringify({ ms, maxRssKb: process.resourceUsage().maxRSS, segments: r.segments.length }));
-})().catch((e) => { console.log(JSON.stringify({ error: e.message })); process.exit(1); });
-`;
+/** The child that builds the input, transcribes it once and reports its own peak RSS (test/native/long-audio.test.ts runs it too). */
+const CHILD = path.join(ROOT, 'fixtures', 'long-audio-child.ts');
 
 interface Run { ms?: number; maxRssKb?: number; segments?: number; error?: string; status: number | null }
 
 function run(file: string, seconds: number, pieceSeconds: number): Run {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', CHILD, file, String(seconds), String(pieceSeconds)], {
-    encoding: 'utf8', maxBuffer: 1 << 24, cwd: path.join(__dirname, '..'),
-  });
-  const line = r.stdout.trim().split('\n').pop() ?? '';
-  try {
-    return { ...JSON.parse(line), status: r.status };
-  } catch {
-    return { error: `exit ${r.status ?? r.signal}: ${r.stderr.trim().split('\n').pop()}`, status: r.status };
-  }
+  const job: Job = { model: file, seconds, input: 'looped-speech', options: { threads: 2, pieceSeconds } };
+  const r = spawnSync(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(job)], { encoding: 'utf8', maxBuffer: 1 << 26, cwd: ROOT });
+  const line = r.stdout.split('\n').find((l) => l.startsWith('SUMMARY '));
+  if (r.status !== 0 || !line) return { error: `exit ${r.status ?? r.signal}: ${r.stderr.trim().split('\n')[0]}`, status: r.status };
+  const s = JSON.parse(line.slice('SUMMARY '.length)) as Summary;
+  return { ms: s.transcribeSeconds * 1000, maxRssKb: s.maxRSS, segments: s.segments.length, status: r.status };
 }
 
 async function main(): Promise<void> {
@@ -65,14 +49,11 @@ async function main(): Promise<void> {
     process.stdout.write(`${lines[lines.length - 1]}\n`);
   }
   const md = [
-    `# Parakeet on long audio: one pass against pieces, ${new Date().toISOString().slice(0, 10)}`, '',
+    `# Parakeet on long audio: one pass against pieces, ${today()}`, '',
     `\`npx tsx benchmarks/long-audio.ts --model ${name} --lengths ${lengths.join(',')}\`: generated ${name} (random weights, exact shapes), the addon, 2 threads, ${os.cpus().length} cores (${os.cpus()[0]?.model}), ${fmt(os.totalmem() / 2 ** 30, 0)} GiB. Real speech (the shared corpus, repeated to length). Each run in its own process; peak RSS is the process's (model, audio and all).`, '',
     ...lines, '',
   ].join('\n');
-  const out = path.join(__dirname, 'results', `long-audio-${new Date().toISOString().slice(0, 10)}-${name}.md`);
-  mkdirSync(path.dirname(out), { recursive: true });
-  writeFileSync(out, md);
-  process.stdout.write(md + `\nreport: ${out}\n`);
+  saveReport(`long-audio-${today()}-${name}`, md);
 }
 
 main().catch((err) => {

@@ -11,9 +11,10 @@ import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { decodeWav, loadModel, systemInfo, type Model } from '../src/native';
+import { speechClip } from '../fixtures';
 import { benchModel as modelFor } from './lib/models';
-import { speechClip } from '../test/helpers/clips';
 import { HarnessSession, pairWithHarness } from './lib/harness';
+import { saveReport, today } from './lib/results';
 import { fmt, median, medianInterval, range } from './lib/stats';
 
 const THREADS = Number(process.env.BENCH_THREADS ?? Math.min(4, os.availableParallelism()));
@@ -185,12 +186,8 @@ async function main(): Promise<void> {
       `2nd ÷ 10th, per pair: ${fmt(median(seq.ratios), 3)} (${fmt(medianInterval(seq.ratios)[0], 3)}–${fmt(medianInterval(seq.ratios)[1], 3)}); ` +
       `states created by the model that served ${9 + seq.ratios.length} requests: ${seq.statesCreated}.`,
   ];
-  console.log(lines.join('\n'));
-  const out = path.resolve(__dirname, 'results');
-  mkdirSync(out, { recursive: true });
-  const name = `native-${new Date().toISOString().slice(0, 10)}${quick ? '-quick' : ''}`;
-  writeFileSync(path.join(out, `${name}.json`), JSON.stringify({ cpu, threads: THREADS, rows, pooledRatios: pooled, harnessVsHarnessRatios: control, secondVsTenthMs: seq }, null, 2));
-  writeFileSync(path.join(out, `${name}.md`), lines.join('\n') + '\n');
+  saveReport(`native-${today()}${quick ? '-quick' : ''}`, lines.join('\n') + '\n',
+    { cpu, threads: THREADS, rows, pooledRatios: pooled, harnessVsHarnessRatios: control, secondVsTenthMs: seq });
 }
 
 main().catch((err) => {

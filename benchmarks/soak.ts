@@ -12,17 +12,15 @@
 // benchmarks/results/soak-<date>-<N>min.{json,md}.
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { speechClip } from '../test/helpers/clips';
-import { startOpenAiLike } from '../test/helpers/fake-providers';
+import { ROOT, speechClip, startOpenAiLike } from '../fixtures';
 import { benchModel } from './lib/models';
 import { procRss } from './lib/servers';
 import { fmt, percentile } from './lib/stats';
 import { provenance } from './lib/provenance';
-
-const ROOT = path.resolve(__dirname, '..');
+import { saveReport, today } from './lib/results';
 const minutesArg = process.argv.indexOf('--minutes');
 const MINUTES = minutesArg >= 0 ? Number(process.argv[minutesArg + 1]) : 10;
 if (!(MINUTES > 0 && MINUTES <= 120)) throw new Error('--minutes must be in (0, 120]');
@@ -253,17 +251,12 @@ async function main(): Promise<void> {
   await provider.close();
 
   const report = summarize(source);
-  const name = `soak-${new Date().toISOString().slice(0, 10)}-${MINUTES}min`;
-  const out = path.join(__dirname, 'results');
-  mkdirSync(out, { recursive: true });
   const byKind: Record<string, Record<string, number>> = {};
   for (const s of sent) {
     const key = s.outcome === 'answered' ? `${s.status}${s.detail ? ` ${s.detail}` : ''}` : s.outcome;
     (byKind[s.kind] ??= {})[key] = (byKind[s.kind][key] ?? 0) + 1;
   }
-  writeFileSync(path.join(out, `${name}.json`), JSON.stringify({ source, sent: sent.length, byKind, authMs, rss, lost: sent.filter((s) => s.outcome === 'lost') }, null, 2));
-  writeFileSync(path.join(out, `${name}.md`), report.md);
-  console.log(report.md);
+  saveReport(`soak-${today()}-${MINUTES}min`, report.md, { source, sent: sent.length, byKind, authMs, rss, lost: sent.filter((s) => s.outcome === 'lost') });
   if (!report.ok) process.exitCode = 1;
 }
 
@@ -288,7 +281,7 @@ function summarize(source: ReturnType<typeof provenance>): { md: string; ok: boo
   const ok = lost.length === 0 && endRatio <= 1.1;
   const mb = (b: number) => fmt(b / 1e6, 0);
   const lines = [
-    `# Soak, ${new Date().toISOString().slice(0, 10)}: ${MINUTES} minutes`, '',
+    `# Soak, ${today()}: ${MINUTES} minutes`, '',
     `Commit \`${source.commit}\`${source.uncommitted.length ? ` with uncommitted changes to ${source.uncommitted.join(', ')}` : ''}; ${source.cpu}, ${source.cores} cores; \`npm run soak -- --minutes ${MINUTES}\`.`,
     `${CLIENTS} client loops, a /v1/models probe every 500 ms, routing switched local ↔ cloud (a loopback OpenAI-compatible server) and the API key rotated every 20 s, SIGTERM and restart at ${MINUTES / 2} min.`, '',
     `**Lost requests: ${lost.length}** (a request is lost when its client did not leave and it got no HTTP answer). ${ok ? 'Pass.' : 'FAIL.'}`, '',

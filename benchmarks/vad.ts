@@ -2,25 +2,20 @@
 // on and off, side by side in one run (each clip decoded both ways in turn).
 // Two sets: the eval set (every clip of ../shared/audio, speech from end to
 // end: does VAD cost accuracy?) and speech with long gaps of quiet noise
-// (hifitts utterances with 5-60 s between them, test/helpers/gapped-clip.ts:
+// (hifitts utterances with 5-60 s between them, fixtures/clips.ts gappedClip:
 // time saved, WER, and words Whisper puts in the silences). Greedy, English,
 // 2 threads, temperature fallback off unless --fallback (whisper.cpp's default).
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { decodeWav, loadModel, type Transcription } from '../src/native';
-import { normalizeEnglish, wordErrors } from '../scripts/lib/english-normalizer';
-import { realModelPath, type RealModelName } from '../scripts/lib/real-models';
-import { gappedClip } from '../test/helpers/gapped-clip';
-import { VAD_FIXTURE } from '../test/helpers/paths';
-import { evalClips } from './lib/eval-clips';
+import { textErrors } from '../scripts/lib/english-normalizer';
+import { evalClips, gappedClip, realModelPath, VAD_FIXTURE, type RealModelName } from '../fixtures';
+import { saveReport, today } from './lib/results';
 import { fmt } from './lib/stats';
 
 const THREADS = 2;
 interface Clip { id: string; seconds: number; pcm: Float32Array; reference: string; speech?: { start: number; end: number }[] }
 interface Outcome { errors: number; words: number; ms: number; inSilence: number }
-
-const words = (t: string) => normalizeEnglish(t).split(' ').filter(Boolean);
 
 /** Gaps drawn from 5-60 s, seeded: eight clips of five utterances each. */
 function gappedSet(): Clip[] {
@@ -57,7 +52,7 @@ async function main(): Promise<void> {
       threads: THREADS, language: 'en', temperatureFallback: fallback, wordTimestamps: true, vad: vad ? { modelPath: VAD_FIXTURE } : undefined,
     });
     const ms = performance.now() - t0;
-    const e = wordErrors(words(clip.reference), words(r.text));
+    const e = textErrors(clip.reference, r.text);
     return { errors: e.errors, words: e.words, ms, inSilence: wordsInSilence(r, clip.speech) };
   };
   await run(evalSet[0], true); // warm-up
@@ -82,15 +77,12 @@ async function main(): Promise<void> {
   process.stdout.write('\n');
   await model.dispose();
   const md = [
-    `# Silero VAD on and off, ${new Date().toISOString().slice(0, 10)}`, '',
+    `# Silero VAD on and off, ${today()}`, '',
     `\`npx tsx benchmarks/vad.ts --model ${name}${fallback ? ' --fallback' : ''}\`: real Whisper ${name}, the addon in-process, ${THREADS} threads, greedy, English, temperature fallback ${fallback ? 'on (whisper.cpp default)' : 'off'}, ${os.cpus().length} cores (${os.cpus()[0]?.model}). VAD: Silero v6.2.0 with whisper.cpp's default parameters (threshold 0.5, 250 ms minimum speech, 100 ms minimum silence, 30 ms padding); its time counts in "on".`,
     'Gapped clips: five consecutive hifitts utterances each, 5-60 s of uniform noise at about -56 dBFS before and after each (seeded). "Words in silence": words whose start lies more than 0.3 s outside every utterance.', '',
     ...lines, '',
   ].join('\n');
-  const out = path.join(__dirname, 'results', `vad-${new Date().toISOString().slice(0, 10)}-${name}${fallback ? '-fallback' : ''}.md`);
-  mkdirSync(path.dirname(out), { recursive: true });
-  writeFileSync(out, md);
-  process.stdout.write(md + `\nreport: ${out}\n`);
+  saveReport(`vad-${today()}-${name}${fallback ? '-fallback' : ''}`, md);
 }
 
 main().catch((err) => {

@@ -7,14 +7,13 @@
 // and the ratio of each to the full window's. Greedy, English, 2 threads,
 // temperature fallback off unless --fallback (then whisper.cpp's default).
 // --guarded: shrunk windows whose result looks wrong are decoded again at full size.
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { decodeWav, loadModel, type Model, type Transcription } from '../src/native';
 import { compressionRatio } from '../src/stt/formats';
-import { normalizeEnglish, wordErrors } from '../scripts/lib/english-normalizer';
-import { realModelPath, type RealModelName } from '../scripts/lib/real-models';
-import { evalClips } from './lib/eval-clips';
+import { textErrors } from '../scripts/lib/english-normalizer';
+import { concat, evalClips, realModelPath, type RealModelName } from '../fixtures';
+import { saveReport, today } from './lib/results';
 import { fmt } from './lib/stats';
 
 const FRAMES_PER_SECOND = 50; // encoder positions per second of audio; 1500 is the full window
@@ -63,16 +62,13 @@ async function clips(): Promise<Clip[]> {
         seconds += hifi[at++].seconds;
       }
       if (parts.length < 2) { at++; continue; }
-      const pcm = new Float32Array(parts.reduce((a, p) => a + p.pcm.length, 0));
-      parts.reduce((o, p) => (pcm.set(p.pcm, o), o + p.pcm.length), 0);
-      joined.push({ id: `${target}s-${n}`, seconds, pcm, reference: parts.map((p) => p.reference).join(' ') });
+      joined.push({ id: `${target}s-${n}`, seconds, pcm: concat(parts.map((p) => p.pcm)), reference: parts.map((p) => p.reference).join(' ') });
     }
   }
   return [...singles, ...joined];
 }
 
 const band = (s: number) => (s < 5 ? '1-5 s' : s < 12 ? '5-12 s' : s < 25 ? '12-25 s' : '25-30 s');
-const words = (t: string) => normalizeEnglish(t).split(' ').filter(Boolean);
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -92,7 +88,7 @@ async function main(): Promise<void> {
       const rerun = !!policy.guarded && policy.audioCtx(clip.seconds) !== 0 && looksWrong(r, clip.seconds);
       if (rerun) r = await decode(0);
       const ms = performance.now() - t0;
-      const e = wordErrors(words(clip.reference), words(r.text));
+      const e = textErrors(clip.reference, r.text);
       results[pi][ci] = { errors: e.errors, words: e.words, ms, text: r.text, rerun };
     }
     process.stdout.write('.');
@@ -123,17 +119,14 @@ async function main(): Promise<void> {
   });
   const count = (b: string) => all.filter((c) => band(c.seconds) === b).length;
   const md = [
-    `# Encoder window for short clips, ${new Date().toISOString().slice(0, 10)}`, '',
+    `# Encoder window for short clips, ${today()}`, '',
     `\`npx tsx benchmarks/window-policy.ts --model ${name}${fallback ? ' --fallback' : ''}${POLICIES === GUARDED ? ' --guarded' : ''}\`: real Whisper ${name}, the addon in-process, ${THREADS} threads, greedy, English, temperature fallback ${fallback ? 'on (whisper.cpp default)' : 'off'}, ${os.cpus().length} cores (${os.cpus()[0]?.model}).`,
     `${all.length} clips: ${bands.map((b) => `${count(b)} of ${b}`).join(', ')} (the shared corpus and concatenations of consecutive hifitts clips); every clip decoded by every policy in turn.`,
     '`shrink +m`: audio_ctx = ceil(seconds × 50) + m encoder positions (20 ms each), the full 1500 from 30 s.',
     `\`guarded\`: a result with compression ratio over ${GUARD.compressionRatio}, mean log-probability under ${GUARD.avgLogprob} or over ${GUARD.tokensPerSecond} tokens per second of audio is decoded again with the full window (its time counts both).`, '',
     ...lines, '', 'Clips a shrunk window made worse than the full one (most added errors first):', '', ...worst, '',
   ].join('\n');
-  const out = path.join(__dirname, 'results', `window-policy-${new Date().toISOString().slice(0, 10)}-${name}${fallback ? '-fallback' : ''}${POLICIES === GUARDED ? '-guarded' : ''}.md`);
-  mkdirSync(path.dirname(out), { recursive: true });
-  writeFileSync(out, md);
-  process.stdout.write(md + `\nreport: ${out}\n`);
+  saveReport(`window-policy-${today()}-${name}${fallback ? '-fallback' : ''}${POLICIES === GUARDED ? '-guarded' : ''}`, md);
 }
 
 main().catch((err) => {

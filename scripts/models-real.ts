@@ -16,12 +16,11 @@ import { convertCt2Whisper } from './lib/ct2-whisper-to-ggml';
 import { FIXTURES } from './lib/model-paths';
 import { joinedModelPath, LAST_ERROR_FILE, vocabularyPath, wheelPaths, REAL_FILES, REAL_MODELS, REAL_MODELS_DIR, type RealModel, type WheelSet } from './lib/real-models';
 import { normalizeEnglish } from './lib/english-normalizer';
-import { whisperCli } from '../benchmarks/lib/whisper-cli';
+import { AUDIO_DIR, BIN_DIR as BIN, ROOT } from '../fixtures/paths';
+import { whisperCli } from '../fixtures/peers';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '..');
-const BIN = path.join(ROOT, 'build', 'bin');
-const JFK = path.resolve(ROOT, '..', 'shared', 'audio', 'jfk.wav');
+const JFK = path.join(AUDIO_DIR, 'jfk.wav');
 const JFK_TEXT = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
 /** Bump when the converter's output changes, so cached conversions are redone. */
 const CONVERTER_VERSION = 1;
@@ -160,7 +159,7 @@ function linkIntoModelsDir(): void {
 
 async function main(): Promise<void> {
   if (!existsSync(path.join(BIN, 'whisper-quantize')) || !existsSync(path.join(BIN, 'whisper-cli'))) {
-    throw new Error('build/bin/whisper-quantize and whisper-cli are missing: run `npm run build:native` first');
+    throw new Error('build/bin/whisper-quantize and whisper-cli are missing: run `npm run build:peers` first (npm test runs it)');
   }
   mkdirSync(REAL_MODELS_DIR, { recursive: true });
   const state = readState() ?? { converter: CONVERTER_VERSION, files: {} };

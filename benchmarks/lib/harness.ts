@@ -1,18 +1,10 @@
 // Runs the bare C++ harness (build/bin/stt-harness) and returns its per-run times.
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import path from 'node:path';
-import { existsSync } from 'node:fs';
+import { requireBin } from '../../fixtures';
 import { onLines } from './lines';
 
 const run = promisify(execFile);
-export const BIN = path.resolve(__dirname, '..', '..', 'build', 'bin');
-
-export function requireBin(name: string): string {
-  const file = path.join(BIN, name);
-  if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build:native\` (it builds the peers too)`);
-  return file;
-}
 
 export interface HarnessRun {
   ms: number;

@@ -2,8 +2,7 @@
 // `npm run models:real` installed them, otherwise the generated stand-in of
 // the same shape (random weights, decoding capped by n_text_ctx = 64).
 // Whisper small and Parakeet have no real weights here: always generated.
-import { makeModel } from '../../scripts/make-models';
-import { realModelPath, type RealModelName } from '../../scripts/lib/real-models';
+import { makeModel, realModelPath, type RealModelName } from '../../fixtures';
 
 export interface BenchModel {
   file: string;

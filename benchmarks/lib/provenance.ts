@@ -6,9 +6,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BIN } from './harness';
-
-const ROOT = path.resolve(__dirname, '..', '..');
+import { BIN_DIR, ROOT } from '../../fixtures';
 
 export interface Provenance {
   commit: string;
@@ -46,7 +44,7 @@ export function provenance(): Provenance {
   const addon: string = require('node-gyp-build').path(ROOT);
   const binaries: Record<string, string> = { 'stt_native.node': sha256(addon) };
   for (const bin of ['whisper-server', 'whisper-cli', 'parakeet-cli', 'stt-harness']) {
-    const file = path.join(BIN, bin);
+    const file = path.join(BIN_DIR, bin);
     if (existsSync(file)) binaries[bin] = sha256(file);
   }
   return {

@@ -1,22 +1,39 @@
-// The Markdown report and SVG chart of a benchmark run (benchmarks/run.ts).
-// Every interval says what it covers; a maximum of a handful of values is
-// called a maximum; both sides of each scheduling trade are in the headline.
-/* eslint-disable @typescript-eslint/no-explicit-any */
+// The Markdown report and SVG chart of a benchmark run (benchmarks/run.ts):
+// one typed function per section or table, in report order, each reading the
+// results as benchmarks/lib/bench-types.ts describes them. Every interval says
+// what it covers; a maximum of a handful of values is called a maximum; both
+// sides of each scheduling trade are in the headline.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { BenchMeta, LoadResult, ShapeResult } from './bench-types';
 import { figures, type MixRound, type RoundFigures } from './load';
-import { chartSvg } from './chart';
+import { chartSvg, type ChartRow } from './chart';
 import { fmt, median, medianIntervalWithCoverage, range } from './stats';
 
 const OURS = 'stt-gateway';
 const ARRIVAL = 'stt-gateway, arrival order';
 const WS = 'whisper-server';
 
-export function writeReport(dir: string, name: string, meta: Record<string, any>, results: Record<string, any>[]): void {
+export function writeReport(dir: string, name: string, meta: BenchMeta, results: ShapeResult[]): void {
   const md = report(name, meta, results);
   writeFileSync(path.join(dir, `${name}.md`), md);
   writeFileSync(path.join(dir, `${name}.svg`), chartSvg(chartRows(results)));
   console.log(md);
+}
+
+/** Adds lines to the report. */
+type Push = (...lines: string[]) => void;
+type Section = (push: Push, meta: BenchMeta, results: ShapeResult[]) => void;
+
+/** The sections, in report order. */
+const SECTIONS: Section[] = [header, outputsChecked, headlineTable, loadTables, overheadTable, naiveTable, coldStartTable, encoderTable];
+
+export function report(name: string, meta: BenchMeta, results: ShapeResult[]): string {
+  const L: string[] = [];
+  const push: Push = (...lines) => L.push(...lines);
+  for (const section of SECTIONS) section(push, meta, results);
+  push('', `![latency per request by mix](./${name}.svg)`, '');
+  return L.join('\n');
 }
 
 /** A median with its distribution-free interval and that interval's true coverage. */
@@ -53,9 +70,19 @@ function orderEffect(rs: number[], oursFirst: boolean[]): string {
   return `${fmt(median(first), 3)} / ${fmt(median(second), 3)}`;
 }
 
-function report(name: string, meta: Record<string, any>, results: Record<string, any>[]): string {
-  const L: string[] = [];
-  const push = (...lines: string[]) => L.push(...lines);
+/** A single run's value, or the median (min–max) of several. */
+const oneOff = (runs: number[]) => (runs.length > 1 ? `${fmt(median(runs), 0)} (${range(runs, 0)})` : fmt(runs[0], 0));
+
+type With<R extends ShapeResult, K extends keyof ShapeResult> = R & { [P in K]-?: NonNullable<ShapeResult[P]> };
+
+/** The shapes that have a scenario's result (an older result file, or a run without that scenario, may not). */
+function having<R extends ShapeResult, K extends 'overhead' | 'control' | 'load' | 'naive' | 'cold'>(results: R[], key: K): With<R, K>[] {
+  return results.filter((r): r is With<R, K> => r[key] !== undefined && r[key] !== null);
+}
+
+
+/** Title, provenance, the settings of every contender, and the models. */
+function header(push: Push, meta: BenchMeta, results: ShapeResult[]): void {
   const settings = Object.entries(meta.serverSettings ?? {}).map(([k, v]) => `${k}=${v}`).join(' ');
   push(
     `# stt-gateway benchmark, ${meta.date}${meta.quick ? ' (quick)' : meta.full ? ' (full)' : ''}`,
@@ -68,105 +95,128 @@ function report(name: string, meta: Record<string, any>, results: Record<string,
     '',
   );
   for (const [who, env] of Object.entries(meta.contenderSettings ?? {})) {
-    push(`- ${who}: \`${Object.entries(env as Record<string, string>).map(([k, v]) => (k === 'command' ? v : `${k}=${v}`)).join(' ')}\``);
+    push(`- ${who}: \`${Object.entries(env).map(([k, v]) => (k === 'command' ? v : `${k}=${v}`)).join(' ')}\``);
   }
   push('');
   for (const r of results) {
     push(`- ${r.shape}: ${r.weights === 'real' ? 'real Whisper base weights (`npm run models:real`), decoder context 448, decoding to end of text, temperature fallback on (best_of 5) for every contender' : r.family === 'parakeet' ? 'generated, random weights: one token per 320 ms' : 'generated, random weights, decoder context 64 (28 tokens per window for every contender), fallback off'}.`);
   }
+}
 
-  // Outputs.
+/** Every answer compared across contenders; the first mismatches. */
+function outputsChecked(push: Push, meta: BenchMeta): void {
   const checked = Object.entries(meta.outputs?.checked ?? {}).map(([k, v]) => `${k} ${v}`).join(', ');
-  const mismatches: any[] = meta.outputs?.mismatches ?? [];
+  const mismatches = meta.outputs?.mismatches ?? [];
   push('', '## Outputs checked', '',
     `Every answer was compared with the first answer for the same clip and model (token ids where both sides return them, else the text without whitespace): ${checked}. ` +
       (mismatches.length ? `**${mismatches.length} differ; the run failed.**` : 'All equal.') +
       ' whisper-cli is compared by text (its token ids need a second, untimed run); Parakeet answers are compared between ours and the harness by token ids. Answers with the fallback off (the overhead pairs) are checked among themselves, apart from those with it on. With the temperature fallback on, a window decoded again at T > 0 samples from whisper.cpp decoder 0\'s generator, which is seeded when a state is created and carries over between requests: two processes with different histories could then differ without either being wrong.');
   for (const m of mismatches.slice(0, 10)) push(`- ${m.clipSeconds}-s clip, ${m.other} against ${m.reference} (${m.what}): "${String(m.otherText).slice(0, 120)}" vs "${String(m.referenceText).slice(0, 120)}"`);
+}
 
-  // Headline: every load mix, both sides of each trade.
-  const loaded = results.filter((r) => r.load);
-  if (loaded.length) {
-    push('', '## Headline: under load, ours ÷ whisper-server (and ours in arrival order ÷ whisper-server, the control)', '',
-      'Per round, ours and the control against whisper-server in the same round; the median over rounds with its interval. Below 1 is better for ours. "short" is a clip of 30 s or less, "long" over 30 s. A "max" is the largest of the few values a round has (six 5-s clips, say), never a percentile.', '',
-      '| model | mix | short p50 | short max | long p50 | long max | mean, all requests | makespan | peak RSS | control: short p50 | control: long p50 | control: mean |',
-      '|---|---|---|---|---|---|---|---|---|---|---|---|');
-    for (const r of loaded) {
-      for (const [mix, by] of byMix(r.load.rounds)) {
-        const o = by.get(OURS), a = by.get(ARRIVAL), w = by.get(WS);
-        const q = (x: RoundFigures[] | undefined, k: keyof RoundFigures) => withInterval(ratios(x, w, k), 2);
-        push(`| ${r.shape} | ${mix} | ${q(o, 'shortP50')} | ${q(o, 'shortMax')} | ${q(o, 'longP50')} | ${q(o, 'longMax')} | ${q(o, 'meanMs')} | ${q(o, 'makespanS')} | ${q(o, 'peakRssMb')} | ${q(a, 'shortP50')} | ${q(a, 'longP50')} | ${q(a, 'meanMs')} |`);
-      }
-    }
-    push('', '## Under load: the figures', '',
-      'Medians over rounds (min–max). Latency in ms from send to answer; makespan from the first send to the last answer; throughput = audio seconds answered ÷ makespan; refused = answers other than 200.', '');
-    for (const r of loaded) {
-      push(`### ${r.shape}`, '', r.load.mixes.map((m: any) => `- **${m.name}**: ${m.description}`).join('\n'), '',
-        `Poisson capacity from ours one request at a time: 5 s ${fmt(r.load.serviceMs[5], 0)} ms, 30 s ${fmt(r.load.serviceMs[30], 0)} ms, 120 s ${fmt(r.load.serviceMs[120], 0)} ms.`, '',
-        '| mix | contender | rounds | short p50 | short max | long p50 | long max | mean | makespan s | throughput | refused | peak RSS MB |',
-        '|---|---|---|---|---|---|---|---|---|---|---|---|');
-      for (const [mix, by] of byMix(r.load.rounds)) {
-        for (const [who, rs] of by) {
-          const col = (k: keyof RoundFigures, d = 0) => {
-            const xs = rs.map((x) => x[k]).filter((x): x is number => x !== null);
-            return xs.length ? (xs.length > 1 ? `${fmt(median(xs), d)} (${range(xs, d)})` : fmt(xs[0], d)) : '—';
-          };
-          push(`| ${mix} | ${who} | ${rs.length} | ${col('shortP50')} | ${col('shortMax')} | ${col('longP50')} | ${col('longMax')} | ${col('meanMs')} | ${col('makespanS', 1)} | ${col('throughput', 2)} | ${col('refused')} | ${col('peakRssMb')} |`);
-        }
-      }
-      const longFirst = byMix(r.load.rounds).get('long first');
-      const allShort = byMix(r.load.rounds).get('all short');
-      push('', `Floor: a 5-s clip takes ${fmt(r.harness5Ms, 0)} ms in the bare harness (warm, median of 5${r.pairsFallback === false ? ', fallback off: a true floor, as the fallback only adds passes after the T = 0 one' : ''}). A server that computes one request at a time with every thread, serving the clips one after another from the moment they arrive, cannot give six of them a p50 (the mean of the 3rd and 4th) below 3.5 clips' time, ${fmt(3.5 * r.harness5Ms, 0)} ms, nor eight (all short) below 4.5 clips' time, ${fmt(4.5 * r.harness5Ms, 0)} ms. ` +
-        `Ours: long first ${longFirst?.get(OURS) ? fmt(median(longFirst.get(OURS)!.map((x) => x.shortP50 ?? NaN)), 0) : '—'} ms, all short ${allShort?.get(OURS) ? fmt(median(allShort.get(OURS)!.map((x) => x.shortP50 ?? NaN)), 0) : '—'} ms.`);
-      const peak = (mix: string, who: string) => {
-        const xs = byMix(r.load.rounds).get(mix)?.get(who)?.map((x) => x.peakRssMb);
-        return xs?.length ? median(xs) : NaN;
-      };
-      push('', `Memory (peak RSS per round: the kernel's VmHWM, reset before each round): Node and the server with no model take ${fmt(meta.nodeBaselineRss / 1e6, 0)} MB; with the model loaded, peak over start and one 5-s request ${fmt(r.cold.oursRss / 1e6, 0)} MB (the harness peaks at ${fmt(r.cold.harnessRss / 1e6, 0)} MB). ` +
-        `Under "long first" ours peaks at ${fmt(peak('long first', OURS), 0)} MB against ${fmt(peak('long first', WS), 0)} MB for whisper-server and ${fmt(peak('long first', ARRIVAL), 0)} MB for ours in arrival order; under "all short" at ${fmt(peak('all short', OURS), 0)} MB. ` +
-        'Ours and the arrival-order control run the same code and differ by the paused job: its second whisper state (KV caches, compute buffers) and its PCM. The rest of the gap to whisper-server is Node (the no-model figure) plus the upload and its decoded PCM held for every request in flight (a 120-s clip: 3.8 MB of WAV and 7.7 MB of float PCM). Closing it would take one state shared by paused and running jobs (pausing would then copy a KV cache out) and uploads streamed to disk.');
+/** Under load, per mix: ours ÷ whisper-server and the control ÷ whisper-server, both sides of each trade. */
+function headlineTable(push: Push, meta: BenchMeta, results: ShapeResult[]): void {
+  const loaded = having(results, 'load');
+  if (!loaded.length) return;
+  push('', '## Headline: under load, ours ÷ whisper-server (and ours in arrival order ÷ whisper-server, the control)', '',
+    'Per round, ours and the control against whisper-server in the same round; the median over rounds with its interval. Below 1 is better for ours. "short" is a clip of 30 s or less, "long" over 30 s. A "max" is the largest of the few values a round has (six 5-s clips, say), never a percentile.', '',
+    '| model | mix | short p50 | short max | long p50 | long max | mean, all requests | makespan | peak RSS | control: short p50 | control: long p50 | control: mean |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of loaded) {
+    for (const [mix, by] of byMix(r.load.rounds)) {
+      const o = by.get(OURS), a = by.get(ARRIVAL), w = by.get(WS);
+      const q = (x: RoundFigures[] | undefined, k: keyof RoundFigures) => withInterval(ratios(x, w, k), 2);
+      push(`| ${r.shape} | ${mix} | ${q(o, 'shortP50')} | ${q(o, 'shortMax')} | ${q(o, 'longP50')} | ${q(o, 'longMax')} | ${q(o, 'meanMs')} | ${q(o, 'makespanS')} | ${q(o, 'peakRssMb')} | ${q(a, 'shortP50')} | ${q(a, 'longP50')} | ${q(a, 'meanMs')} |`);
     }
   }
+}
 
-  // Overhead.
+/** Under load, per shape: every contender's figures over the rounds, the floor and memory. */
+function loadTables(push: Push, meta: BenchMeta, results: ShapeResult[]): void {
+  const loaded = having(results, 'load');
+  if (!loaded.length) return;
+  push('', '## Under load: the figures', '',
+    'Medians over rounds (min–max). Latency in ms from send to answer; makespan from the first send to the last answer; throughput = audio seconds answered ÷ makespan; refused = answers other than 200.', '');
+  for (const r of loaded) shapeLoadTable(push, meta, r);
+}
+
+/** One shape's load figures. */
+function shapeLoadTable(push: Push, meta: BenchMeta, r: ShapeResult & { load: LoadResult }): void {
+  const floor = r.harness5Ms ?? NaN;
+  push(`### ${r.shape}`, '', r.load.mixes.map((m) => `- **${m.name}**: ${m.description}`).join('\n'), '',
+    `Poisson capacity from ours one request at a time: 5 s ${fmt(r.load.serviceMs[5], 0)} ms, 30 s ${fmt(r.load.serviceMs[30], 0)} ms, 120 s ${fmt(r.load.serviceMs[120], 0)} ms.`, '',
+    '| mix | contender | rounds | short p50 | short max | long p50 | long max | mean | makespan s | throughput | refused | peak RSS MB |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const [mix, by] of byMix(r.load.rounds)) {
+    for (const [who, rs] of by) {
+      const col = (k: keyof RoundFigures, d = 0) => {
+        const xs = rs.map((x) => x[k]).filter((x): x is number => x !== null);
+        return xs.length ? (xs.length > 1 ? `${fmt(median(xs), d)} (${range(xs, d)})` : fmt(xs[0], d)) : '—';
+      };
+      push(`| ${mix} | ${who} | ${rs.length} | ${col('shortP50')} | ${col('shortMax')} | ${col('longP50')} | ${col('longMax')} | ${col('meanMs')} | ${col('makespanS', 1)} | ${col('throughput', 2)} | ${col('refused')} | ${col('peakRssMb')} |`);
+    }
+  }
+  const longFirst = byMix(r.load.rounds).get('long first');
+  const allShort = byMix(r.load.rounds).get('all short');
+  push('', `Floor: a 5-s clip takes ${fmt(floor, 0)} ms in the bare harness (warm, median of 5${r.pairsFallback === false ? ', fallback off: a true floor, as the fallback only adds passes after the T = 0 one' : ''}). A server that computes one request at a time with every thread, serving the clips one after another from the moment they arrive, cannot give six of them a p50 (the mean of the 3rd and 4th) below 3.5 clips' time, ${fmt(3.5 * floor, 0)} ms, nor eight (all short) below 4.5 clips' time, ${fmt(4.5 * floor, 0)} ms. ` +
+    `Ours: long first ${longFirst?.get(OURS) ? fmt(median(longFirst.get(OURS)!.map((x) => x.shortP50 ?? NaN)), 0) : '—'} ms, all short ${allShort?.get(OURS) ? fmt(median(allShort.get(OURS)!.map((x) => x.shortP50 ?? NaN)), 0) : '—'} ms.`);
+  const peak = (mix: string, who: string) => {
+    const xs = byMix(r.load.rounds).get(mix)?.get(who)?.map((x) => x.peakRssMb);
+    return xs?.length ? median(xs) : NaN;
+  };
+  push('', `Memory (peak RSS per round: the kernel's VmHWM, reset before each round): Node and the server with no model take ${fmt(meta.nodeBaselineRss / 1e6, 0)} MB; with the model loaded, peak over start and one 5-s request ${fmt((r.cold?.oursRss ?? NaN) / 1e6, 0)} MB (the harness peaks at ${fmt((r.cold?.harnessRss ?? NaN) / 1e6, 0)} MB). ` +
+    `Under "long first" ours peaks at ${fmt(peak('long first', OURS), 0)} MB against ${fmt(peak('long first', WS), 0)} MB for whisper-server and ${fmt(peak('long first', ARRIVAL), 0)} MB for ours in arrival order; under "all short" at ${fmt(peak('all short', OURS), 0)} MB. ` +
+    'Ours and the arrival-order control run the same code and differ by the paused job: its second whisper state (KV caches, compute buffers) and its PCM. The rest of the gap to whisper-server is Node (the no-model figure) plus the upload and its decoded PCM held for every request in flight (a 120-s clip: 3.8 MB of WAV and 7.7 MB of float PCM). Closing it would take one state shared by paused and running jobs (pausing would then copy a KV cache out) and uploads streamed to disk.');
+}
+
+/** Ours over HTTP ÷ the bare harness on a 30-s clip, per model, and the harness-against-harness control. */
+function overheadTable(push: Push, meta: BenchMeta, results: ShapeResult[]): void {
   push('', '## Overhead: HTTP upload to response ÷ bare C++ harness (same library, same parameters), 30-s clip', '',
     `${meta.pairs} pairs per model, ours and the harness back to back, alternating which goes first (so each goes first ${meta.pairs / 2} times), after a warm-up of each. "Added by the server" is the client's time minus the server's logged time from submitting the job to its result (the addon call, plus any queue wait, nil one request at a time): HTTP, multipart parsing, WAV decoding and rendering. Order effect: the median ratio of the pairs where ours went first / where the harness went first. The control pairs the harness with a second harness process the same way: what this machine reads for two identical programs. No ratio is pooled across models.${results.some((r) => r.fallback && r.pairsFallback === false) ? ' These pairs, the control and the floor run with the temperature fallback off on both sides: with it on, a window decoded again at T > 0 samples from a generator seeded once per whisper.cpp state, so the time of a request depends on what that process decoded before (one harness process took 3.3-12.6 s for the same 30-s clip), not on the server.' : ''}`, '',
     '| model | ours ms | harness ms | ours ÷ harness | order effect | added by the server ms | inference in the server ÷ harness |', '|---|---|---|---|---|---|---|');
-  for (const r of results) {
+  for (const r of having(results, 'overhead')) {
     const o = r.overhead;
     push(`| ${r.shape} | ${fmt(median(o.oursMs))} (${range(o.oursMs)}) | ${fmt(median(o.harnessMs))} (${range(o.harnessMs)}) | ${withInterval(o.ratios)} | ${orderEffect(o.ratios, o.oursFirst)} | ${fmt(median(o.addedMs))} (${range(o.addedMs)}) | ${withInterval(o.inferenceRatios)} |`);
   }
-  for (const r of results.filter((x) => x.control)) {
+  for (const r of having(results, 'control')) {
     push(`| control: ${r.shape}, harness ÷ second harness | | | ${withInterval(r.control.ratios)} | ${orderEffect(r.control.ratios, r.control.oursFirst)} | | |`);
   }
+}
 
-  // Naive wrapper and cold start.
-  const oneOff = (runs: number[]) => (runs.length > 1 ? `${fmt(median(runs), 0)} (${range(runs, 0)})` : fmt(runs[0], 0));
+/** One CLI process per request, per model, against ours. */
+function naiveTable(push: Push, meta: BenchMeta, results: ShapeResult[]): void {
   push('', `## Naive wrapper: one CLI process per request (load, transcribe, exit), one at a time (${meta.oneOffRuns} run${meta.oneOffRuns > 1 ? 's, medians (min–max)' : ' each: a single run'})`, '',
     '| model | contender | 5-s clip ms | 30-s clip ms | ours 30-s ms (median above) | ours ÷ naive, 30 s |', '|---|---|---|---|---|---|');
-  for (const r of results) {
+  for (const r of having(having(results, 'naive'), 'overhead')) {
     const ours30 = median(r.overhead.oursMs);
     push(`| ${r.shape} | ${r.naive.contender} | ${oneOff(r.naive.runs[5])} | ${oneOff(r.naive.runs[30])} | ${fmt(ours30, 0)} | ${fmt(ours30 / r.naive.ms[30], 2)} |`);
   }
+}
+
+/** Process start to the first 5-s transcription, and memory, per model. */
+function coldStartTable(push: Push, meta: BenchMeta, results: ShapeResult[]): void {
   push('', `## Cold start (process start to first 5-s transcription) and memory (${meta.oneOffRuns > 1 ? `${meta.oneOffRuns} runs, medians` : 'a single run each'})`, '',
     '| model | ours ms | harness ms | ours RSS MB | harness peak RSS MB |', '|---|---|---|---|---|');
-  for (const r of results) {
-    push(`| ${r.shape} | ${oneOff(r.cold.runs.map((c: any) => c.oursMs))} | ${oneOff(r.cold.runs.map((c: any) => c.harnessMs))} | ${fmt(r.cold.oursRss / 1e6, 0)} | ${fmt(r.cold.harnessRss / 1e6, 0)} |`);
+  for (const r of having(results, 'cold')) {
+    push(`| ${r.shape} | ${oneOff(r.cold.runs.map((c) => c.oursMs))} | ${oneOff(r.cold.runs.map((c) => c.harnessMs))} | ${fmt(r.cold.oursRss / 1e6, 0)} | ${fmt(r.cold.harnessRss / 1e6, 0)} |`);
   }
+}
+
+/** Encoder FLOPs over whisper.cpp's own encoder time, against a matmul of the same weight type. */
+function encoderTable(push: Push, meta: BenchMeta, results: ShapeResult[]): void {
   push('', '## Encoder efficiency', '',
     'Encoder FLOPs per 30-s window (24·n·d² + 4·n²·d per layer, plus the convolutions) ÷ whisper.cpp\'s own encoder time for that window (harness runs above), against a 1024³ `ggml_mul_mat` of the same weight type.', '',
     '| model | GFLOP / window | encoder ms | achieved GFLOP/s | ceiling GFLOP/s |', '|---|---|---|---|---|');
   for (const r of results) {
     push(`| ${r.shape} | ${r.encoderGflop ? fmt(r.encoderGflop, 1) : '—'} | ${fmt(r.encodeMs, 0)} | ${r.achievedGflops ? fmt(r.achievedGflops, 0) : '—'} | ${r.ceilingGflops ? fmt(r.ceilingGflops, 0) : '—'} |`);
   }
-  push('', `![latency per request by mix](./${name}.svg)`, '');
-  return L.join('\n');
 }
 
-function chartRows(results: Record<string, any>[]) {
-  return results.filter((r) => r.load).flatMap((r) => {
-    const rows = new Map<string, { label: string; points: { ms: number; long: boolean }[] }>();
-    for (const round of r.load.rounds as MixRound[]) {
+/** The chart's rows: every answered request's latency, per shape, mix and contender. */
+function chartRows(results: ShapeResult[]): ChartRow[] {
+  return having(results, 'load').flatMap((r) => {
+    const rows = new Map<string, ChartRow>();
+    for (const round of r.load.rounds) {
       const key = `${round.mix} · ${round.contender}`;
       const row = rows.get(key) ?? { label: `${r.shape} · ${key}`, points: [] };
       rows.set(key, row);

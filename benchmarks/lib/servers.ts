@@ -1,14 +1,11 @@
 // Starts the contenders as real processes on 127.0.0.1 and talks to them.
-import { WHISPER_EOT } from './whisper-cli';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { requireBin } from './harness';
+import { requireBin, ROOT, textTokens } from '../../fixtures';
 import { onLines } from './lines';
-
-const ROOT = path.resolve(__dirname, '..', '..');
 
 /** One answer: the latency, and what was transcribed (checked across contenders). */
 export interface Reply {
@@ -93,7 +90,7 @@ async function post(url: string, form: FormData, headers: Record<string, string>
   if (!res.ok) throw new HttpError(res.status, `${url}: HTTP ${res.status} ${body.slice(0, 200)}`);
   const json = JSON.parse(body) as { text: string; segments?: { tokens?: number[] }[] };
   // Text tokens: ours carry Whisper's timestamp tokens too, whisper-server's do not (Parakeet's ids are all below).
-  const tokens = json.segments?.every((seg) => Array.isArray(seg.tokens)) ? json.segments.flatMap((seg) => seg.tokens!.filter((id) => id < WHISPER_EOT)) : null;
+  const tokens = json.segments?.every((seg) => Array.isArray(seg.tokens)) ? json.segments.flatMap((seg) => textTokens(seg.tokens!)) : null;
   return { ms, text: json.text, tokens };
 }
 

@@ -94,12 +94,19 @@ export function wordErrors(reference: string[], hypothesis: string[]): { errors:
   return { errors: prev[hypothesis.length], words: reference.length };
 }
 
+/** A text's words after normalisation. */
+export const normalizedWords = (text: string): string[] => normalizeEnglish(text).split(' ').filter(Boolean);
+
+/** Word errors of a hypothesis against its reference, after normalisation. */
+export const textErrors = (reference: string, hypothesis: string): { errors: number; words: number } =>
+  wordErrors(normalizedWords(reference), normalizedWords(hypothesis));
+
 /** Corpus WER: all errors over all reference words, after normalisation. */
 export function wer(pairs: { reference: string; hypothesis: string }[]): number {
   let errors = 0;
   let words = 0;
   for (const p of pairs) {
-    const e = wordErrors(normalizeEnglish(p.reference).split(' ').filter(Boolean), normalizeEnglish(p.hypothesis).split(' ').filter(Boolean));
+    const e = textErrors(p.reference, p.hypothesis);
     errors += e.errors;
     words += e.words;
   }

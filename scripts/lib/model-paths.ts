@@ -1,6 +1,7 @@
 import path from 'node:path';
+import { ROOT, SHARED_MODELS_DIR } from '../../fixtures/paths';
 
 /** The shared fixtures (headers with real vocabularies and mel filters). */
-export const FIXTURES = path.resolve(__dirname, '..', '..', '..', 'shared', 'fixtures', 'models');
+export const FIXTURES = SHARED_MODELS_DIR;
 /** Where generated models go; never committed. */
-export const SYNTHETIC_DIR = path.resolve(__dirname, '..', '..', 'models', 'synthetic');
+export const SYNTHETIC_DIR = path.join(ROOT, 'models', 'synthetic');

@@ -35,7 +35,9 @@ export function toApiError(err: unknown, ctx: Context): { api: ApiError; interna
       internal: false,
     };
   }
-  if (e.status === 405) {
+  // @koa/router says 501 for a method it has no name for (TRACE, PROPFIND): on a
+  // path that exists that is still a method the resource does not allow.
+  if (e.status === 405 || (e.status === 501 && allowedMethods(ctx))) {
     return { api: new ApiError(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, null, { Allow: allowedMethods(ctx) }), internal: false };
   }
   if (e.status === 501) return { api: new ApiError(501, 'not_implemented', `${ctx.method} is not a method this server implements.`), internal: false };

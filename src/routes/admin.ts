@@ -3,7 +3,7 @@
 // Every change takes effect for the next request.
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { notFound } from '../http/errors';
 import { requireAdminKey } from '../http/middleware/auth';
 import { jsonBody } from '../http/validate';
@@ -13,26 +13,14 @@ import type { Host } from '../host/host';
 import type { ApiKeyStore } from '../store/api-keys';
 import type { ProviderStore, ProviderUpdate } from '../store/providers';
 import type { SttRouter } from '../stt/router';
+import { downloadSchema, keySchema, providerSchema, routingSchema } from './admin-schemas';
 import type { AdminStatus, ApiKeyView, CreatedApiKey, List, ProviderView, RoutingView, RuntimeEntry } from '../admin-api';
 
-const routingSchema = z.strictObject({
-  mode: z.enum(['local', 'cloud']).optional(),
-  localModel: z.string().nullable().optional(),
-  cloud: z.strictObject({ providerId: z.string().min(1), model: z.string().min(1) }).nullable().optional(),
-  aliases: z.array(z.string().max(200)).max(100).optional(),
-});
-
-const providerSchema = z.strictObject({
-  name: z.string().min(1).max(100).optional(),
-  kind: z.enum(['openai', 'deepgram']).optional(),
-  baseUrl: z.string().max(2000).optional(),
-  apiKey: z.string().min(1).max(1000).nullable().optional(),
-  enabled: z.boolean().optional(),
-  models: z.array(z.strictObject({ id: z.string().min(1).max(200), alias: z.string().min(1).max(200).nullable().optional() })).max(50).optional(),
-});
-
-const keySchema = z.strictObject({ name: z.string().trim().min(1).max(100) });
-const downloadSchema = z.strictObject({ variant: z.string().min(1).max(200).optional() });
+/** Sets an answer typed as the admin API declares it (src/admin-api.d.ts). */
+function answer<T>(ctx: Context, body: T, status = 200): void {
+  ctx.status = status;
+  ctx.body = body;
+}
 
 export interface AdminRouteParts {
   host: Host;
@@ -53,20 +41,17 @@ export function adminRoutes(root: Router, a: AdminRouteParts): void {
 
   // ---- routing
   router.get('/routing', async function getRouting(ctx: Context) {
-    const body: RoutingView = { ...(await a.stt.current()), publicModel: await a.stt.publicModel() };
-    ctx.body = body;
+    answer<RoutingView>(ctx, { ...(await a.stt.current()), publicModel: await a.stt.publicModel() });
   });
 
   router.put('/routing', jsonBody(routingSchema), async function putRouting(ctx: Context) {
     const next = await a.host.changeRouting(ctx.state.body as z.infer<typeof routingSchema>);
-    const body: RoutingView = { ...next, publicModel: await a.stt.publicModel() };
-    ctx.body = body;
+    answer<RoutingView>(ctx, { ...next, publicModel: await a.stt.publicModel() });
   });
 
   // ---- local models
   router.get('/local-models', async function listLocalModels(ctx: Context) {
-    const body: List<RuntimeEntry> = { data: await a.host.listRuntimes() };
-    ctx.body = body;
+    answer<List<RuntimeEntry>>(ctx, { data: await a.host.listRuntimes() });
   });
 
   router.post('/local-models/:id/download', jsonBody(downloadSchema), async function download(ctx: Context) {
@@ -82,36 +67,29 @@ export function adminRoutes(root: Router, a: AdminRouteParts): void {
 
   // ---- providers
   router.get('/providers', async function listProviders(ctx: Context) {
-    const body: List<ProviderView> = { data: await a.providers.list() };
-    ctx.body = body;
+    answer<List<ProviderView>>(ctx, { data: await a.providers.list() });
   });
 
   router.put('/providers/:id', jsonBody(providerSchema), async function putProvider(ctx: Context) {
     const { record, created } = await a.host.putProvider(ctx.params.id, ctx.state.body as ProviderUpdate);
-    const body: ProviderView = record;
-    ctx.status = created ? 201 : 200;
-    ctx.body = body;
+    answer<ProviderView>(ctx, record, created ? 201 : 200);
   });
 
   // ---- API keys
   router.get('/api-keys', async function listKeys(ctx: Context) {
-    const body: List<ApiKeyView> = { data: await a.apiKeys.list() };
-    ctx.body = body;
+    answer<List<ApiKeyView>>(ctx, { data: await a.apiKeys.list() });
   });
 
   router.post('/api-keys', jsonBody(keySchema), async function createKey(ctx: Context) {
     const { name } = ctx.state.body as z.infer<typeof keySchema>;
     const k = await a.apiKeys.create(name);
-    const body: CreatedApiKey = { id: k.id, name: k.name, key: k.key, prefix: k.prefix, createdAt: k.createdAt };
-    ctx.status = 201;
-    ctx.body = body;
+    answer<CreatedApiKey>(ctx, { id: k.id, name: k.name, key: k.key, prefix: k.prefix, createdAt: k.createdAt }, 201);
   });
 
   router.post('/api-keys/:id/revoke', async function revokeKey(ctx: Context) {
     const record = await a.apiKeys.revoke(ctx.params.id);
     if (!record) throw notFound('unknown_api_key', `No API key with id "${ctx.params.id}".`, 'id');
-    const body: ApiKeyView = record;
-    ctx.body = body;
+    answer<ApiKeyView>(ctx, record);
   });
 
   guardEveryRoute(router, requireAdminKey(a.adminKey));

@@ -1,13 +1,18 @@
-// GET /health (no auth), GET /v1/models and /v1/models/{id} (under the /v1 router's API-key guard).
+// GET /health and /openapi.json (no auth), GET /v1/models and /v1/models/{id} (under the /v1 router's API-key guard).
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Services } from '../services';
 import type { SttRouter } from '../stt/router';
 import { notFound } from '../http/errors';
+import { openApiDocument } from '../http/openapi';
 
 export function healthRoute(router: Router, s: Pick<Services, 'serviceId' | 'version' | 'stt'>): void {
   router.get('/health', async function health(ctx: Context) {
     ctx.body = { serviceId: s.serviceId, version: s.version, publicModel: await s.stt.publicModel() };
+  });
+  const document = openApiDocument(s.version);
+  router.get('/openapi.json', async function openApi(ctx: Context) {
+    ctx.body = document;
   });
 }
 

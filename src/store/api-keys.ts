@@ -3,15 +3,10 @@
 // hash adds nothing); lookup is by prefix, comparison in constant time.
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Database } from './db';
+import type { ApiKeyView } from '../admin-api';
 
-export interface ApiKeyRecord {
-  id: string;
-  name: string;
-  prefix: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
+/** As the admin API shows it (never the key itself). */
+export type ApiKeyRecord = ApiKeyView;
 
 interface Row {
   id: string;

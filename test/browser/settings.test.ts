@@ -8,9 +8,7 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestServer, tempDataDir, transcribe, wavBlob, type TestServer } from '../helpers/server';
-import { startOpenAiLike, startModelServer, type FakeServer, type ModelServer } from '../helpers/fake-providers';
-import { AUDIO_DIR, ROOT } from '../helpers/paths';
-import { microModel } from '../helpers/models';
+import { startOpenAiLike, startModelServer, type FakeServer, type ModelServer, AUDIO_DIR, ROOT, microModel } from '../../fixtures';
 
 const SHOTS = path.join(ROOT, 'test', '.artifacts', 'screenshots');
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
@@ -121,6 +119,23 @@ test('create a key (shown once, names rendered as text), then revoke it', async 
   assert.equal((await transcribe(server, { file: wavBlob(JFK) }, { Authorization: `Bearer ${key}` })).status, 401);
 });
 
+test('model names: aliases typed on the page are accepted by the API, and a refused one is shown', async () => {
+  await page.getByLabel('Also accept').fill('whisper-1  gpt-4o-transcribe');
+  await page.getByRole('button', { name: 'Save model names' }).click();
+  await notice().filter({ hasText: 'Also accepting whisper-1, gpt-4o-transcribe.' }).waitFor();
+  assert.equal((await transcribe(server, { file: wavBlob(JFK), model: 'gpt-4o-transcribe' }, server.auth)).status, 200);
+  // The poll shows the stored list back.
+  await page.waitForResponse((r) => r.url().endsWith('/admin/routing') && r.request().method() === 'GET');
+  assert.equal(await page.getByLabel('Also accept').inputValue(), 'whisper-1 gpt-4o-transcribe');
+  await page.getByLabel('Also accept').fill('service-local-stt');
+  await page.getByRole('button', { name: 'Save model names' }).click();
+  await notice().filter({ hasText: 'Aliases must be unique' }).waitFor();
+  await page.getByLabel('Also accept').fill('');
+  await page.getByRole('button', { name: 'Save model names' }).click();
+  await notice().filter({ hasText: 'No extra model names.' }).waitFor();
+  assert.equal((await transcribe(server, { file: wavBlob(JFK), model: 'whisper-1' }, server.auth)).status, 400);
+});
+
 test('configure a provider and switch to Cloud, then back to Local', async () => {
   await page.locator('#new-provider-id').fill('loopback');
   await page.locator('#new-provider-url').fill(provider.url);
@@ -142,7 +157,7 @@ test('configure a provider and switch to Cloud, then back to Local', async () =>
   await statusField('Public model').filter({ hasText: 'loopback/whisper-1' }).waitFor();
   await shot('5-cloud');
   const res = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
-  assert.deepEqual(await res.json(), { text: 'cloud transcript from whisper-1' });
+  assert.deepEqual(await res.json(), { text: 'cloud transcript from whisper-1', usage: { type: 'duration', seconds: 11 } });
 
   await page.getByRole('radio', { name: 'Local model' }).check();
   await statusField('Mode').filter({ hasText: 'Local' }).waitFor();

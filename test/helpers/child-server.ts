@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { tempDataDir, installModels } from './server';
-import { ROOT } from './paths';
+import { tempDataDir, installStandInModels } from './server';
+import { ROOT } from '../../fixtures';
 import { Database } from '../../src/store/db';
 import { SettingsStore } from '../../src/store/settings';
 import { ApiKeyStore } from '../../src/store/api-keys';
@@ -12,7 +12,7 @@ import { ApiKeyStore } from '../../src/store/api-keys';
 /** A data dir with the tiny model active as whisper-base and one API key. */
 export async function prepare(): Promise<{ dataDir: string; key: string }> {
   const dataDir = tempDataDir();
-  await installModels(dataDir, 'tiny-f16');
+  await installStandInModels(dataDir, 'tiny-f16');
   const db = await Database.open(dataDir);
   await new SettingsStore(db).setRouting({ mode: 'local', localModel: 'whisper-base', cloud: null });
   const { key } = await new ApiKeyStore(db).create('pool');

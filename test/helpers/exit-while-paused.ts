@@ -2,8 +2,7 @@
 // thread really waits, then leaves the way argv[2] says (exit, throw, reject).
 // It must terminate; before jobs were aborted on exit it hung forever.
 import { createJobControl, decodeWav, loadModel } from '../../src/native';
-import { tinyModel } from './models';
-import { speechClip } from './clips';
+import { speechClip, tinyModel } from '../../fixtures';
 
 (async () => {
   const model = await loadModel(await tinyModel());

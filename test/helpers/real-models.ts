@@ -1,13 +1,11 @@
-// Real Whisper weights (npm run models:real, run by `npm test`'s pretest).
-// Missing weights fail the test with the reason; they are never skipped.
+// The server with real Whisper weights (npm run models:real, run by `npm
+// test`'s pretest). Missing weights fail the test with the reason; they are
+// never skipped (fixtures/models.ts realModelPath).
 import { mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
-import { realModelPath, type RealModelName } from '../../scripts/lib/real-models';
+import { realModelPath, VAD_FIXTURE, type RealModelName } from '../../fixtures';
 import { startTestServer, tempDataDir, type TestServer } from './server';
-import { VAD_FIXTURE } from './paths';
 import { VAD_FILE } from '../../src/stt/catalogue';
-
-export { realModelPath };
 
 /**
  * The server with a real model as whisper-base, decoding without caps: greedy,

@@ -8,7 +8,7 @@ import { createLogger } from '../../src/log';
 import { startServer, type RunningServer } from '../../src/server';
 import { Database } from '../../src/store/db';
 import { SettingsStore, type Routing } from '../../src/store/settings';
-import { makeWhisperModel, PARAKEET_FIXTURE } from '../../scripts/make-models';
+import { makeWhisperModel, PARAKEET_FIXTURE } from '../../fixtures';
 
 export interface TestServer extends RunningServer {
   dataDir: string;
@@ -26,7 +26,7 @@ export interface TestServerOptions {
   /** Active runtime at start; undefined keeps what the data dir has. */
   routing?: Partial<Routing>;
   createKey?: boolean;
-  /** Install the generated models under catalogue names (default true). */
+  /** Install the generated stand-ins under catalogue names (installStandInModels; default true). */
   installModels?: boolean;
   /** Collects the server's log records (info and up) here instead of discarding them. */
   logs?: Record<string, unknown>[];
@@ -36,7 +36,15 @@ export function tempDataDir(): string {
   return mkdtempSync(path.join(os.tmpdir(), 'stt-test-'));
 }
 
-export async function installModels(dataDir: string, whisper: 'micro-f16' | 'tiny-f16' = 'micro-f16'): Promise<void> {
+/**
+ * Generated stand-ins under the catalogue's file names (the catalogue knows
+ * runtimes by file name, so a test model must wear one). They are not base,
+ * small or Parakeet 0.6B: whisper-base and whisper-small are both the one
+ * generated Whisper model (`whisper`, random weights, base's vocabulary) and
+ * parakeet-tdt-0.6b-v3 is the shared Parakeet fixture (exact 0.6B shapes,
+ * random weights). Tests that need real weights use test/helpers/real-models.ts.
+ */
+export async function installStandInModels(dataDir: string, whisper: 'micro-f16' | 'tiny-f16' = 'micro-f16'): Promise<void> {
   const models = path.join(dataDir, 'models');
   mkdirSync(models, { recursive: true });
   const file = await makeWhisperModel(whisper);
@@ -49,7 +57,7 @@ export async function installModels(dataDir: string, whisper: 'micro-f16' | 'tin
 
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDataDir();
-  if (opts.installModels !== false) await installModels(dataDir, opts.whisper);
+  if (opts.installModels !== false) await installStandInModels(dataDir, opts.whisper);
   if (opts.routing) {
     const db = await Database.open(dataDir);
     const settings = new SettingsStore(db);
@@ -74,14 +82,12 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   });
   const logs = opts.logs;
   const running = await startServer(config, createLogger(config.logLevel, logs && { write: (line: string) => void logs.push(JSON.parse(line)) }));
-  const local = running.services.local;
   const { localModel } = await running.services.settings.routing();
-  for (let i = 0; i < 600 && local.status().state === 'loading'; i++) await new Promise((r) => setTimeout(r, 20));
+  const st = await running.services.local.ready();
   // A test that asked for a local model and goes on without it fails later, and further from the reason.
-  const st = local.status();
   if (localModel && (st.state !== 'ready' || st.activeModel !== localModel)) {
     await running.close();
-    throw new Error(`the routing names local runtime ${localModel}, which is not ready${st.state === 'loading' ? ' after 12 s' : ''}: state ${st.state}${st.error ? ` (${st.error})` : ''}, active ${st.activeModel}`);
+    throw new Error(`the routing names local runtime ${localModel}, which is not ready: state ${st.state}${st.error ? ` (${st.error})` : ''}, active ${st.activeModel}`);
   }
   const apiKey = opts.createKey === false ? '' : (await running.services.apiKeys.create('test')).key;
   return { ...running, dataDir, adminKey: config.adminKey!, apiKey, auth: { Authorization: `Bearer ${apiKey}` } };

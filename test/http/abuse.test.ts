@@ -7,8 +7,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
 import { prepare, startChild, waitForPort } from '../helpers/child-server';
-import { writeWav, tone } from '../helpers/wav-writer';
-import { speechClip } from '../helpers/clips';
+import { writeWav, tone, speechClip } from '../../fixtures';
 
 const LIMIT = 1024 * 1024;
 /** The child's upload limit: room for a WAV that takes seconds to decode. */

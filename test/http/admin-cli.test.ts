@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { prepare, startChild, waitForPort } from '../helpers/child-server';
-import { ROOT } from '../helpers/paths';
+import { ROOT } from '../../fixtures';
 
 const ADMIN_KEY = 'test-admin-key-0123456789';
 let dataDir: string;
@@ -82,7 +82,19 @@ test('runtime: deactivate and activate reach the running server within its routi
   });
   const unknown = await cli('runtime', 'activate', 'whisper-huge');
   assert.equal(unknown.code, 1);
-  assert.match(unknown.stderr, /unknown runtime whisper-huge; known: /);
+  assert.match(unknown.stderr, /Unknown local runtime "whisper-huge"; known: /, 'the admin API\'s rule and message');
+});
+
+test('aliases: set by the CLI, accepted by the running server within its routing poll; an invalid one is refused with the API\'s rule', async () => {
+  const firstKey = (await json('keys', 'create', 'alias-test')).key;
+  const listedIds = async () => (await (await fetch(`${url}/v1/models`, { headers: { Authorization: `Bearer ${firstKey}` } })).json()).data.map((m: { id: string }) => m.id);
+  assert.deepEqual((await json('aliases', 'set', 'whisper-1')).aliases, ['whisper-1']);
+  await until('the server lists the alias', async () => (await listedIds()).includes('whisper-1'));
+  const bad = await cli('aliases', 'set', 'service-local-stt');
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /Aliases must be unique and not "service-local-stt"/);
+  assert.deepEqual((await json('aliases', 'set')).aliases, [], 'no names clears them');
+  await until('the server dropped the alias', async () => !(await listedIds()).includes('whisper-1'));
 });
 
 test('status matches the running server; a wrong command prints the usage and exits 2', async () => {

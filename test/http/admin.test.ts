@@ -2,17 +2,13 @@
 // servers speaking their wire formats, model downloads, persistence.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, statSync, existsSync, readdirSync } from 'node:fs';
+import { readFileSync, statSync, existsSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { startTestServer, transcribe, wavBlob, tempDataDir, type TestServer } from '../helpers/server';
-import { startOpenAiLike, startDeepgramLike, startModelServer, refusedUrl, type FakeServer, type ModelServer } from '../helpers/fake-providers';
-import { AUDIO_DIR } from '../helpers/paths';
-import { microModel, PARAKEET_FIXTURE } from '../helpers/models';
+import { FAKE_OPENAI_KEY as OPENAI_KEY, FAKE_DEEPGRAM_KEY as DEEPGRAM_KEY, startOpenAiLike, startDeepgramLike, startModelServer, refusedUrl, type FakeServer, type ModelServer, AUDIO_DIR, microModel, PARAKEET_FIXTURE } from '../../fixtures';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
-const OPENAI_KEY = 'sk-loopback-openai-key-123456';
-const DEEPGRAM_KEY = 'dg-loopback-key-abcdef';
 let server: TestServer;
 let openai: FakeServer;
 let deepgram: FakeServer;
@@ -99,6 +95,8 @@ test('API keys: create (shown once), list, revoke (idempotent), validation', asy
   expectError(await admin('POST', '/admin/api-keys', {}), 400, 'invalid_value', 'name');
   expectError(await admin('POST', '/admin/api-keys', { name: 42 }), 400, 'invalid_value', 'name');
   expectError(await admin('POST', '/admin/api-keys', { name: 'x', scope: 'all' }), 400, 'unknown_parameter', 'scope');
+  expectError(await admin('POST', '/admin/api-keys', { name: '   ' }), 400, 'invalid_value', 'name');
+  expectError(await admin('POST', '/admin/api-keys', { name: 'x'.repeat(101) }), 400, 'invalid_value', 'name');
   expectError(await admin('POST', '/admin/api-keys', '{"name": '), 400, 'invalid_json');
 });
 
@@ -153,7 +151,7 @@ test('providers: built-ins, create/update, keys write-only and encrypted at rest
 
 test('routing: validation, atomicity, cloud end to end, provider failures, back to local', async () => {
   const routingBefore = (await admin('GET', '/admin/routing')).body;
-  assert.deepEqual(routingBefore, { mode: 'local', localModel: 'whisper-base', cloud: null, publicModel: 'service-local-stt' });
+  assert.deepEqual(routingBefore, { mode: 'local', localModel: 'whisper-base', cloud: null, aliases: [], publicModel: 'service-local-stt' });
   expectError(await admin('PUT', '/admin/routing', { localModel: 'whisper-huge' }), 400, 'unknown_runtime', 'localModel');
   expectError(await admin('PUT', '/admin/routing', { mode: 'cloud' }), 400, 'missing_cloud_target', 'cloud');
   expectError(await admin('PUT', '/admin/routing', { mode: 'cloud', cloud: { providerId: 'nope', model: 'x' } }), 400, 'unknown_provider', 'cloud.providerId');
@@ -163,6 +161,18 @@ test('routing: validation, atomicity, cloud end to end, provider failures, back 
   expectError(await admin('PUT', '/admin/routing', { mode: 'cloud', cloud: { providerId: 'local-ai', model: 'gpt-9' } }), 400, 'unknown_model', 'cloud.model');
   expectError(await admin('PUT', '/admin/routing', { mode: 'sideways' }), 400, 'invalid_value', 'mode');
   expectError(await admin('PUT', '/admin/routing', { mode: 'cloud', cloud: { providerId: 'local-ai', model: 'whisper-1' }, localModel: 'nope' }), 400, 'unknown_runtime', 'localModel');
+  // A file of the other family under a runtime's name: refused before anything is stored (the CLI's rule too).
+  const parakeetFile = path.join(server.dataDir, 'models', 'parakeet-tdt-0.6b-v3-f16.bin');
+  rmSync(parakeetFile);
+  symlinkSync(await microModel(), parakeetFile);
+  try {
+    const r = await admin('PUT', '/admin/routing', { localModel: 'parakeet-tdt-0.6b-v3' });
+    expectError(r, 409, 'runtime_file_mismatch', 'localModel');
+    assert.match(r.body.error.message, /parakeet-tdt-0\.6b-v3-f16\.bin holds a whisper model; parakeet-tdt-0\.6b-v3 needs parakeet/);
+  } finally {
+    rmSync(parakeetFile);
+    symlinkSync(PARAKEET_FIXTURE, parakeetFile);
+  }
   assert.deepEqual((await admin('GET', '/admin/routing')).body, routingBefore, 'failed changes leave routing untouched');
 
   // Local works.
@@ -176,7 +186,7 @@ test('routing: validation, atomicity, cloud end to end, provider failures, back 
   assert.equal((await (await fetch(`${server.url}/health`)).json()).publicModel, 'local-ai/whisper-1');
   assert.deepEqual((await (await fetch(`${server.url}/v1/models`, { headers: server.auth })).json()).data.map((m: { id: string }) => m.id), ['local-ai/whisper-1']);
   const cloud = await transcribe(server, { file: wavBlob(JFK), model: 'local-ai/whisper-1', language: 'en', prompt: 'JFK' }, server.auth);
-  assert.deepEqual(await cloud.json(), { text: 'cloud transcript from whisper-1' });
+  assert.deepEqual(await cloud.json(), { text: 'cloud transcript from whisper-1', usage: { type: 'duration', seconds: 11 } });
   const seen = openai.requests.at(-1)!;
   assert.equal(seen.auth, `Bearer ${OPENAI_KEY}`);
   assert.deepEqual({ model: seen.fields.model, language: seen.fields.language, prompt: seen.fields.prompt, response_format: seen.fields.response_format },

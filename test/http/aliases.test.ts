@@ -6,10 +6,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
-import { AUDIO_DIR, startOpenAiLike, type FakeServer } from '../../fixtures';
+import { AUDIO_DIR, FAKE_OPENAI_KEY as PROVIDER_KEY, startOpenAiLike, type FakeServer } from '../../fixtures';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
-const PROVIDER_KEY = 'sk-loopback-openai-key-123456';
 let server: TestServer;
 let provider: FakeServer;
 

@@ -3,7 +3,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
-import { speechClip } from '../helpers/clips';
+import { speechClip } from '../../fixtures';
 
 const servers: TestServer[] = [];
 after(() => Promise.all(servers.map((s) => s.close())));

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { prepare, startChild, waitForPort } from '../helpers/child-server';
-import { ROOT } from '../helpers/paths';
+import { ROOT } from '../../fixtures';
 import { LoadMarker, LOAD_MARKER_FILE } from '../../src/stt/local/load-marker';
 
 const ADMIN = { Authorization: 'Bearer test-admin-key-0123456789', 'Content-Type': 'application/json' };

@@ -7,9 +7,7 @@ import { existsSync, readFileSync, readdirSync, statSync, writeFileSync, mkdirSy
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { startTestServer, tempDataDir, type TestServer } from '../helpers/server';
-import { startModelServer, type ModelServer } from '../helpers/fake-providers';
-import { microModel, PARAKEET_FIXTURE } from '../helpers/models';
-import { VAD_FIXTURE } from '../helpers/paths';
+import { startModelServer, type ModelServer, microModel, PARAKEET_FIXTURE, VAD_FIXTURE } from '../../fixtures';
 
 // whisper-base's default file, the one a download without a variant fetches.
 const FILE = 'ggml-base-q8_0.bin';

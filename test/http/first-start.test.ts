@@ -5,9 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { startTestServer, tempDataDir, installModels, type TestServer } from '../helpers/server';
-import { startModelServer } from '../helpers/fake-providers';
-import { PARAKEET_FIXTURE } from '../helpers/models';
+import { startTestServer, tempDataDir, installStandInModels, type TestServer } from '../helpers/server';
+import { startModelServer, PARAKEET_FIXTURE } from '../../fixtures';
 import { Database } from '../../src/store/db';
 import { SettingsStore } from '../../src/store/settings';
 
@@ -25,7 +24,7 @@ async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) => boole
 
 test('an installed default model is active at once, and a first API key works and is written 0600', async () => {
   const dataDir = tempDataDir();
-  await installModels(dataDir);
+  await installStandInModels(dataDir);
   const s = await startTestServer({ dataDir, createKey: false, env: { STT_DEFAULT_MODEL: 'whisper-base' } });
   try {
     assert.equal(s.firstStart.status?.state, 'activated');
@@ -81,7 +80,7 @@ test('routing the host sets while the default model downloads is kept', async ()
     const st = await until('the download to end', () => status(s), (b) => b.firstStart.state !== 'downloading');
     assert.equal(st.firstStart.state, 'failed');
     assert.match(st.firstStart.error, /set by the host/);
-    assert.deepEqual(await s.services.settings.routing(), { mode: 'local', localModel: null, cloud: null });
+    assert.deepEqual(await s.services.settings.routing(), { mode: 'local', localModel: null, cloud: null, aliases: [] });
   } finally {
     await s.close();
     await models.close();
@@ -105,7 +104,7 @@ test('a failed download leaves the server up and /admin/status says why', async 
 
 test('a host who stored routing before is never overridden', async () => {
   const dataDir = tempDataDir();
-  await installModels(dataDir);
+  await installStandInModels(dataDir);
   const db = await Database.open(dataDir);
   await new SettingsStore(db).setRouting({ mode: 'local', localModel: null, cloud: null });
   await db.close();

@@ -8,8 +8,7 @@ import path from 'node:path';
 import http from 'node:http';
 import OpenAI, { toFile } from 'openai';
 import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
-import { AUDIO_DIR } from '../helpers/paths';
-import { writeWav, tone, readPcm16Mono } from '../helpers/wav-writer';
+import { AUDIO_DIR, writeWav, tone, readPcm16Mono } from '../../fixtures';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
 const JFK_PCM = readPcm16Mono(JFK).samples;
@@ -37,7 +36,7 @@ async function expectError(res: Response, status: number, code: string, param?: 
 async function healthy(): Promise<void> {
   const res = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
   assert.equal(res.status, 200);
-  assert.deepEqual(await res.json(), { text: jfkText });
+  assert.deepEqual(await res.json(), { text: jfkText, usage: { type: 'duration', seconds: 11 } }, 'jfk.wav is 11.0 s: usage in whole seconds, as OpenAI bills whisper-1');
 }
 
 test('GET /health: UUID serviceId, semver version, the local alias', async () => {
@@ -121,14 +120,14 @@ function clock(seconds: number, separator: ',' | '.'): string {
 test('response formats have OpenAI shapes and all carry the same transcript; SRT and VTT cues are the segments', async () => {
   const json = await transcribe(server, { file: wavBlob(JFK), response_format: 'json' }, server.auth);
   assert.match(json.headers.get('content-type')!, /^application\/json/);
-  assert.deepEqual(await json.json(), { text: jfkText });
+  assert.deepEqual(await json.json(), { text: jfkText, usage: { type: 'duration', seconds: 11 } });
 
   const text = await transcribe(server, { file: wavBlob(JFK), response_format: 'text' }, server.auth);
   assert.equal(text.headers.get('content-type'), 'text/plain; charset=utf-8');
   assert.equal(await text.text(), `${jfkText}\n`);
 
   const verbose = await (await transcribe(server, { file: wavBlob(JFK), response_format: 'verbose_json', 'timestamp_granularities[]': ['segment', 'word'] }, server.auth)).json();
-  assert.deepEqual(Object.keys(verbose), ['task', 'language', 'duration', 'text', 'segments', 'words']);
+  assert.deepEqual(Object.keys(verbose), ['task', 'language', 'duration', 'text', 'segments', 'words', 'usage']);
   assert.equal(verbose.task, 'transcribe');
   assert.equal(verbose.duration, 11);
   // Detected (random weights need not say English): a name as OpenAI gives it, not a code.
@@ -146,7 +145,7 @@ test('response formats have OpenAI shapes and all carry the same transcript; SRT
   assertIncreasing(verbose.words.map((w: { start: number; end: number }) => [w.start, w.end]));
   assert.ok(verbose.segments.at(-1).end <= verbose.duration);
   const segmentsOnly = await (await transcribe(server, { file: wavBlob(JFK), response_format: 'verbose_json' }, server.auth)).json();
-  assert.deepEqual(segmentsOnly, { task: 'transcribe', language: verbose.language, duration: 11, text: jfkText, segments: verbose.segments }, 'segment granularity alone: no words');
+  assert.deepEqual(segmentsOnly, { task: 'transcribe', language: verbose.language, duration: 11, text: jfkText, segments: verbose.segments, usage: { type: 'duration', seconds: 11 } }, 'segment granularity alone: no words');
 
   // One cue per segment (these have text and length), numbered from 1 (SRT), with the segment's
   // times and trimmed text, each followed by a blank line.

@@ -7,10 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
-import { AUDIO_DIR } from '../helpers/paths';
-import { speechClip } from '../helpers/clips';
-import { makeWhisperModel } from '../../scripts/make-models';
-import { WHISPER_EOT, whisperCli } from '../../benchmarks/lib/whisper-cli';
+import { AUDIO_DIR, speechClip, makeWhisperModel, textTokens, whisperCli } from '../../fixtures';
 
 const JFK_PATH = path.join(AUDIO_DIR, 'jfk.wav');
 const JFK = readFileSync(JFK_PATH);
@@ -148,7 +145,7 @@ async function decode(s: TestServer, fields: Record<string, string>): Promise<{ 
   assert.equal(res.status, 200, JSON.stringify(body));
   const segments = body.segments as { tokens: number[]; temperature: number }[];
   // verbose_json carries Whisper's timestamp tokens too; whisper-cli's reference holds the text tokens.
-  return { tokens: segments.flatMap((x) => x.tokens.filter((t) => t < WHISPER_EOT)), text: body.text, temperatures: segments.map((x) => x.temperature) };
+  return { tokens: segments.flatMap((x) => textTokens(x.tokens)), text: body.text, temperatures: segments.map((x) => x.temperature) };
 }
 
 test("prompt reaches whisper.cpp: the tokens are whisper-cli's with the same --prompt, and differ from no prompt", async () => {

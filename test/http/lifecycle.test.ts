@@ -5,9 +5,8 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { startTestServer, tempDataDir, installModels, transcribe, wavBlob } from '../helpers/server';
-import { AUDIO_DIR, ROOT } from '../helpers/paths';
-import { speechClip } from '../helpers/clips';
+import { startTestServer, tempDataDir, installStandInModels, transcribe, wavBlob } from '../helpers/server';
+import { AUDIO_DIR, ROOT, speechClip } from '../../fixtures';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
 const BOUNDARY = 'lifecycle-test-boundary';
@@ -41,7 +40,7 @@ test('a restart keeps serviceId, API keys and the active runtime', async () => {
 
 test('SIGTERM stops accepting, finishes in-flight work and exits 0', async () => {
   const dataDir = tempDataDir();
-  await installModels(dataDir, 'tiny-f16');
+  await installStandInModels(dataDir, 'tiny-f16');
   const env = {
     ...process.env, PORT: '0', STT_DATA_DIR: dataDir, STT_ADMIN_KEY: 'test-admin-key-0123456789', STT_THREADS: '2',
     STT_MAX_TOKENS: '16', STT_TEMPERATURE_FALLBACK: 'false', LOG_LEVEL: 'debug',

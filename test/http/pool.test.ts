@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { transcribe, wavBlob } from '../helpers/server';
-import { speechClip } from '../helpers/clips';
+import { speechClip } from '../../fixtures';
 import { prepare, startChild, waitForPort } from '../helpers/child-server';
 
 test('a pool set too small for the slots is refused at start, naming both numbers', async () => {

@@ -1,4 +1,4 @@
-// Cloud providers against their published examples (test/fixtures/providers),
+// Cloud providers against their published examples (fixtures/providers),
 // the provider behaviours the adapters promise, and provider keys at rest
 // across restarts and secrets.
 import { test, before, after } from 'node:test';
@@ -6,9 +6,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, transcribe, wavBlob, tempDataDir, type TestServer } from '../helpers/server';
-import { startOpenAiLike, startDeepgramLike, publishedExample, type FakeServer } from '../helpers/fake-providers';
+import { startOpenAiLike, startDeepgramLike, publishedExample, type FakeServer, AUDIO_DIR } from '../../fixtures';
 import { startChild } from '../helpers/child-server';
-import { AUDIO_DIR } from '../helpers/paths';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
 const OPENAI_KEY = 'sk-published-openai-123456';
@@ -92,7 +91,7 @@ test('each published example, answered as it is, reaches our client with its tra
     const json = publishedExample('openai-json.json');
     openai.reply = json;
     let res = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
-    assert.deepEqual(await res.json(), { text: json.text });
+    assert.deepEqual(await res.json(), { text: json.text, usage: { type: 'duration', seconds: 11 } });
 
     const segmented = publishedExample('openai-verbose-segments.json');
     openai.reply = segmented;
@@ -160,7 +159,7 @@ test('an OpenAI-like 200 without "text" is a 502 the client can read, and the ne
     openai.reply = undefined;
   }
   const next = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
-  assert.deepEqual(await next.json(), { text: 'cloud transcript from whisper-1' });
+  assert.deepEqual(await next.json(), { text: 'cloud transcript from whisper-1', usage: { type: 'duration', seconds: 11 } });
 });
 
 test('Deepgram: a 5xx is retried once (provider-fetch.ts), a second 5xx is the answer', async () => {
@@ -168,7 +167,7 @@ test('Deepgram: a 5xx is retried once (provider-fetch.ts), a second 5xx is the a
   deepgram.failNext = 1;
   let before = deepgram.requests.length;
   const retried = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
-  assert.deepEqual(await retried.json(), { text: 'Hello Deepgram.' });
+  assert.deepEqual(await retried.json(), { text: 'Hello Deepgram.', usage: { type: 'duration', seconds: 11 } });
   assert.equal(deepgram.requests.length - before, 2, 'one retry');
 
   deepgram.failNext = 2;

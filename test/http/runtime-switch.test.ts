@@ -8,8 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
-import { AUDIO_DIR } from '../helpers/paths';
-import { speechClip } from '../helpers/clips';
+import { AUDIO_DIR, speechClip } from '../../fixtures';
 import { liveObjects } from '../../src/native';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
@@ -57,13 +56,13 @@ test('while nothing is loaded yet a request gets 503 model_loading with Retry-Af
   await until('no runtime', () => local().state === 'none');
   // A gate in front of the real load, which the test opens once it has its answer: the request
   // surely comes while the model loads, however fast the load is.
-  const engine = server.services.local as unknown as { markedLoad: (...args: unknown[]) => Promise<unknown> };
-  const realLoad = engine.markedLoad;
+  const engine = server.services.local;
+  const realLoader = engine.loader;
   let open = () => {};
   const gate = new Promise<void>((resolve) => (open = resolve));
-  engine.markedLoad = async function gated(...args) {
+  engine.loader = async (...args) => {
     await gate;
-    return realLoad.apply(engine, args);
+    return realLoader(...args);
   };
   try {
     await route('whisper-small');
@@ -76,7 +75,7 @@ test('while nothing is loaded yet a request gets 503 model_loading with Retry-Af
     assert.ok(Number(res.headers.get('retry-after')) > 0);
   } finally {
     open();
-    delete (engine as Partial<typeof engine>).markedLoad; // the prototype's again
+    engine.loader = realLoader;
   }
   await until('whisper-small ready', () => local().state === 'ready');
   assert.equal((await transcribe(server, { file: wavBlob(JFK) }, server.auth)).status, 200);

@@ -9,9 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, tempDataDir, transcribe, wavBlob, type TestServer } from '../helpers/server';
-import { startModelServer, startOpenAiLike } from '../helpers/fake-providers';
-import { AUDIO_DIR, ROOT } from '../helpers/paths';
-import { PARAKEET_FIXTURE } from '../helpers/models';
+import { startModelServer, startOpenAiLike, AUDIO_DIR, ROOT, PARAKEET_FIXTURE } from '../../fixtures';
 import { createRouter } from '../../src/http/app';
 import { loadConfig } from '../../src/config';
 
@@ -24,14 +22,14 @@ before(async () => {
 after(() => server.close());
 
 /** Sends a raw request (fetch would normalise the path and forbids setting Host). */
-function raw(method: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+function raw(method: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   const { port } = new URL(server.url);
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method, path, headers: { Host: `127.0.0.1:${port}`, ...headers } }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
+      res.on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
     });
     req.on('error', reject);
     req.end();
@@ -342,7 +340,7 @@ test('a provider moved to another base URL or kind loses its stored key unless a
   }
 });
 
-test('every guarded route runs its guard first, and unknown methods get a 501 envelope', async () => {
+test('every guarded route runs its guard first; unknown methods get a 501 envelope, or 405 on a path that exists', async () => {
   const router = createRouter(server.services);
   for (const layer of router.stack.filter((l) => l.methods.length > 0)) {
     const p = String(layer.path);
@@ -352,4 +350,11 @@ test('every guarded route runs its guard first, and unknown methods get a 501 en
   const r = await raw('PROPFIND', '/');
   assert.equal(r.status, 501);
   assert.equal(JSON.parse(r.body).error.code, 'not_implemented');
+  // On a path that exists, a method the router has no name for is one the resource does not allow (schemathesis ST204).
+  for (const method of ['TRACE', 'PROPFIND']) {
+    const onHealth = await raw(method, '/health');
+    assert.equal(onHealth.status, 405, method);
+    assert.equal(JSON.parse(onHealth.body).error.code, 'method_not_allowed');
+    assert.match(onHealth.headers.allow ?? '', /GET/);
+  }
 });

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { transcribe, wavBlob } from '../helpers/server';
-import { speechClip } from '../helpers/clips';
+import { speechClip } from '../../fixtures';
 import net from 'node:net';
 import { prepare, startChild, waitForPort } from '../helpers/child-server';
 
@@ -32,7 +32,7 @@ test('after the shutdown timeout, running and queued jobs are aborted with 503 s
   assert.match(c.output(), /"msg":"stopped"/);
 });
 
-test('SIGINT drains like SIGTERM: new connections are refused at once while the running job finishes and is answered', { timeout: 120_000 }, async () => {
+test('SIGINT drains like SIGTERM: new connections are refused at once while the running job finishes and is answered', { timeout: 300_000 }, async () => {
   const { dataDir, key } = await prepare();
   const c = startChild({ STT_DATA_DIR: dataDir, STT_THREADS: '2', STT_SHUTDOWN_TIMEOUT_MS: '600000', LOG_LEVEL: 'debug' });
   const port = await waitForPort(c);

@@ -8,11 +8,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { startTestServer, wavBlob, type TestServer } from '../helpers/server';
-import { AUDIO_DIR, startDeepgramLike, startOpenAiLike, type FakeServer } from '../../fixtures';
+import { AUDIO_DIR, FAKE_DEEPGRAM_KEY as DEEPGRAM_KEY, FAKE_OPENAI_KEY as OPENAI_KEY, startDeepgramLike, startOpenAiLike, type FakeServer } from '../../fixtures';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
-const OPENAI_KEY = 'sk-loopback-openai-key-123456';
-const DEEPGRAM_KEY = 'dg-loopback-key-abcdef';
 let server: TestServer;
 let openai: FakeServer;
 let deepgram: FakeServer;

@@ -3,7 +3,7 @@
 // memory stays bounded. Parakeet cuts audio longer than its context into
 // pieces (native/audio_pieces.cpp): at pauses (`paused` input) or, in unbroken
 // sound, with 2-s overlaps (`unbroken`); Whisper works through 30-s windows
-// by itself. Each run is a child process (test/helpers/long-audio-child.ts)
+// by itself. Each run is a child process (fixtures/long-audio-child.ts)
 // that builds its input and reports its own peak RSS, so no run's memory, or
 // this process's, is counted in another's.
 //
@@ -18,11 +18,10 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { inspectModelFile } from '../../src/native';
-import { microModel, PARAKEET_FIXTURE } from '../helpers/models';
-import { ROOT } from '../helpers/paths';
-import { PAUSE_EVERY, PAUSE_LENGTH, RATE, type Input, type Job, type Summary } from '../helpers/long-audio-child';
+import { microModel, PARAKEET_FIXTURE, ROOT } from '../../fixtures';
+import { PAUSE_EVERY, PAUSE_LENGTH, RATE, type Input, type Job, type Summary } from '../../fixtures/long-audio-child';
 
-const CHILD = path.join(ROOT, 'test', 'helpers', 'long-audio-child.ts');
+const CHILD = path.join(ROOT, 'fixtures', 'long-audio-child.ts');
 /** A hang guard only: the longest run (Whisper, 50 min) takes ~40 s on 2 cores. */
 const CHILD_TIMEOUT = 300_000;
 const TEST_TIMEOUT = CHILD_TIMEOUT + 60_000;

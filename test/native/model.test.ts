@@ -9,11 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { createJobControl, decodeWav, enginesFreedOnJsThread, graphHooks, liveObjects, loadModel, type JobControl, type JobControlStats, type Transcription } from '../../src/native';
-import { AUDIO_DIR, BIN_DIR, ROOT, SHARED } from '../helpers/paths';
-import { microModel, tinyModel, PARAKEET_FIXTURE } from '../helpers/models';
-import { makeWhisperModel } from '../../scripts/make-models';
-import { speechClip } from '../helpers/clips';
-import { whisperCli } from '../../benchmarks/lib/whisper-cli';
+import { AUDIO_DIR, BIN_DIR, ROOT, SHARED, microModel, tinyModel, PARAKEET_FIXTURE, makeWhisperModel, speechClip, whisperCli } from '../../fixtures';
 
 const run = promisify(execFile);
 const JFK = path.join(AUDIO_DIR, 'jfk.wav');

@@ -5,8 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { decodeWav } from '../../src/native';
-import { readPcm16Mono, tone, writeWav, type Encoding } from '../helpers/wav-writer';
-import { AUDIO_DIR } from '../helpers/paths';
+import { readPcm16Mono, tone, writeWav, type Encoding, AUDIO_DIR } from '../../fixtures';
 
 const jfk = readPcm16Mono(readFileSync(path.join(AUDIO_DIR, 'jfk.wav')));
 const ref = jfk.samples.subarray(0, 16000 * 3); // 3 s keeps the suite quick

@@ -9,10 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, tempDataDir, transcribe, wavBlob, type TestServer } from '../helpers/server';
-import { realModelPath } from '../helpers/real-models';
-import { PARAKEET_FIXTURE } from '../helpers/models';
-import { AUDIO_DIR } from '../helpers/paths';
-import { longClip } from '../helpers/long-clip';
+import { realModelPath, PARAKEET_FIXTURE, AUDIO_DIR, longClip } from '../../fixtures';
 import { normalizeEnglish, wer } from '../../scripts/lib/english-normalizer';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));

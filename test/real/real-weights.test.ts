@@ -7,11 +7,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { transcribe, wavBlob } from '../helpers/server';
-import { startRealServer, realModelPath } from '../helpers/real-models';
-import { AUDIO_DIR } from '../helpers/paths';
+import { realModelPath, AUDIO_DIR, whisperCli, textTokens, evalClips } from '../../fixtures';
+import { startRealServer } from '../helpers/real-models';
 import { normalizeEnglish, wer } from '../../scripts/lib/english-normalizer';
-import { whisperCli, WHISPER_EOT } from '../../benchmarks/lib/whisper-cli';
-import { evalClips } from '../../benchmarks/lib/eval-clips';
 
 const JFK_TEXT = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
 const form = (file: string, extra: Record<string, string> = {}) => ({ file: wavBlob(readFileSync(file)), language: 'en', ...extra });
@@ -43,7 +41,7 @@ test('parity on real weights: the server\'s tokens are whisper-cli\'s on three c
       const res = await transcribe(server, form(clip, { response_format: 'verbose_json' }), server.auth);
       const body = await res.json();
       assert.equal(res.status, 200, JSON.stringify(body));
-      const ours = (body.segments as { tokens: number[] }[]).flatMap((s) => s.tokens.filter((t) => t < WHISPER_EOT));
+      const ours = (body.segments as { tokens: number[] }[]).flatMap((s) => textTokens(s.tokens));
       const cli = await whisperCli(model, clip);
       assert.ok(cli.tokens.length > 5, 'the reference decoded real text');
       assert.deepEqual(ours, cli.tokens, path.basename(clip));

@@ -15,12 +15,9 @@ import OpenAI from 'openai';
 import { parseSync } from 'subtitle';
 import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
 import { startRealServer } from '../helpers/real-models';
-import { longClip } from '../helpers/long-clip';
-import { AUDIO_DIR } from '../helpers/paths';
-import { speechClip } from '../helpers/clips';
+import { longClip, AUDIO_DIR, speechClip, WHISPER_EOT } from '../../fixtures';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
-const EOT = 50257; // multilingual Whisper: <|endoftext|>; the timestamps start at <|0.00|>
 const TIMESTAMP_BEGIN = 50364;
 let server: TestServer;
 
@@ -52,7 +49,7 @@ test('a 45-s clip: seek is each window\'s start in frames, tokens carry their ti
   for (const x of segments) {
     const [first, last] = [x.tokens[0], x.tokens[x.tokens.length - 1]];
     assert.ok(first >= TIMESTAMP_BEGIN, `segment at ${x.start} s opens with a timestamp token: ${x.tokens}`);
-    assert.ok(x.tokens.slice(1, -1).every((t) => t < EOT), 'text tokens between them');
+    assert.ok(x.tokens.slice(1, -1).every((t) => t < WHISPER_EOT), 'text tokens between them');
     // <|t|> in the window that starts at seek means seek / 100 + t seconds (t in steps of 20 ms).
     assert.ok(Math.abs(x.start - (x.seek + 2 * (first - TIMESTAMP_BEGIN)) / 100) < 0.011, `start ${x.start} from seek ${x.seek} and ${first}`);
     if (last >= TIMESTAMP_BEGIN) assert.ok(Math.abs(x.end - (x.seek + 2 * (last - TIMESTAMP_BEGIN)) / 100) < 0.011, `end ${x.end} from seek ${x.seek} and ${last}`);

@@ -1,5 +1,5 @@
 // Silero VAD with real base weights, on real speech with long gaps of quiet
-// noise between the utterances (test/helpers/gapped-clip.ts): parity with
+// noise between the utterances (fixtures/clips.ts, gappedClip): parity with
 // whisper-cli --vad, no words in the silences, times in the audio as sent,
 // OpenAI's chunking_strategy and the host's STT_VAD.
 import { test, before, after } from 'node:test';
@@ -8,11 +8,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadModel } from '../../src/native';
-import { whisperCli } from '../../benchmarks/lib/whisper-cli';
+import { whisperCli, gappedClip, VAD_FIXTURE, realModelPath } from '../../fixtures';
 import { wer } from '../../scripts/lib/english-normalizer';
-import { gappedClip } from '../helpers/gapped-clip';
-import { VAD_FIXTURE } from '../helpers/paths';
-import { realModelPath, startRealServer } from '../helpers/real-models';
+import { startRealServer } from '../helpers/real-models';
 import { transcribe, wavBlob, type TestServer } from '../helpers/server';
 
 // Five utterances of 2-3 s, with 5 to 60 s of noise at about -56 dBFS around them.

@@ -8,7 +8,7 @@ import { readWavHeader, wavPrefix } from '../../src/stt/wav-header';
 import { decodeUpload } from '../../src/stt/decode-upload';
 import { Semaphore } from '../../src/stt/semaphore';
 import { AbortedError } from '../../src/stt/errors';
-import { writeWav, tone, type WavSpec } from '../helpers/wav-writer';
+import { writeWav, tone, type WavSpec } from '../../fixtures';
 
 const wav = (spec: Partial<WavSpec> & { seconds: number }) =>
   writeWav({ rate: 8000, encoding: 'pcm_u8', channels: [tone(300, spec.rate ?? 8000, spec.seconds)], ...spec });

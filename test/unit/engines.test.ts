@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import semver from 'semver';
-import { ROOT } from '../helpers/paths';
+import { ROOT } from '../../fixtures';
 
 const readJson = (p: string) => JSON.parse(readFileSync(p, 'utf8'));
 

@@ -11,6 +11,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import type { Logger } from '../../log';
+import type { DownloadView } from '../../admin-api';
 import { inspectModelFile } from '../../native/model-file';
 import { RUNTIMES, VAD_FILE, type RuntimeFile, type RuntimeSpec } from '../catalogue';
 import { checkRemoteUrlResolved, isLoopbackUrl } from '../../net/remote-url';
@@ -18,16 +19,8 @@ import { checkRemoteUrlResolved, isLoopbackUrl } from '../../net/remote-url';
 /** Where a file streams until it is checked: hidden, and never a catalogue name. */
 export const partialFileName = (name: string): string => `.${name}.partial`;
 
-export interface DownloadStatus {
-  state: 'downloading' | 'verifying' | 'done' | 'failed';
-  file: string;
-  receivedBytes: number;
-  totalBytes: number | null;
-  sha256: string | null;
-  /** True when the sha256 matched a published value; false when it was only recorded. */
-  checksumVerified: boolean;
-  error: string | null;
-}
+/** As GET /admin/local-models shows it. */
+export type DownloadStatus = DownloadView;
 
 /** No byte for this long aborts the transfer (it can be resumed). */
 const STALL_MS = 60_000;

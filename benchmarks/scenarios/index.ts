@@ -1,0 +1,13 @@
+// The scenario types of `npm run bench`, by the `type` SCENARIOS
+// (benchmarks/trials.ts) names them with: one file each.
+import type { ScenarioType } from './context';
+import { overhead } from './overhead';
+import { control } from './control';
+import { floor } from './floor';
+import { load } from './load';
+import { naive } from './naive';
+import { coldStart } from './cold-start';
+
+export const SCENARIO_TYPES = { overhead, control, floor, load, naive, 'cold-start': coldStart } satisfies Record<string, ScenarioType>;
+export type ScenarioTypeName = keyof typeof SCENARIO_TYPES;
+export * from './context';

@@ -1,0 +1,57 @@
+// What `npm run bench` runs, as data (after better-sqlite3's
+// benchmark/trials.js and benchmark/types/): the model shapes of each size of
+// run with their load rounds, and the scenarios every shape goes through, in
+// order. The code of each scenario type is benchmarks/scenarios/<type>.ts.
+import type { Family, ScenarioTypeName } from './scenarios';
+
+export type RunSize = 'quick' | 'default' | 'full';
+
+export interface Trial {
+  /** A shape of benchmarks/lib/models.ts: real Whisper base weights when installed, otherwise generated. */
+  shape: string;
+  /** The sizes of run that include it (`--models a,b` picks shapes for any size). */
+  sizes: RunSize[];
+  /** Load rounds per size of run (`--rounds N` overrides). */
+  loadRounds: Record<RunSize, number>;
+}
+
+/**
+ * Load rounds: every mix, every contender, contenders rotating which goes
+ * first. A round of all six mixes takes about 2 minutes per contender for base
+ * here, so the default run has 3 rounds of base q8_0 (its min–max covers the
+ * median with 75 %) and none of the other shapes; --full 5 of every Whisper
+ * shape; --quick one round of two mixes.
+ */
+const rounds = (byDefault: number): Record<RunSize, number> => ({ quick: 1, default: byDefault, full: 5 });
+
+export const TRIALS: Trial[] = [
+  { shape: 'base-q8_0-ctx64', sizes: ['quick', 'default', 'full'], loadRounds: rounds(3) },
+  { shape: 'base-f16-ctx64', sizes: ['default', 'full'], loadRounds: rounds(0) },
+  { shape: 'small-q8_0-ctx64', sizes: ['default', 'full'], loadRounds: rounds(0) },
+  { shape: 'small-f16-ctx64', sizes: ['full'], loadRounds: rounds(0) },
+  { shape: 'parakeet-0.6b-q8_0', sizes: ['default', 'full'], loadRounds: rounds(0) },
+  { shape: 'parakeet-0.6b-f16', sizes: ['full'], loadRounds: rounds(0) },
+];
+
+/** Load rounds of a shape that is not in TRIALS (named with --models). */
+export const OTHER_SHAPE_ROUNDS = rounds(0);
+
+export interface Scenario {
+  type: ScenarioTypeName;
+  /** One line: what it measures. */
+  description: string;
+  /** Only these families (default: every one). */
+  families?: Family[];
+  /** Only on the run's first shape. */
+  firstShapeOnly?: boolean;
+}
+
+/** Every shape goes through these, in this order. */
+export const SCENARIOS: Scenario[] = [
+  { type: 'overhead', description: 'ours over HTTP against the bare C++ harness, in pairs, on a 30-s clip' },
+  { type: 'control', firstShapeOnly: true, description: 'the harness against a second harness process, paired the same way: what this machine reads for two identical programs' },
+  { type: 'floor', description: "the harness's own time for a 5-s clip, warm, median of 5: the floor of one-at-a-time service" },
+  { type: 'load', families: ['whisper'], description: 'six request mixes against ours, ours in arrival order and whisper-server, in fresh processes' },
+  { type: 'naive', description: 'one whisper-cli or parakeet-cli process per request, on the 5-s and 30-s clips' },
+  { type: 'cold-start', description: 'process start to the first 5-s transcription, and peak RSS, ours against the harness' },
+];
