@@ -1,5 +1,6 @@
 // The link-time hooks declared in graph_hooks.h, and how a paused job parks
-// the threads its current graph runs on.
+// the threads its current graph runs on (JobControl, job_control.cpp, decides
+// when; this file owns the signal and the futex that do it).
 //
 // ggml's graph threads cannot be told to sleep: between nodes they spin at a
 // barrier until thread 0 arrives. While thread 0 waits at the pause gate,
@@ -32,7 +33,6 @@ CurrentJob::~CurrentJob() { t_job.reset(); }
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <mutex>
@@ -109,27 +109,9 @@ void* run_registered(void* p) {
 
 bool graph_hooks_linked() { return true; }
 
-void JobControl::worker_started(pid_t tid) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  workers_.push_back(tid);
-  // Started while its job waits inside a graph: park it as soon as it unblocks the signal.
-  if (worker_gate_.load() == 1 && syscall(SYS_tgkill, getpid(), tid, park_signal()) == 0) ++stats_.workers_parked;
-}
+bool park_graph_thread(pid_t tid) { return syscall(SYS_tgkill, getpid(), tid, park_signal()) == 0; }
 
-void JobControl::worker_ended(pid_t tid) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  workers_.erase(std::remove(workers_.begin(), workers_.end(), tid), workers_.end());
-}
-
-void JobControl::park_workers_locked() {
-  ++stats_.parked_in_graph;
-  worker_gate_.store(1, std::memory_order_release);
-  for (pid_t tid : workers_) {
-    if (syscall(SYS_tgkill, getpid(), tid, park_signal()) == 0) ++stats_.workers_parked;
-  }
-}
-
-void JobControl::wake_workers() { futex_wake_all(&worker_gate_); }
+void wake_graph_threads(std::atomic<int>& gate) { futex_wake_all(&gate); }
 
 }  // namespace stt
 
@@ -166,9 +148,7 @@ __attribute__((visibility("hidden"))) int __wrap_pthread_create(pthread_t* threa
 #else  // no hooks: jobs pause only at safe points between graphs, where no graph thread runs
 namespace stt {
 bool graph_hooks_linked() { return false; }
-void JobControl::worker_started(pid_t) {}
-void JobControl::worker_ended(pid_t) {}
-void JobControl::park_workers_locked() {}
-void JobControl::wake_workers() {}
+bool park_graph_thread(pid_t) { return false; }
+void wake_graph_threads(std::atomic<int>&) {}
 }  // namespace stt
 #endif

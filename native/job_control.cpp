@@ -1,59 +1,90 @@
-// JobControl: a JS handle on what a running job polls (abort flag, pause
-// gate). The TypeScript layer wires an AbortSignal and the scheduler to it.
-#include "bindings.h"
+// JobControl's methods (job_control.h). Parking a graph's threads goes
+// through the graph hooks (graph_hooks.cpp), which own the park signal.
+#include "job_control.h"
+
+#include <algorithm>
+
+#include "graph_hooks.h"
 
 namespace stt {
-namespace {
 
-class JobControlWrap : public Napi::ObjectWrap<JobControlWrap> {
- public:
-  explicit JobControlWrap(const Napi::CallbackInfo& info)
-      : Napi::ObjectWrap<JobControlWrap>(info), control_(std::make_shared<JobControl>()) {}
-
-  Napi::Value abort(const Napi::CallbackInfo& info) {
-    control_->abort();
-    return info.Env().Undefined();
+template <typename Change>
+void JobControl::release(Change change) {
+  bool gate_was_closed;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    change();
+    ++releases_;
+    gate_was_closed = worker_gate_.exchange(0) == 1;
   }
-  Napi::Value pause(const Napi::CallbackInfo& info) {
-    control_->pause(info.Length() > 0 && info[0].IsObject() && info[0].As<Napi::Object>().Get("insideGraph").ToBoolean());
-    return info.Env().Undefined();
-  }
-  Napi::Value resume(const Napi::CallbackInfo& info) {
-    control_->resume();
-    return info.Env().Undefined();
-  }
-  Napi::Value started(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), control_->started()); }
-  Napi::Value stats(const Napi::CallbackInfo& info) {
-    const JobControlStats s = control_->stats();
-    Napi::Object out = Napi::Object::New(info.Env());
-    out.Set("waiting", s.waiting);
-    out.Set("parkedInGraph", static_cast<double>(s.parked_in_graph));
-    out.Set("workersParked", static_cast<double>(s.workers_parked));
-    return out;
-  }
-  JobHandle handle() const { return control_; }
-
- private:
-  JobHandle control_;
-};
-
-}  // namespace
-
-Napi::Function define_job_control(Napi::Env env) {
-  return JobControlWrap::DefineClass(env, "JobControl",
-                                     {JobControlWrap::InstanceMethod<&JobControlWrap::abort>("abort"),
-                                      JobControlWrap::InstanceMethod<&JobControlWrap::pause>("pause"),
-                                      JobControlWrap::InstanceMethod<&JobControlWrap::resume>("resume"),
-                                      JobControlWrap::InstanceMethod<&JobControlWrap::started>("started"),
-                                      JobControlWrap::InstanceMethod<&JobControlWrap::stats>("stats")});
+  changed_.notify_all();
+  if (gate_was_closed) wake_graph_threads(worker_gate_);
 }
 
-JobHandle job_control_of(const Napi::Value& value) {
-  if (value.IsObject()) {
-    // Unwrap throws for objects that are not JobControls; the TS layer only passes ours.
-    return JobControlWrap::Unwrap(value.As<Napi::Object>())->handle();
+void JobControl::abort() { release([this] { aborted_.store(true); }); }
+
+void JobControl::pause(bool inside_graph) {
+  inside_graph_only_.store(inside_graph);
+  paused_.store(true);
+}
+
+void JobControl::resume() {
+  release([this] {
+    paused_.store(false);
+    inside_graph_only_.store(false);
+  });
+}
+
+bool JobControl::checkpoint() {
+  if (!paused_.load() || inside_graph_only_.load()) return !aborted_.load();
+  std::unique_lock<std::mutex> lock(mutex_);
+  stats_.waiting = true;
+  changed_.wait(lock, [this] { return !paused_.load() || aborted_.load(); });
+  stats_.waiting = false;
+  return !aborted_.load();
+}
+
+bool JobControl::after_node() {
+  if (!paused_.load()) return aborted_.load();
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (inside_graph_only_.load() && workers_.empty()) return aborted_.load();
+  stats_.waiting = true;
+  // Park and wait again after every release: a pause() that lands after a
+  // resume() opened the worker gate but before this thread runs again would
+  // otherwise leave the graph's other threads spinning beside the job that
+  // runs instead.
+  while (paused_.load() && !aborted_.load()) {
+    park_workers_locked();
+    const uint64_t seen = releases_;
+    changed_.wait(lock, [&] { return releases_ != seen; });
   }
-  return std::make_shared<JobControl>();
+  stats_.waiting = false;
+  return aborted_.load();
+}
+
+void JobControl::park_workers_locked() {
+  ++stats_.parked_in_graph;
+  worker_gate_.store(1, std::memory_order_release);
+  for (pid_t tid : workers_) {
+    if (park_graph_thread(tid)) ++stats_.workers_parked;
+  }
+}
+
+void JobControl::worker_started(pid_t tid) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  workers_.push_back(tid);
+  // Started while its job waits inside a graph: park it as soon as it unblocks the signal.
+  if (worker_gate_.load() == 1 && park_graph_thread(tid)) ++stats_.workers_parked;
+}
+
+void JobControl::worker_ended(pid_t tid) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  workers_.erase(std::remove(workers_.begin(), workers_.end(), tid), workers_.end());
+}
+
+JobControlStats JobControl::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
 }
 
 }  // namespace stt

@@ -9,7 +9,8 @@
 // own thread (ggml's thread 0) waits here, and the graph's other threads,
 // which would spin at ggml's barrier and take CPU from the job that runs
 // instead, are parked too (graph_hooks.cpp: a signal whose handler sleeps on
-// the gate below).
+// the gate below). The methods are in job_control.cpp, the JS handle on a
+// control in job_control_wrap.cpp.
 #pragma once
 #include <sys/types.h>
 
@@ -30,22 +31,13 @@ struct JobControlStats {
 
 class JobControl {
  public:
-  void abort() { release([this] { aborted_.store(true); }); }
+  void abort();
 
   // inside_graph: a test's pause that waits only after a node of a graph whose
   // other threads exist to park, never at a safe point between graphs, so a
   // test sees parking at once instead of retrying pauses until one lands there.
-  void pause(bool inside_graph = false) {
-    inside_graph_only_.store(inside_graph);
-    paused_.store(true);
-  }
-
-  void resume() {
-    release([this] {
-      paused_.store(false);
-      inside_graph_only_.store(false);
-    });
-  }
+  void pause(bool inside_graph = false);
+  void resume();
 
   bool aborted() const { return aborted_.load(); }
   // The job's native work began on a pool thread (the scheduler pauses only such jobs).
@@ -53,34 +45,11 @@ class JobControl {
   bool started() const { return started_.load(); }
 
   // At a safe point: waits while paused. Returns false when the job should stop.
-  bool checkpoint() {
-    if (!paused_.load() || inside_graph_only_.load()) return !aborted_.load();
-    std::unique_lock<std::mutex> lock(mutex_);
-    stats_.waiting = true;
-    changed_.wait(lock, [this] { return !paused_.load() || aborted_.load(); });
-    stats_.waiting = false;
-    return !aborted_.load();
-  }
+  bool checkpoint();
 
   // After each node of a graph, on the job's own thread. Returns true to
   // abort the graph.
-  bool after_node() {
-    if (!paused_.load()) return aborted_.load();
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (inside_graph_only_.load() && workers_.empty()) return aborted_.load();
-    stats_.waiting = true;
-    // Park and wait again after every release: a pause() that lands after a
-    // resume() opened the worker gate but before this thread runs again would
-    // otherwise leave the graph's other threads spinning beside the job that
-    // runs instead.
-    while (paused_.load() && !aborted_.load()) {
-      park_workers_locked();
-      const uint64_t seen = releases_;
-      changed_.wait(lock, [&] { return releases_ != seen; });
-    }
-    stats_.waiting = false;
-    return aborted_.load();
-  }
+  bool after_node();
 
   // A thread the job's thread created (ggml's graph threads) starts or ends.
   // Called with the park signal blocked.
@@ -93,31 +62,17 @@ class JobControl {
   // check and the parking cannot leave the gate closed behind it.
   std::atomic<int>& worker_gate() { return worker_gate_; }
 
-  JobControlStats stats() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return stats_;
-  }
+  JobControlStats stats() const;
 
  private:
   // Closes the worker gate and signals the graph threads; mutex_ held.
   void park_workers_locked();
-  void wake_workers();
 
   // Applies resume's or abort's change under mutex_, opening the worker gate
   // in the same step (see worker_gate()), then wakes the job and any parked
   // graph threads.
   template <typename Change>
-  void release(Change change) {
-    bool gate_was_closed;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      change();
-      ++releases_;
-      gate_was_closed = worker_gate_.exchange(0) == 1;
-    }
-    changed_.notify_all();
-    if (gate_was_closed) wake_workers();
-  }
+  void release(Change change);
 
   std::atomic<bool> aborted_{false};
   std::atomic<bool> paused_{false};

@@ -95,12 +95,6 @@ Napi::Object result_to_js(Napi::Env env, const TranscribeResult& r) {
   return out;
 }
 
-Napi::Error coded_error(Napi::Env env, const std::string& message, const char* code) {
-  Napi::Error e = Napi::Error::New(env, message);
-  e.Set("code", code);
-  return e;
-}
-
 class ModelWrap : public Napi::ObjectWrap<ModelWrap> {
  public:
   explicit ModelWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ModelWrap>(info) {
@@ -181,7 +175,7 @@ class TranscribeWorker : public Napi::AsyncWorker {
 
   void OnOK() override { deferred_.Resolve(result_to_js(Env(), result_)); }
   void OnError(const Napi::Error& error) override {
-    deferred_.Reject(coded_error(Env(), error.Message(), code_.c_str()).Value());
+    deferred_.Reject(coded_error(Env(), ErrorClass::transcription, error.Message(), code_).Value());
   }
 
  private:
@@ -235,13 +229,13 @@ Napi::Value ModelWrap::dispose(const Napi::CallbackInfo& info) {
 
 Napi::Value ModelWrap::transcribe(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!engine_) throw coded_error(env, "model has been disposed", "disposed");
+  if (!engine_) throw coded_error(env, ErrorClass::transcription, "model has been disposed", "disposed");
   if (info.Length() < 1 || !info[0].IsTypedArray() ||
       info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) {
     throw Napi::TypeError::New(env, "transcribe expects a Float32Array of 16 kHz mono samples");
   }
   if (info[0].As<Napi::Float32Array>().ElementLength() > 2147483647u) {
-    throw coded_error(env, "more samples than the engines accept (INT32_MAX)", "runtime_error");
+    throw coded_error(env, ErrorClass::transcription, "more samples than the engines accept (INT32_MAX)", "runtime_error");
   }
   TranscribeOptions options = info.Length() > 1 && info[1].IsObject() ? options_from(info[1].As<Napi::Object>())
                                                                       : TranscribeOptions{};
@@ -278,7 +272,7 @@ class LoadModelWorker : public Napi::AsyncWorker {
     deferred_.Resolve(ctor.New({Napi::External<Loaded>::New(env, loaded)}));
   }
   void OnError(const Napi::Error& error) override {
-    deferred_.Reject(coded_error(Env(), error.Message(), "model_load_failed").Value());
+    deferred_.Reject(coded_error(Env(), ErrorClass::model_load, error.Message(), "model_load_failed").Value());
   }
 
  private:

@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "audio_pieces.h"
-#include "engine.h"
-#include "state_pool.h"
+#include "engine_common.h"
+#include "pooled_engine.h"
 
 namespace stt {
 namespace {
@@ -17,45 +17,31 @@ void after_token(parakeet_context*, parakeet_state*, const parakeet_token_data*,
   job_checkpoint(control);
 }
 
-// Token times are mel frames of 10 ms.
-double seconds(int64_t t) { return static_cast<double>(t) / 100.0; }
-
-class ParakeetEngine : public Engine {
+class ParakeetEngine : public PooledEngine<parakeet_context, parakeet_state> {
  public:
   explicit ParakeetEngine(parakeet_context* ctx)
-      : ctx_(ctx, parakeet_free),
-        pool_([ctx] { return parakeet_init_state(ctx); }, [](parakeet_state* s) { parakeet_free_state(s); }) {}
+      : PooledEngine(ctx, parakeet_free, parakeet_init_state, parakeet_free_state) {}
 
   const char* family() const override { return "parakeet"; }
 
-  EngineStats stats() const override { return {pool_.created(), pool_.idle(), running_jobs()}; }
-
   TranscribeResult transcribe(const float* pcm, size_t n_samples, const TranscribeOptions& o) override {
-    JobControl* control = o.control.get();
-    JobScope job(*this, o.control);
-    if (control->aborted()) throw AbortedError();
-    typename StatePool<parakeet_state>::Lease lease(pool_, pool_.acquire());
-    parakeet_state* state = lease.get();
-
+    Job job(*this, o.control);
+    JobControl* control = &job.control();
+    parakeet_state* state = job.state();
     TranscribeResult result;
     result.duration = static_cast<double>(n_samples) / PARAKEET_SAMPLE_RATE;
     result.language = o.language;  // Parakeet v3 does not report the language it heard
-    std::unique_ptr<SpeechMap> speech;
-    if (!o.vad.model_path.empty()) {
-      speech = std::make_unique<SpeechMap>(o.vad, pcm, engine_sample_count(n_samples));
-      if (control->aborted()) throw AbortedError();
-      if (speech->samples().empty()) return result;
-    }
-    const float* heard = speech ? speech->samples().data() : pcm;
-    const size_t n_heard = speech ? speech->samples().size() : n_samples;
+    const HeardAudio heard = hear(o.vad, pcm, n_samples);
+    job.stop_if_aborted();
+    if (heard.silent()) return result;
 
     // One pass while the audio fits the model's context (less a second of
     // margin for the mel frames at the edges), pieces beyond it. pieceSeconds
     // overrides the limit (benchmarks/long-audio.ts measures one pass against pieces).
     const size_t max_samples = o.piece_seconds > 0
         ? static_cast<size_t>(std::max(o.piece_seconds, 1.0) * PARAKEET_SAMPLE_RATE)
-        : static_cast<size_t>(std::max(parakeet_model_n_audio_ctx(ctx_.get()) - 100, 100)) * kHop;
-    for (const AudioPiece& piece : plan_pieces(heard, n_heard, max_samples)) {
+        : static_cast<size_t>(std::max(parakeet_model_n_audio_ctx(context()) - 100, 100)) * kHop;
+    for (const AudioPiece& piece : plan_pieces(heard.samples, heard.n_samples, max_samples)) {
       parakeet_full_params p = parakeet_full_default_params(PARAKEET_SAMPLING_GREEDY);
       p.n_threads = o.threads;
       p.audio_ctx = o.audio_ctx;
@@ -65,13 +51,14 @@ class ParakeetEngine : public Engine {
       p.encoder_begin_callback_user_data = control;
       p.new_token_callback = after_token;
       p.new_token_callback_user_data = control;
-      const int rc = parakeet_full_with_state(ctx_.get(), state, p, heard + piece.start, engine_sample_count(piece.end - piece.start));
-      if (control->aborted()) throw AbortedError();
+      const int rc = parakeet_full_with_state(context(), state, p, heard.samples + piece.start,
+                                              engine_sample_count(piece.end - piece.start));
+      job.stop_if_aborted();
       if (rc != 0) throw std::runtime_error("parakeet inference failed (code " + std::to_string(rc) + ")");
       const int64_t offset = static_cast<int64_t>(piece.start / kHop);
       const int n_segments = parakeet_full_n_segments_from_state(state);
       for (int i = 0; i < n_segments; ++i) {
-        Segment seg = piece_segment(state, i, piece, offset, speech.get(), o);
+        Segment seg = piece_segment(state, i, piece, offset, heard.speech.get(), o);
         if (seg.tokens.empty()) continue;
         result.text += seg.text;
         result.segments.push_back(std::move(seg));
@@ -101,37 +88,26 @@ class ParakeetEngine : public Engine {
       if (o.max_tokens > 0 && static_cast<int>(seg.tokens.size()) >= o.max_tokens) break;
       seg.tokens.push_back(td.id);
       logprob_sum += td.plog;
-      const int64_t start = original_time(speech, offset + td.t0, SpeechMap::Edge::start);
-      // A token wholly inside the zeros that stand for a gap would end before it starts.
-      const int64_t end = std::max(original_time(speech, offset + td.t1, SpeechMap::Edge::end), start);
+      const auto [start, end] = original_span(speech, offset + td.t0, offset + td.t1);
       if (t0 < 0) t0 = start;
       t1 = std::max(t1, end);
       char text[256];
-      parakeet_token_to_text(parakeet_token_to_str(ctx_.get(), td.id), piece.start == 0 && seg.text.empty(), text, sizeof text);
+      parakeet_token_to_text(parakeet_token_to_str(context(), td.id), piece.start == 0 && seg.text.empty(), text, sizeof text);
       seg.text += text;
-      if (!o.word_timestamps) continue;
-      if (td.is_word_start || seg.words.empty()) seg.words.push_back(Word{seconds(start), seconds(end), text, td.p});
-      else {
-        Word& w = seg.words.back();
-        w.text += text;
-        w.end = std::max(w.end, seconds(end));
-        w.probability = std::min(w.probability, td.p);
-      }
+      if (o.word_timestamps) add_to_words(seg.words, td.is_word_start, text, seconds(start), seconds(end), td.p);
     }
+    // A word's text starts after the spaces Parakeet's text puts before it.
     for (Word& w : seg.words) {
       const size_t first = w.text.find_first_not_of(' ');
       w.text.erase(0, first == std::string::npos ? w.text.size() : first);
     }
     seg.start = seconds(std::max<int64_t>(t0, 0));
     seg.end = t1 > 0 ? seconds(t1) : seconds(original_time(speech, offset + parakeet_full_get_segment_t1_from_state(state, i), SpeechMap::Edge::end));
-    seg.avg_logprob = seg.tokens.empty() ? 0.0f : static_cast<float>(logprob_sum / seg.tokens.size());
+    seg.avg_logprob = mean_logprob(logprob_sum, seg.tokens.size());
     // One greedy pass per piece: no windows, no timestamp tokens, no fallback.
     seg.tokens_with_timestamps = seg.tokens;
     return seg;
   }
-
-  std::unique_ptr<parakeet_context, void (*)(parakeet_context*)> ctx_;
-  StatePool<parakeet_state> pool_;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // finds the speech, the speech is joined the way whisper.cpp's own VAD path
 // joins it, and times in the joined audio map back to the original audio.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -52,6 +53,13 @@ class SpeechMap {
 // A time as sent: through the map when VAD ran, as it is when not.
 inline int64_t original_time(const SpeechMap* speech, int64_t cs, SpeechMap::Edge edge) {
   return speech ? speech->to_original(cs, edge) : cs;
+}
+
+// A token's start and end as sent. A token wholly inside the zeros that stand
+// for a gap would end before it starts; it ends where it starts instead.
+inline std::pair<int64_t, int64_t> original_span(const SpeechMap* speech, int64_t t0, int64_t t1) {
+  const int64_t start = original_time(speech, t0, SpeechMap::Edge::start);
+  return {start, std::max(original_time(speech, t1, SpeechMap::Edge::end), start)};
 }
 
 }  // namespace stt

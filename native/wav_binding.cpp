@@ -50,10 +50,7 @@ class DecodeWavWorker : public Napi::AsyncWorker {
   }
 
   void OnError(const Napi::Error& error) override {
-    Napi::Error e = Napi::Error::New(Env(), error.Message());
-    e.Set("code", code_);
-    e.Set("name", "WavError");
-    deferred_.Reject(e.Value());
+    deferred_.Reject(coded_error(Env(), ErrorClass::wav, error.Message(), code_).Value());
   }
 
  private:

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine.h"
-#include "state_pool.h"
+#include "engine_common.h"
+#include "pooled_engine.h"
 
 namespace stt {
 namespace {
@@ -87,26 +87,35 @@ std::vector<float> temperature_ladder(const whisper_full_params& p) {
   return ladder;
 }
 
-// whisper.cpp times are in 10 ms units.
-double seconds(int64_t t) { return static_cast<double>(t) / 100.0; }
-
-class WhisperEngine : public Engine {
+class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
  public:
-  explicit WhisperEngine(whisper_context* ctx)
-      : ctx_(ctx, whisper_free),
-        pool_([ctx] { return whisper_init_state(ctx); }, [](whisper_state* s) { whisper_free_state(s); }) {}
+  explicit WhisperEngine(whisper_context* ctx) : PooledEngine(ctx, whisper_free, whisper_init_state, whisper_free_state) {}
 
   const char* family() const override { return "whisper"; }
 
-  EngineStats stats() const override { return {pool_.created(), pool_.idle(), running_jobs()}; }
-
   TranscribeResult transcribe(const float* pcm, size_t n_samples, const TranscribeOptions& o) override {
-    JobControl* control = o.control.get();
-    JobScope job(*this, o.control);
-    if (control->aborted()) throw AbortedError();
-    typename StatePool<whisper_state>::Lease lease(pool_, pool_.acquire());
-    whisper_state* state = lease.get();
+    Job job(*this, o.control);
+    TranscribeResult result;
+    result.duration = static_cast<double>(n_samples) / WHISPER_SAMPLE_RATE;
+    const HeardAudio heard = hear(o.vad, pcm, n_samples);
+    job.stop_if_aborted();
+    if (heard.silent()) {
+      result.language = o.language;  // nothing to hear, nothing detected
+      return result;
+    }
+    JobTrace trace{&job.control(), {}, {}};
+    const whisper_full_params p = full_params(o, trace);
+    const int rc = whisper_full_with_state(context(), job.state(), p, heard.samples, engine_sample_count(heard.n_samples));
+    job.stop_if_aborted();
+    if (rc != 0) throw std::runtime_error("whisper inference failed (code " + std::to_string(rc) + ")");
+    collect(job.state(), p, trace, heard.speech.get(), o, result);
+    return result;
+  }
 
+ private:
+  // whisper.cpp's parameters for one job: the options, and the callbacks
+  // through which the job's control is polled and its windows are traced.
+  static whisper_full_params full_params(const TranscribeOptions& o, JobTrace& trace) {
     whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
     p.n_threads = o.threads;
     p.print_progress = false;
@@ -124,107 +133,89 @@ class WhisperEngine : public Engine {
     p.token_timestamps = o.word_timestamps;
     p.max_tokens = o.max_tokens;
     p.audio_ctx = o.audio_ctx;
-    JobTrace trace{control, {}, {}};
     p.abort_callback = job_aborted;
-    p.abort_callback_user_data = control;
+    p.abort_callback_user_data = trace.control;
     p.encoder_begin_callback = encoder_may_begin;
     p.encoder_begin_callback_user_data = &trace;
     p.logits_filter_callback = before_token;
     p.logits_filter_callback_user_data = &trace;
+    return p;
+  }
 
-    TranscribeResult result;
-    result.duration = static_cast<double>(n_samples) / WHISPER_SAMPLE_RATE;
-    std::unique_ptr<SpeechMap> speech;
-    if (!o.vad.model_path.empty()) {
-      speech = std::make_unique<SpeechMap>(o.vad, pcm, engine_sample_count(n_samples));
-      if (control->aborted()) throw AbortedError();
-      if (speech->samples().empty()) {
-        result.language = o.language;  // nothing to hear, nothing detected
-        return result;
-      }
-    }
-    // Times in the audio the model heard, in centiseconds, as times in the audio sent.
-    const auto start_at = [&speech](int64_t cs) { return original_time(speech.get(), cs, SpeechMap::Edge::start); };
-    const auto end_at = [&speech](int64_t cs) { return original_time(speech.get(), cs, SpeechMap::Edge::end); };
-    const float* heard = speech ? speech->samples().data() : pcm;
-    const size_t n_heard = speech ? speech->samples().size() : n_samples;
-
-    const int rc = whisper_full_with_state(ctx_.get(), state, p, heard, engine_sample_count(n_heard));
-    if (control->aborted()) throw AbortedError();
-    if (rc != 0) throw std::runtime_error("whisper inference failed (code " + std::to_string(rc) + ")");
-
+  // The detected language and every segment of a finished job, each with the
+  // window its callbacks traced (seek, temperature after any fallback).
+  void collect(whisper_state* state, const whisper_full_params& p, const JobTrace& trace, const SpeechMap* speech,
+               const TranscribeOptions& o, TranscribeResult& result) const {
     const int lang_id = whisper_full_lang_id_from_state(state);
     result.language = lang_id >= 0 ? whisper_lang_str(lang_id) : o.language;
-    const whisper_token eot = whisper_token_eot(ctx_.get());
-    const whisper_token beg = whisper_token_beg(ctx_.get());
+    const whisper_token beg = whisper_token_beg(context());
     const std::vector<float> ladder = temperature_ladder(p);
 
     const int n_segments = whisper_full_n_segments_from_state(state);
     size_t window = 0;
     int seek = 0;
     for (int i = 0; i < n_segments; ++i) {
-      Segment seg;
-      // Without VAD these are the segment's own times; with it, mapped here
-      // (whisper.cpp maps only for the built-in state), as whisper.cpp maps them:
-      // at least 10 ms long.
       const int64_t t0 = whisper_full_get_segment_t0_from_state(state, i);
-      const int64_t t1 = whisper_full_get_segment_t1_from_state(state, i);
-      seg.start = seconds(start_at(t0));
-      seg.end = seconds(speech ? std::max(end_at(t1), start_at(t0) + 10) : t1);
-      seg.text = whisper_full_get_segment_text_from_state(state, i);
-      seg.no_speech_prob = whisper_full_get_segment_no_speech_prob_from_state(state, i);
       const int n_tokens = whisper_full_n_tokens_from_state(state, i);
       while (window + 1 < trace.windows.size() && trace.windows[window + 1].first_segment <= i) ++window;
       const bool opens_window = window < trace.windows.size() && trace.windows[window].first_segment == i;
       if (opens_window && n_tokens > 0) {
         seek = window_seek(trace.windows[window], t0, whisper_full_get_token_data_from_state(state, i, 0), beg);
       }
-      seg.seek = static_cast<int>(start_at(seek));
+      Segment seg = segment(state, i, seek, speech, o.word_timestamps);
+      seg.seek = static_cast<int>(original_time(speech, seek, SpeechMap::Edge::start));
       if (window < trace.windows.size() && !ladder.empty()) {
         const int attempts = std::max(1, trace.windows[window].attempts);
         seg.temperature = ladder[std::min<size_t>(attempts, ladder.size()) - 1];
       } else {
         seg.temperature = p.temperature;
       }
-      // whisper.cpp keeps a window's first start timestamp in its first segment
-      // only; the others' start timestamp is the one their t0 was read from.
-      if (n_tokens > 0 && whisper_full_get_token_data_from_state(state, i, 0).id < beg) {
-        // Within the window's 1501 timestamp tokens (<|0.00|> to <|30.00|>) whatever seek was found.
-        seg.tokens_with_timestamps.push_back(beg + static_cast<int>(std::clamp<int64_t>((t0 - seek) / 2, 0, 1500)));
-      }
-      double logprob_sum = 0;
-      for (int j = 0; j < n_tokens; ++j) {
-        const whisper_token_data td = whisper_full_get_token_data_from_state(state, i, j);
-        if (td.id < eot || td.id >= beg) seg.tokens_with_timestamps.push_back(td.id);
-        if (td.id >= eot) continue;  // timestamps and other special tokens
-        seg.tokens.push_back(td.id);
-        logprob_sum += td.plog;
-        if (!o.word_timestamps) continue;
-        const char* piece = whisper_token_to_str(ctx_.get(), td.id);
-        const bool starts_word = seg.words.empty() || piece[0] == ' ';
-        // A token wholly inside the zeros that stand for a gap would end before it starts.
-        const double t0 = seconds(start_at(td.t0)), t1 = std::max(seconds(end_at(td.t1)), t0);
-        if (starts_word) seg.words.push_back(Word{t0, t1, piece, td.p});
-        else {
-          Word& w = seg.words.back();
-          w.text += piece;
-          w.end = std::max(w.end, t1);
-          w.probability = std::min(w.probability, td.p);
-        }
-      }
-      seg.avg_logprob = seg.tokens.empty() ? 0.0f : static_cast<float>(logprob_sum / seg.tokens.size());
-      for (Word& w : seg.words) {
-        if (!w.text.empty() && w.text[0] == ' ') w.text.erase(0, 1);
-      }
       result.text += seg.text;
       result.segments.push_back(std::move(seg));
     }
-    return result;
   }
 
- private:
-  std::unique_ptr<whisper_context, void (*)(whisper_context*)> ctx_;
-  StatePool<whisper_state> pool_;
+  // Segment i's times, text, tokens and words; `seek` is its window's start.
+  Segment segment(whisper_state* state, int i, int seek, const SpeechMap* speech, bool word_timestamps) const {
+    const whisper_token eot = whisper_token_eot(context());
+    const whisper_token beg = whisper_token_beg(context());
+    Segment seg;
+    // Without VAD these are the segment's own times; with it, mapped here
+    // (whisper.cpp maps only for the built-in state), as whisper.cpp maps them:
+    // at least 10 ms long.
+    const int64_t t0 = whisper_full_get_segment_t0_from_state(state, i);
+    const int64_t t1 = whisper_full_get_segment_t1_from_state(state, i);
+    const int64_t start = original_time(speech, t0, SpeechMap::Edge::start);
+    seg.start = seconds(start);
+    seg.end = seconds(speech ? std::max(original_time(speech, t1, SpeechMap::Edge::end), start + 10) : t1);
+    seg.text = whisper_full_get_segment_text_from_state(state, i);
+    seg.no_speech_prob = whisper_full_get_segment_no_speech_prob_from_state(state, i);
+    const int n_tokens = whisper_full_n_tokens_from_state(state, i);
+    // whisper.cpp keeps a window's first start timestamp in its first segment
+    // only; the others' start timestamp is the one their t0 was read from.
+    if (n_tokens > 0 && whisper_full_get_token_data_from_state(state, i, 0).id < beg) {
+      // Within the window's 1501 timestamp tokens (<|0.00|> to <|30.00|>) whatever seek was found.
+      seg.tokens_with_timestamps.push_back(beg + static_cast<int>(std::clamp<int64_t>((t0 - seek) / 2, 0, 1500)));
+    }
+    double logprob_sum = 0;
+    for (int j = 0; j < n_tokens; ++j) {
+      const whisper_token_data td = whisper_full_get_token_data_from_state(state, i, j);
+      if (td.id < eot || td.id >= beg) seg.tokens_with_timestamps.push_back(td.id);
+      if (td.id >= eot) continue;  // timestamps and other special tokens
+      seg.tokens.push_back(td.id);
+      logprob_sum += td.plog;
+      if (!word_timestamps) continue;
+      const char* piece = whisper_token_to_str(context(), td.id);
+      const auto [word_start, word_end] = original_span(speech, td.t0, td.t1);
+      add_to_words(seg.words, piece[0] == ' ', piece, seconds(word_start), seconds(word_end), td.p);
+    }
+    seg.avg_logprob = mean_logprob(logprob_sum, seg.tokens.size());
+    // A word's text starts after the one space of the token that opened it.
+    for (Word& w : seg.words) {
+      if (!w.text.empty() && w.text[0] == ' ') w.text.erase(0, 1);
+    }
+    return seg;
+  }
 };
 
 }  // namespace

@@ -5,8 +5,10 @@
 import path from 'node:path';
 import { packageRoot } from '../package-root';
 import { inspectModelFile, ModelFileError, type ModelFamily, type ModelFileInfo } from './model-file';
+import { ModelLoadError, TranscriptionError, WavError, type TranscriptionErrorCode, type WavErrorCode } from './errors';
 
 export { ModelFileError, inspectModelFile, type ModelFamily, type ModelFileInfo };
+export { ModelLoadError, TranscriptionError, WavError, type TranscriptionErrorCode, type WavErrorCode };
 
 export interface DecodedAudio {
   /** 16 kHz mono samples. */
@@ -17,22 +19,6 @@ export interface DecodedAudio {
   sampleFormat: 'pcm_u8' | 'pcm_s16' | 'pcm_s24' | 'pcm_s32' | 'float32' | 'float64' | 'alaw' | 'mulaw';
   extensible: boolean;
   durationSeconds: number;
-}
-
-export type WavErrorCode =
-  | 'not_riff_wave'
-  | 'truncated_header'
-  | 'unsupported_codec'
-  | 'unsupported_sample_rate'
-  | 'invalid_format'
-  | 'no_samples'
-  | 'size_out_of_bounds'
-  | 'too_long'
-  | 'decode_failed';
-
-export interface WavError extends Error {
-  name: 'WavError';
-  code: WavErrorCode;
 }
 
 export interface TranscribeOptions {
@@ -144,10 +130,8 @@ export interface ModelStats {
   disposed: boolean;
 }
 
-/** Rejection of transcribe(): `aborted`, `disposed` or `runtime_error`. */
-export interface TranscribeError extends Error {
-  code: 'aborted' | 'disposed' | 'runtime_error';
-}
+/** The former name of TranscriptionError's type, kept so existing imports still compile. */
+export type TranscribeError = TranscriptionError;
 
 interface NativeModel {
   readonly family: ModelFamily | null;
@@ -160,7 +144,15 @@ interface NativeJobControl extends JobControl {
   abort(): void;
 }
 
+/** The classes the addon constructs its errors from (native/error_classes.cpp). */
+interface ErrorClasses {
+  WavError: typeof WavError;
+  TranscriptionError: typeof TranscriptionError;
+  ModelLoadError: typeof ModelLoadError;
+}
+
 interface NativeAddon {
+  setErrorClasses(classes: ErrorClasses): void;
   loadModel(path: string, family: ModelFamily, externalBytes: number): Promise<NativeModel>;
   decodeWav(bytes: Uint8Array): Promise<DecodedAudio>;
   setLogHandler(handler: ((level: number, line: string) => void) | null): void;
@@ -187,6 +179,8 @@ function loadAddon(): NativeAddon {
 }
 
 const addon = loadAddon();
+// Once per JS environment (the main thread and each worker get their own addon instance data).
+addon.setErrorClasses({ WavError, TranscriptionError, ModelLoadError });
 
 /**
  * Every job in flight. Node's exit joins the libuv pool's threads, and a
@@ -219,7 +213,7 @@ export function setLogHandler(handler: ((level: number, line: string) => void) |
   addon.setLogHandler(handler);
 }
 
-/** Decodes a WAV file to 16 kHz mono float32. Rejects with a WavError carrying a stable code. */
+/** Decodes a WAV file to 16 kHz mono float32. Rejects with a WavError, whose code is stable. */
 export function decodeWav(bytes: Uint8Array): Promise<DecodedAudio> {
   return addon.decodeWav(bytes);
 }
@@ -241,6 +235,7 @@ export class Model {
     return new Model(native, file.family, file);
   }
 
+  /** Throws or rejects with a TranscriptionError (see its codes); option errors are TypeError or RangeError. */
   transcribe(pcm: Float32Array, options: TranscribeOptions = {}): Promise<Transcription> {
     const { signal, control: given, ...rest } = options;
     if (!(pcm instanceof Float32Array)) throw new TypeError('pcm must be a Float32Array');
@@ -304,7 +299,7 @@ export interface LoadModelOptions {
   family?: ModelFamily;
 }
 
-/** Checks the file's structure, then loads it on the thread pool. */
+/** Checks the file's structure (ModelFileError), then loads it on the thread pool (ModelLoadError). */
 export async function loadModel(file: string, options: LoadModelOptions = {}): Promise<Model> {
   const info = await inspectModelFile(file);
   if (options.family && info.family !== options.family) {

@@ -2,7 +2,7 @@
 // room in the queue → WAV decoding → runtime → format.
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type { WavError } from '../native';
+import { WavError } from '../native';
 import { badRequest, ApiError, unavailable } from '../http/errors';
 import { multipartUpload, releaseUpload } from '../http/middleware/upload';
 import { watchClient } from '../http/middleware/client-gone';
@@ -70,7 +70,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       // A provider gets the uploaded WAV: keep only its duration, not the PCM, while the call lasts.
       const { pcm, durationSeconds } = await decodeUpload(req.file.buffer, { header, mode: target.mode, slots: decodeSlots, signal: clientSignal })
         .catch((err) => {
-          throw err instanceof AbortedError ? err : invalidAudio(err as WavError, s.logger);
+          throw err instanceof WavError ? invalidAudio(err, s.logger) : err;
         });
       ctx.state.audioSeconds = Math.round(durationSeconds * 100) / 100;
       ctx.state.decodeMs = performance.now() - decodeStarted;

@@ -8,7 +8,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { createJobControl, decodeWav, enginesFreedOnJsThread, graphHooks, liveObjects, loadModel, type JobControl, type JobControlStats, type Transcription } from '../../src/native';
+import {
+  createJobControl, decodeWav, enginesFreedOnJsThread, graphHooks, liveObjects, loadModel, ModelLoadError, TranscriptionError, WavError,
+  type JobControl, type JobControlStats, type Transcription,
+} from '../../src/native';
 import { AUDIO_DIR, BIN_DIR, ROOT, SHARED, microModel, tinyModel, PARAKEET_FIXTURE, makeWhisperModel, speechClip, whisperCli } from '../../fixtures';
 
 const run = promisify(execFile);
@@ -68,6 +71,25 @@ test('missing, truncated, corrupt, foreign and weightless files reject with clea
   const ok = await loadModel(micro); // still healthy
   assert.equal(ok.family, 'whisper');
   ok.dispose();
+});
+
+
+test('what the addon throws and rejects with is an instance of the class src/native exports, with its code and message', async () => {
+  const is = <T extends Error>(cls: new (...a: never[]) => T, code: string, message: RegExp) => (e: unknown) =>
+    e instanceof cls && (e as T & { code: string }).code === code && message.test((e as Error).message);
+  await assert.rejects(decodeWav(Buffer.from('junk')), is(WavError, 'not_riff_wave', /^not a RIFF file$/));
+  // A file whisper.cpp refuses, handed to the addon past inspectModelFile() (which would refuse it first).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const addon = require('node-gyp-build')(ROOT);
+  await assert.rejects(addon.loadModel(JFK, 'whisper', 0), is(ModelLoadError, 'model_load_failed', /^whisper\.cpp could not load the model file$/));
+  const m = await loadModel(micro);
+  // whisper_full fails on 40 samples with no language given: no mel frame to detect one in.
+  await assert.rejects(m.transcribe(new Float32Array(40), { threads: 1, temperatureFallback: false }),
+    is(TranscriptionError, 'runtime_error', /^whisper inference failed \(code -?\d+\)$/));
+  const pcm = await pcmOf(JFK);
+  await assert.rejects(m.transcribe(pcm, { ...GREEDY, signal: AbortSignal.abort() }), is(TranscriptionError, 'aborted', /^transcription aborted$/));
+  await m.dispose();
+  assert.throws(() => m.transcribe(pcm), is(TranscriptionError, 'disposed', /^model has been disposed$/));
 });
 
 

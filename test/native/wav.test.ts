@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { decodeWav } from '../../src/native';
+import { decodeWav, WavError } from '../../src/native';
 import { readPcm16Mono, tone, writeWav, type Encoding, AUDIO_DIR } from '../../fixtures';
 
 const jfk = readPcm16Mono(readFileSync(path.join(AUDIO_DIR, 'jfk.wav')));
@@ -35,6 +35,7 @@ function rms(x: Float32Array, skip: number): number {
 async function expectCode(bytes: Buffer, code: string): Promise<void> {
   await assert.rejects(decodeWav(bytes), (err: Error & { code?: string }) => {
     assert.equal(err.code, code, `expected ${code}, got ${err.code}: ${err.message}`);
+    assert.ok(err instanceof WavError, `a WavError, not ${err.constructor.name}`);
     return true;
   });
 }

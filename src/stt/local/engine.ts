@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../../log';
-import { createJobControl, loadModel, type Model, type Transcription, type TranscribeOptions, type VadOptions } from '../../native';
+import { createJobControl, loadModel, TranscriptionError, type Model, type Transcription, type TranscribeOptions, type VadOptions } from '../../native';
 import { installedFile, runtimeById, VAD_FILE, type RuntimeSpec } from '../catalogue';
 import type { ChunkingStrategy } from '../chunking';
 import { QueueFullError, Scheduler } from './scheduler';
@@ -233,7 +233,7 @@ export class LocalEngine {
       if (err instanceof QueueFullError) {
         throw new BusyError('queue_full', 'The local transcription queue is full; retry later.', err.retryAfterSeconds);
       }
-      if (err instanceof AbortedError || (err as { code?: string }).code === 'aborted') throw new AbortedError();
+      if (err instanceof AbortedError || (err instanceof TranscriptionError && err.code === 'aborted')) throw new AbortedError();
       if (err instanceof SttError) throw err;
       this.opts.logger.error({ err: (err as Error).message }, 'local inference failed');
       throw new BackendError('runtime_error', 'The local speech model failed to transcribe the audio.');
