@@ -23,7 +23,7 @@ import { parseTranscriptionRequest } from './transcription-request';
  * else (an allocation failure, say) is a fixed sentence, with the detail in the log.
  */
 export function invalidAudio(e: WavError, logger: Logger): ApiError {
-  if (e.code && e.code !== 'decode_failed') {
+  if (e.code !== 'decode_failed') {
     return badRequest('invalid_audio', `The file is not a usable WAV file (${e.code}): ${e.message}.`, 'file');
   }
   logger.warn({ err: e.message }, 'WAV decoding failed');

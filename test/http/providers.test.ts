@@ -6,12 +6,10 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, transcribe, wavBlob, tempDataDir, type TestServer } from '../helpers/server';
-import { startOpenAiLike, startDeepgramLike, publishedExample, type FakeServer, AUDIO_DIR } from '../../fixtures';
+import { startOpenAiLike, startDeepgramLike, publishedExample, type FakeServer, AUDIO_DIR, FAKE_OPENAI_KEY as OPENAI_KEY, FAKE_DEEPGRAM_KEY as DEEPGRAM_KEY } from '../../fixtures';
 import { startChild } from '../helpers/child-server';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
-const OPENAI_KEY = 'sk-published-openai-123456';
-const DEEPGRAM_KEY = 'dg-published-key-abcdef';
 let server: TestServer;
 let openai: FakeServer;
 let deepgram: FakeServer;

@@ -3,13 +3,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { invalidAudio } from '../../src/routes/transcriptions';
-import type { WavError } from '../../src/native';
+import { WavError } from '../../src/native/errors';
 import { createLogger } from '../../src/log';
 
 const logged: unknown[] = [];
 const logger = { ...createLogger('silent'), warn: (o: unknown) => void logged.push(o) } as unknown as Parameters<typeof invalidAudio>[1];
 
-const wavError = (code: WavError['code'], message: string) => Object.assign(new Error(message), { name: 'WavError', code }) as WavError;
+const wavError = (code: WavError['code'], message: string) => new WavError(message, code);
 
 test('a file problem keeps its stable code and message', () => {
   const e = invalidAudio(wavError('not_riff_wave', 'not a RIFF file'), logger);

@@ -67,6 +67,7 @@ export class LocalEngine {
   private loadsInFlight = 0;
   private crashedLoad: LoadRecord | null;
   private vadMissingLogged = false;
+  private vadInstalled = false;
   /** The latest activate(): what ready() waits for. */
   private activation: Promise<void> = Promise.resolve();
   /** How a model file is loaded: the addon's loader; a test may put a gated one in its place. */
@@ -250,7 +251,10 @@ export class LocalEngine {
   private vadFor(chunking: ChunkingStrategy | undefined): VadOptions | undefined {
     if (!chunking && !this.opts.vad) return undefined;
     const modelPath = path.join(this.opts.modelsDir, VAD_FILE.name);
-    if (!existsSync(modelPath)) {
+    // Looked for until found (a download or the host may put it in place
+    // later), then remembered: no file-system call per request.
+    this.vadInstalled ||= existsSync(modelPath);
+    if (!this.vadInstalled) {
       if (chunking) {
         throw new InvalidInputError('unsupported_parameter', `chunking_strategy needs the VAD model (${VAD_FILE.name}), which is not installed here.`,
           'chunking_strategy');
