@@ -4,6 +4,7 @@
 #pragma once
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -37,6 +38,9 @@ struct TranscribeOptions {
   VadOptions vad;      // a model path: transcribe only the speech Silero finds
   double piece_seconds = 0;  // Parakeet: longest piece transcribed in one pass; 0 = the model's context
   JobHandle control;
+  // Streaming: called on the job's thread with each segment's index in the
+  // result and its text as soon as that segment is final. Empty: not called.
+  std::function<void(int index, const std::string& text)> on_segment;
 };
 
 struct Word {

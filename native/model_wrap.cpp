@@ -146,16 +146,43 @@ class ModelWrap : public Napi::ObjectWrap<ModelWrap> {
   int64_t external_bytes_ = 0;
 };
 
+// Streaming: a JS onSegment(index, text) called from the job's thread
+// through a thread-safe function. Calls queue in order; the JS side
+// (src/native/index.ts) ignores any that land after the promise settles.
+struct SegmentText {
+  int index;
+  std::string text;
+};
+
+void deliver_segment(Napi::Env env, Napi::Function fn, SegmentText* segment) {
+  if (env != nullptr && fn != nullptr) fn.Call({Napi::Number::New(env, segment->index), Napi::String::New(env, segment->text)});
+  delete segment;
+}
+
+Napi::ThreadSafeFunction segment_sink(Napi::Env env, const Napi::Value& options, TranscribeOptions& o) {
+  if (!options.IsObject()) return {};
+  Napi::Value fn = options.As<Napi::Object>().Get("onSegment");
+  if (!fn.IsFunction()) return {};
+  Napi::ThreadSafeFunction sink = Napi::ThreadSafeFunction::New(env, fn.As<Napi::Function>(), "stt:segment", 0, 1);
+  o.on_segment = [sink](int index, const std::string& text) mutable {
+    auto* segment = new SegmentText{index, text};
+    if (sink.NonBlockingCall(segment, deliver_segment) != napi_ok) delete segment;
+  };
+  return sink;
+}
+
 class TranscribeWorker : public Napi::AsyncWorker {
  public:
-  TranscribeWorker(Napi::Env env, std::shared_ptr<Engine> engine, Napi::Float32Array pcm, TranscribeOptions options)
+  TranscribeWorker(Napi::Env env, std::shared_ptr<Engine> engine, Napi::Float32Array pcm, TranscribeOptions options,
+                   Napi::ThreadSafeFunction segments)
       : Napi::AsyncWorker(env, "stt:transcribe"),
         deferred_(Napi::Promise::Deferred::New(env)),
         engine_(std::move(engine)),
         pcm_ref_(Napi::Persistent(pcm)),
         pcm_(pcm.Data()),
         n_samples_(pcm.ElementLength()),
-        options_(std::move(options)) {}
+        options_(std::move(options)),
+        segments_(std::move(segments)) {}
 
   Napi::Promise promise() { return deferred_.Promise(); }
 
@@ -170,6 +197,8 @@ class TranscribeWorker : public Napi::AsyncWorker {
       code_ = "runtime_error";
       SetError(e.what());
     }
+    options_.on_segment = nullptr;
+    if (segments_) segments_.Release();  // calls already queued are still delivered
     engine_.reset();  // the last job of a disposed model frees it here, off the main thread
   }
 
@@ -185,6 +214,7 @@ class TranscribeWorker : public Napi::AsyncWorker {
   const float* pcm_;
   size_t n_samples_;
   TranscribeOptions options_;
+  Napi::ThreadSafeFunction segments_;  // empty unless the caller streams
   TranscribeResult result_;
   std::string code_;
 };
@@ -240,7 +270,8 @@ Napi::Value ModelWrap::transcribe(const Napi::CallbackInfo& info) {
   TranscribeOptions options = info.Length() > 1 && info[1].IsObject() ? options_from(info[1].As<Napi::Object>())
                                                                       : TranscribeOptions{};
   options.control = job_control_of(info.Length() > 2 ? info[2] : env.Undefined());
-  auto* worker = new TranscribeWorker(env, engine_, info[0].As<Napi::Float32Array>(), std::move(options));
+  Napi::ThreadSafeFunction segments = segment_sink(env, info.Length() > 1 ? info[1] : env.Undefined(), options);
+  auto* worker = new TranscribeWorker(env, engine_, info[0].As<Napi::Float32Array>(), std::move(options), std::move(segments));
   Napi::Promise promise = worker->promise();
   worker->Queue();
   return promise;

@@ -62,6 +62,7 @@ class ParakeetEngine : public PooledEngine<parakeet_context, parakeet_state> {
         if (seg.tokens.empty()) continue;
         result.text += seg.text;
         result.segments.push_back(std::move(seg));
+        if (o.on_segment) o.on_segment(static_cast<int>(result.segments.size()) - 1, result.segments.back().text);
       }
     }
     return result;

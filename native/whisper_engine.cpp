@@ -27,6 +27,7 @@ struct Window {
 };
 struct JobTrace {
   JobControl* control;
+  const std::function<void(int, const std::string&)>* on_segment;
   std::vector<Window> windows;
   std::mutex mutex;  // openings: with best_of > 1, decoders sample on several threads
 };
@@ -76,6 +77,13 @@ int window_seek(const Window& w, int64_t t0, const whisper_token_data& first, wh
   return static_cast<int>(found >= 0 ? t0 - 2 * (found - beg) : t0);
 }
 
+// After each window's final decode (after any fallback): its segments are final.
+void segments_final(whisper_context*, whisper_state* state, int n_new, void* user) {
+  const JobTrace* trace = static_cast<const JobTrace*>(user);
+  const int n = whisper_full_n_segments_from_state(state);
+  for (int i = n - n_new; i < n; ++i) (*trace->on_segment)(i, whisper_full_get_segment_text_from_state(state, i));
+}
+
 // whisper.cpp's temperature ladder (whisper_full_with_state), built the same way.
 std::vector<float> temperature_ladder(const whisper_full_params& p) {
   std::vector<float> ladder;
@@ -103,7 +111,7 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
       result.language = o.language;  // nothing to hear, nothing detected
       return result;
     }
-    JobTrace trace{&job.control(), {}, {}};
+    JobTrace trace{&job.control(), &o.on_segment, {}, {}};
     const whisper_full_params p = full_params(o, trace);
     const int rc = whisper_full_with_state(context(), job.state(), p, heard.samples, engine_sample_count(heard.n_samples));
     job.stop_if_aborted();
@@ -139,6 +147,10 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
     p.encoder_begin_callback_user_data = &trace;
     p.logits_filter_callback = before_token;
     p.logits_filter_callback_user_data = &trace;
+    if (o.on_segment) {
+      p.new_segment_callback = segments_final;
+      p.new_segment_callback_user_data = &trace;
+    }
     return p;
   }
 

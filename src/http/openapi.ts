@@ -79,6 +79,7 @@ function audioOperation(task: 'transcribe' | 'translate'): Schema {
     fields.language = str({ description: 'ISO-639-1; omitted: detected' });
     fields['timestamp_granularities[]'] = { type: 'array', items: str({ enum: ['segment', 'word'] }) };
     fields.chunking_strategy = str({ description: '"auto" or a JSON server_vad object' });
+    fields.stream = { type: 'boolean', description: 'Server-sent events as text is decoded (response_format json or text)' };
   }
   return {
     operationId: task === 'transcribe' ? 'createTranscription' : 'createTranslation',
@@ -96,6 +97,9 @@ function audioOperation(task: 'transcribe' | 'translate'): Schema {
           'text/plain': { schema: str() },
           'application/x-subrip': { schema: str() },
           'text/vtt': { schema: str() },
+          ...(task === 'transcribe' && {
+            'text/event-stream': { schema: str({ description: 'stream=true: transcript.text.delta events, then transcript.text.done (or an error event)' }) },
+          }),
         },
       },
       ...GUARDED,

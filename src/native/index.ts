@@ -46,6 +46,13 @@ export interface TranscribeOptions {
   signal?: AbortSignal;
   /** Lets a scheduler pause and resume this job at safe points (see JobControl). */
   control?: JobControl;
+  /**
+   * Streaming: called with each segment's text (and its index in the
+   * result's segments) as soon as the segment is final: after each 30-s
+   * window (Whisper) or each piece (Parakeet). Called exactly once per
+   * segment, in order, and always before transcribe() resolves.
+   */
+  onSegment?: (text: string, index: number) => void;
 }
 
 /** Silero VAD (whisper.cpp's). The numbers default to whisper.cpp's own. */
@@ -237,19 +244,37 @@ export class Model {
 
   /** Throws or rejects with a TranscriptionError (see its codes); option errors are TypeError or RangeError. */
   transcribe(pcm: Float32Array, options: TranscribeOptions = {}): Promise<Transcription> {
-    const { signal, control: given, ...rest } = options;
+    const { signal, control: given, onSegment, ...rest } = options;
     if (!(pcm instanceof Float32Array)) throw new TypeError('pcm must be a Float32Array');
     validateOptions(rest);
+    if (onSegment !== undefined && typeof onSegment !== 'function') throw new TypeError('onSegment must be a function');
     if (given !== undefined && !(given instanceof addon.JobControl)) throw new TypeError('control must come from createJobControl()');
     const control = (given as NativeJobControl | undefined) ?? new addon.JobControl();
     if (signal?.aborted) control.abort();
     const onAbort = (): void => control.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
     liveJobs.add(control);
-    return this.native.transcribe(pcm, rest, control).finally(() => {
-      liveJobs.delete(control);
-      signal?.removeEventListener('abort', onAbort);
-    });
+    const segments = onSegment ? new SegmentFeed(onSegment, control) : null;
+    const failed = () => {
+      if (segments?.failure) throw segments.failure.error;
+    };
+    return this.native.transcribe(pcm, segments ? { ...rest, onSegment: segments.push } : rest, control)
+      .then(
+        (result) => {
+          segments?.finish(result);
+          failed();
+          return result;
+        },
+        (err) => {
+          failed();
+          throw err;
+        },
+      )
+      .finally(() => {
+        segments?.close();
+        liveJobs.delete(control);
+        signal?.removeEventListener('abort', onAbort);
+      });
   }
 
   stats(): ModelStats {
@@ -263,6 +288,44 @@ export class Model {
    */
   dispose(): Promise<void> {
     return this.native.dispose();
+  }
+}
+
+/**
+ * The addon's segment calls arrive through their own queue, which may drain
+ * after the job's promise settles: the result's segments not yet delivered
+ * are delivered when it resolves, and later calls are dropped, so the caller
+ * sees each segment once, in order, before the result. A callback that throws
+ * ends the job: it is aborted and transcribe() rejects with what was thrown.
+ */
+class SegmentFeed {
+  private delivered = 0;
+  private closed = false;
+  failure: { error: unknown } | null = null;
+
+  constructor(
+    private readonly onSegment: (text: string, index: number) => void,
+    private readonly control: NativeJobControl,
+  ) {}
+
+  readonly push = (index: number, text: string): void => {
+    if (this.closed || index !== this.delivered) return;
+    this.delivered++;
+    try {
+      this.onSegment(text, index);
+    } catch (error) {
+      this.failure = { error };
+      this.closed = true;
+      this.control.abort();
+    }
+  };
+
+  finish(result: Transcription): void {
+    while (!this.closed && this.delivered < result.segments.length) this.push(this.delivered, result.segments[this.delivered].text);
+  }
+
+  close(): void {
+    this.closed = true;
   }
 }
 

@@ -18,9 +18,11 @@ export interface TranscriptionRequest {
   granularities: Set<'segment' | 'word'>;
   /** Undefined: the host's default (STT_VAD). */
   chunkingStrategy?: ChunkingStrategy;
+  /** stream=true: server-sent events as text is decoded (json and text formats). */
+  stream: boolean;
 }
 
-const TEXT_FIELDS = new Set(['model', 'language', 'response_format', 'prompt', 'temperature', 'timestamp_granularities[]', 'timestamp_granularities']);
+const TEXT_FIELDS = new Set(['model', 'language', 'response_format', 'prompt', 'temperature', 'timestamp_granularities[]', 'timestamp_granularities', 'stream']);
 /** OpenAI's translations endpoint: no language (the output is English), granularities or chunking. */
 const TRANSLATION_FIELDS = new Set(['model', 'response_format', 'prompt', 'temperature']);
 const MAX_PROMPT_CHARS = 4096;
@@ -115,5 +117,16 @@ export function parseTranscriptionRequest(fields: Fields, files: Record<string, 
   if (chunkingStrategy && !target.supportsChunking) {
     throw badRequest('unsupported_parameter', 'The selected provider does not take chunking_strategy.', 'chunking_strategy');
   }
-  return { task, file, format, language, prompt: prompt || undefined, temperature, granularities, chunkingStrategy };
+  const stream = parseStream(single(fields, 'stream'), format);
+  return { task, file, format, language, prompt: prompt || undefined, temperature, granularities, chunkingStrategy, stream };
+}
+
+/** OpenAI streams text only: the events carry text, never segments or subtitles. */
+function parseStream(raw: string | undefined, format: ResponseFormat): boolean {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw !== 'true') throw badRequest('invalid_value', 'stream must be true or false.', 'stream');
+  if (format !== 'json' && format !== 'text') {
+    throw badRequest('invalid_value', 'stream=true sends text events; use response_format json or text with it.', 'stream');
+  }
+  return true;
 }

@@ -7,7 +7,9 @@ import { badRequest, ApiError, unavailable } from '../http/errors';
 import { multipartUpload, releaseUpload } from '../http/middleware/upload';
 import { watchClient } from '../http/middleware/client-gone';
 import { AbortedError } from '../stt/errors';
-import { render } from '../stt/formats';
+import { render, usage } from '../stt/formats';
+import { toApiError } from '../http/error-map';
+import { TranscriptStream } from '../http/transcript-stream';
 import { deadline } from '../net/deadline';
 import { POOL_SPARE } from '../config';
 import { Semaphore } from '../stt/semaphore';
@@ -40,6 +42,17 @@ function refuseWhenFull(s: TranscriptionRouteParts, mode: 'local' | 'cloud'): vo
   if (mode === 'cloud') return s.cloud.refuseIfBusy();
   const scheduler = s.local.scheduler;
   if (scheduler.isFull()) throw unavailable('queue_full', 'The local transcription queue is full; retry later.', scheduler.estimatedWaitSeconds());
+}
+
+/** What a client is told when its job stopped early: the server's shutdown and the deadline by name. */
+function whyStopped(err: unknown, ctx: Context, s: TranscriptionRouteParts, signal: AbortSignal): unknown {
+  if (s.shuttingDown.signal.aborted && !ctx.state.clientGone) {
+    return unavailable('shutting_down', 'The server is shutting down; retry shortly or on another instance.', 1);
+  }
+  if (signal.aborted && !ctx.state.clientGone) {
+    return new ApiError(504, 'deadline_exceeded', 'Transcription did not finish within the deadline for this audio length.');
+  }
+  return err;
 }
 
 export type TranscriptionRouteParts = Pick<Services, 'stt' | 'local' | 'cloud' | 'logger' | 'shuttingDown'> & {
@@ -82,6 +95,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
 
       const due = deadline(s.config.deadlineBaseMs + durationSeconds * s.config.deadlinePerAudioSecondMs);
       const signal = AbortSignal.any([clientSignal, due.signal]);
+      const stream = req.stream ? new TranscriptStream(ctx) : null;
       let out;
       const sttStarted = performance.now();
       try {
@@ -98,21 +112,26 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
           temperature: req.temperature,
           granularities: req.granularities,
           chunkingStrategy: req.chunkingStrategy,
+          onText: stream ? (text) => stream.text(text) : undefined,
         });
       } catch (err) {
-        if (s.shuttingDown.signal.aborted && !ctx.state.clientGone) {
-          throw unavailable('shutting_down', 'The server is shutting down; retry shortly or on another instance.', 1);
-        }
-        if (signal.aborted && !ctx.state.clientGone) {
-          throw new ApiError(504, 'deadline_exceeded', 'Transcription did not finish within the deadline for this audio length.');
-        }
-        throw err;
+        const failure = whyStopped(err, ctx, s, signal);
+        if (!stream?.hasStarted) throw failure;
+        // The status line has gone out: the error goes as the stream's last event.
+        const { api, internal } = toApiError(failure, ctx);
+        if (internal) s.logger.error({ requestId: ctx.state.requestId, err: (failure as Error).message }, 'streamed transcription failed');
+        stream.fail(api);
+        return;
       } finally {
         due.clear();
       }
       ctx.state.runtime = out.runtime;
       ctx.state.queueMs = out.queueMs;
       ctx.state.sttMs = performance.now() - sttStarted;
+      if (stream) {
+        stream.done(out.result.text.trim(), usage(out.result));
+        return;
+      }
       const { body, type } = render(out.result, req.format, { task: req.task, granularities: req.granularities, temperature: req.temperature ?? 0 });
       ctx.type = type;
       ctx.body = body;

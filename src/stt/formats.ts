@@ -113,7 +113,7 @@ export function subtitleCues(t: OutputTranscription): Cue[] {
  * OpenAI's usage object for models billed by audio duration (whisper-1):
  * whole seconds, rounded up as that billing rounds them.
  */
-function usage(t: OutputTranscription): { type: 'duration'; seconds: number } {
+export function usage(t: OutputTranscription): { type: 'duration'; seconds: number } {
   return { type: 'duration', seconds: Math.ceil(t.duration) };
 }
 

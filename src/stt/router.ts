@@ -111,6 +111,7 @@ export class SttRouter {
         prompt: input.prompt,
         temperature: input.temperature,
         wordTimestamps: input.granularities.has('word'),
+        onSegment: input.onText,
       },
     });
   }

@@ -11,11 +11,14 @@ import { VAD_FILE } from '../../src/stt/catalogue';
  * The server with a real model as whisper-base, decoding without caps: greedy,
  * no fallback. `vad` installs the Silero model (used when STT_VAD=true or a request asks).
  */
-export async function startRealServer(name: RealModelName, opts: { vad?: boolean; env?: Record<string, string> } = {}): Promise<TestServer> {
+export async function startRealServer(
+  name: RealModelName,
+  opts: { vad?: boolean; env?: Record<string, string>; logs?: Record<string, unknown>[] } = {},
+): Promise<TestServer> {
   const model = realModelPath(name);
   const dataDir = tempDataDir();
   mkdirSync(path.join(dataDir, 'models'));
   symlinkSync(model, path.join(dataDir, 'models', 'ggml-base.bin'));
   if (opts.vad) symlinkSync(VAD_FIXTURE, path.join(dataDir, 'models', VAD_FILE.name));
-  return startTestServer({ dataDir, installModels: false, routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_TOKENS: '0', ...opts.env } });
+  return startTestServer({ dataDir, installModels: false, routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_TOKENS: '0', ...opts.env }, logs: opts.logs });
 }

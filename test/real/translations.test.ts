@@ -4,35 +4,22 @@
 // tokens as whisper-cli -tr, and English text that the transcription is not.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { decodeWav } from '../../src/native';
-import { realModelPath, textTokens, whisperCli, writeWav } from '../../fixtures';
+import { FOREIGN_SENTENCES, realModelPath, spokenWav, textTokens, whisperCli, type ForeignLanguage } from '../../fixtures';
 import { startRealServer } from '../helpers/real-models';
 import { transcribe, wavBlob, type TestServer } from '../helpers/server';
 
-const SENTENCES = {
-  de: 'Ich bin heute mit dem Zug nach Berlin gefahren, weil das Wetter sehr schön war.',
-  es: 'Mañana por la mañana vamos a visitar el museo de la ciudad con mis amigos.',
-};
+const LANGUAGES = Object.keys(FOREIGN_SENTENCES) as ForeignLanguage[];
 
 let server: TestServer;
 let dir: string;
-const wavs: Record<string, string> = {};
+const wavs = {} as Record<ForeignLanguage, string>;
 
 before(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'stt-translate-'));
-  for (const [lang, sentence] of Object.entries(SENTENCES)) {
-    wavs[lang] = path.join(dir, `${lang}.wav`);
-    const spoken = path.join(dir, `${lang}-22k.wav`);
-    execFileSync('espeak-ng', ['-v', lang, '-w', spoken, sentence]);
-    // espeak-ng writes 22.05 kHz; whisper-cli and the addon resample differently,
-    // so both get the same 16-kHz samples (base's translations swing on small changes).
-    const { pcm } = await decodeWav(readFileSync(spoken));
-    writeFileSync(wavs[lang], writeWav({ rate: 16000, encoding: 'float32', channels: [pcm] }));
-  }
+  for (const lang of LANGUAGES) wavs[lang] = await spokenWav(lang, dir);
   server = await startRealServer('base-q8_0');
 });
 after(async () => {
@@ -50,7 +37,7 @@ async function translation(wav: string): Promise<{ text: string; tokens: number[
   return { text: body.text, tokens: body.segments.flatMap((s: { tokens: number[] }) => textTokens(s.tokens)), language: body.language, task: body.task };
 }
 
-for (const lang of Object.keys(SENTENCES) as (keyof typeof SENTENCES)[]) {
+for (const lang of LANGUAGES) {
   test(`${lang}: the same tokens as whisper-cli -tr, English words, and not the transcription`, { timeout: 300_000 }, async () => {
     const ours = await translation(wavs[lang]);
     const cli = await whisperCli(realModelPath('base-q8_0'), wavs[lang], 2, ['-l', 'auto', '-tr']);

@@ -26,7 +26,7 @@ function refused(fields: Record<string, unknown>, code: string, param: string | 
 test('the defaults: json, segment granularity, nothing else set', () => {
   const r = parse({});
   assert.deepEqual({ ...r, granularities: [...r.granularities] }, {
-    task: 'transcribe', file, format: 'json', language: undefined, prompt: undefined, temperature: undefined, granularities: ['segment'], chunkingStrategy: undefined,
+    task: 'transcribe', file, format: 'json', language: undefined, prompt: undefined, temperature: undefined, granularities: ['segment'], chunkingStrategy: undefined, stream: false,
   });
 });
 
@@ -77,6 +77,16 @@ test('temperature: every decimal number from 0 to 1, as any client writes it', (
   for (const bad of ['1.01', '-0.1', 'abc', '0x1', 'NaN', 'Infinity', '2', '1e1', '.', 'e1', '1e', '0.5.5', '1_0', '- 0.5']) {
     refused({ temperature: bad }, 'invalid_value', 'temperature');
   }
+});
+
+test('stream: true or false (empty is false), true only with the json and text formats', () => {
+  assert.equal(parse({}).stream, false);
+  assert.equal(parse({ stream: 'false' }).stream, false);
+  assert.equal(parse({ stream: '' }).stream, false);
+  assert.equal(parse({ stream: 'true' }).stream, true);
+  assert.equal(parse({ stream: 'true', response_format: 'text' }).stream, true);
+  for (const bad of ['1', 'yes', 'TRUE', ' true']) refused({ stream: bad }, 'invalid_value', 'stream');
+  for (const format of ['verbose_json', 'srt', 'vtt']) refused({ stream: 'true', response_format: format }, 'invalid_value', 'stream');
 });
 
 test('timestamp_granularities: segment and word, only with verbose_json, word only where the target gives words', () => {
@@ -156,8 +166,8 @@ test('translations take OpenAI\'s smaller field set, and only where the target c
   const translate = (fields: Record<string, unknown>, target: Target = local) => parseTranscriptionRequest(fields, { file }, target, 'translate');
   const r = translate({ model: 'service-local-stt', prompt: 'p', response_format: 'verbose_json', temperature: '0.2' });
   assert.deepEqual([r.task, r.format, r.prompt, r.temperature, r.language, r.chunkingStrategy], ['translate', 'verbose_json', 'p', 0.2, undefined, undefined]);
-  for (const name of ['language', 'timestamp_granularities[]', 'chunking_strategy']) {
-    assert.throws(() => translate({ [name]: name === 'language' ? 'de' : name === 'chunking_strategy' ? 'auto' : 'segment' }), (e: unknown) => {
+  for (const name of ['language', 'timestamp_granularities[]', 'chunking_strategy', 'stream']) {
+    assert.throws(() => translate({ [name]: name === 'language' ? 'de' : name === 'chunking_strategy' ? 'auto' : name === 'stream' ? 'true' : 'segment' }), (e: unknown) => {
       const { api } = toApiError(e, {} as Context);
       assert.deepEqual([api.status, api.code, api.param], [400, 'unknown_parameter', name]);
       return true;

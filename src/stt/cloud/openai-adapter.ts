@@ -4,6 +4,7 @@ import type { OutputTranscription } from '../formats';
 import { ProviderError, providerFetch } from './provider-fetch';
 import type { AdapterCall } from './adapter';
 import { chunkingFieldValue } from '../chunking';
+import { readTranscriptStream } from './openai-stream';
 
 interface VerboseResponse {
   text?: unknown;
@@ -18,7 +19,7 @@ export async function openaiTranscribe(call: AdapterCall): Promise<OutputTranscr
   const { provider, apiKey, model, request } = call;
   // Segments and words only come with verbose_json; plain json is enough for json/text.
   const needsDetail = call.wantsSegments || request.granularities.has('word');
-  const init = (): RequestInit => {
+  const init = (stream: boolean) => (): RequestInit => {
     const form = new FormData();
     form.append('file', new Blob([request.wav as unknown as BlobPart], { type: 'audio/wav' }), request.filename);
     form.append('model', model);
@@ -30,11 +31,23 @@ export async function openaiTranscribe(call: AdapterCall): Promise<OutputTranscr
       if (request.language) form.append('language', request.language);
       if (request.chunkingStrategy) form.append('chunking_strategy', chunkingFieldValue(request.chunkingStrategy));
       if (needsDetail) for (const g of request.granularities) form.append('timestamp_granularities[]', g);
+      if (stream) form.append('stream', 'true');
     }
     return { method: 'POST', body: form, headers: { Authorization: `Bearer ${apiKey}` } };
   };
-  const endpoint = request.task === 'translate' ? 'translations' : 'transcriptions';
-  const body = (await providerFetch(`${provider.baseUrl.replace(/\/+$/, '')}/audio/${endpoint}`, init, call.fetch)) as VerboseResponse;
+  const url = `${provider.baseUrl.replace(/\/+$/, '')}/audio/${request.task === 'translate' ? 'translations' : 'transcriptions'}`;
+  const { onText } = request;
+  let body: VerboseResponse;
+  if (onText && request.task === 'transcribe') {
+    // OpenAI streams (and ignores the field for whisper-1); a compatible server
+    // that refuses the field with a 400 is asked again without it.
+    body = (await providerFetch(url, init(true), call.fetch, (res) => readTranscriptStream(res, provider.id, onText)).catch((err) => {
+      if (!(err instanceof ProviderError && err.status === 400)) throw err;
+      return providerFetch(url, init(false), call.fetch);
+    })) as VerboseResponse;
+  } else {
+    body = (await providerFetch(url, init(false), call.fetch)) as VerboseResponse;
+  }
   if (!body || typeof body.text !== 'string') {
     throw new ProviderError(provider.id, 200, 'bad_response', 'answered without a "text" field');
   }

@@ -29,11 +29,15 @@ export interface ProviderFetchOptions {
   signal: AbortSignal;
 }
 
+/** Reads a successful answer; a ProviderError it throws is passed on, anything else is a bad_response. */
+export type ReadAnswer = (res: Response) => Promise<unknown>;
+
 /** Builds the request afresh for each attempt (a FormData body is single-use). */
 export async function providerFetch(
   url: string,
   init: () => RequestInit,
   opts: ProviderFetchOptions,
+  read: ReadAnswer = (res) => res.json(),
 ): Promise<unknown> {
   let lastError: ProviderError | null = null;
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -59,8 +63,9 @@ export async function providerFetch(
         throw new ProviderError(opts.providerId, res.status, 'http_status', `answered HTTP ${res.status}`);
       }
       try {
-        return await res.json();
-      } catch {
+        return await read(res);
+      } catch (err) {
+        if (err instanceof ProviderError || opts.signal.aborted) throw err;
         throw new ProviderError(opts.providerId, res.status, 'bad_response', 'answered with a body that is not valid JSON');
       }
     } finally {

@@ -26,6 +26,8 @@ export interface CloudRequest {
   temperature?: number;
   granularities: ReadonlySet<'segment' | 'word'>;
   chunkingStrategy?: ChunkingStrategy;
+  /** Streaming: pieces of text as the runtime or provider decodes them, in order. */
+  onText?: (text: string) => void;
 }
 
 export interface CloudCapabilities {

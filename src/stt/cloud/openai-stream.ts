@@ -1,0 +1,40 @@
+// OpenAI's streamed transcription (stream=true on /audio/transcriptions):
+// server-sent events, `transcript.text.delta` pieces and one
+// `transcript.text.done`. Providers that do not stream (whisper-1, Groq, most
+// compatible servers) ignore the field and answer JSON, which is read as usual.
+import { createParser } from 'eventsource-parser';
+import { ProviderError } from './provider-fetch';
+
+/** The answer as the JSON path would have it ({text}), the deltas handed to `onText` on the way. */
+export async function readTranscriptStream(res: Response, providerId: string, onText: (text: string) => void): Promise<unknown> {
+  if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) return res.json();
+  let text: string | null = null;
+  let failure: ProviderError | null = null;
+  const parser = createParser({
+    onEvent(event) {
+      let data: { type?: unknown; delta?: unknown; text?: unknown; error?: unknown };
+      try {
+        data = JSON.parse(event.data);
+      } catch {
+        return; // a terminator such as [DONE], or a comment-like line
+      }
+      if (event.event === 'error' || data.error !== undefined) {
+        failure ??= new ProviderError(providerId, res.status, 'bad_response', 'reported an error in its event stream');
+      } else if (data.type === 'transcript.text.delta' && typeof data.delta === 'string') {
+        if (text === null) onText(data.delta);
+      } else if (data.type === 'transcript.text.done' && typeof data.text === 'string') {
+        text = data.text;
+      }
+    },
+  });
+  const decoder = new TextDecoder();
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    if (failure) {
+      await res.body?.cancel();
+      throw failure;
+    }
+  }
+  if (text === null) throw new ProviderError(providerId, res.status, 'bad_response', 'ended its event stream without the final text');
+  return { text };
+}
