@@ -56,6 +56,8 @@ export interface Config {
   idleTimeoutMs: number;
   /** Open connections at most; past it the oldest one that has not authenticated is closed. */
   maxConnections: number;
+  /** GET /metrics: not served, behind the admin key (default), or open to anyone who reaches the port. */
+  metrics: 'off' | 'admin' | 'public';
 }
 
 export class ConfigError extends Error {
@@ -173,7 +175,14 @@ export function loadConfig(env: Env = process.env): Config {
     defaultModel: defaultModel(env.STT_DEFAULT_MODEL),
     threadpoolSize,
     maxPaused: Math.min(parallel, threadpoolSize - parallel - POOL_SPARE),
+    metrics: metricsAccess(env.STT_METRICS),
   };
+}
+
+function metricsAccess(raw: string | undefined): Config['metrics'] {
+  const value = raw?.trim() || 'admin';
+  if (value !== 'off' && value !== 'admin' && value !== 'public') throw new ConfigError('STT_METRICS', `expected off, admin or public, got "${value}"`);
+  return value;
 }
 
 function scheduling(raw: string | undefined): SchedulingOrder {

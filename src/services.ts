@@ -21,6 +21,7 @@ import { packageRoot } from './package-root';
 import type { FirstStartStatus } from './first-start';
 import { Host } from './host/host';
 import { followRouting } from './host/follow-routing';
+import { Metrics } from './metrics';
 
 export interface Services {
   config: Config;
@@ -43,6 +44,7 @@ export interface Services {
   shuttingDown: AbortController;
   /** The default model's first-start activation, shown in /admin/status; null when there was none. */
   firstStart: FirstStartStatus | null;
+  metrics: Metrics;
 }
 
 export const VERSION: string = JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')).version;
@@ -64,6 +66,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   const apiKeys = new ApiKeyStore(db, (err) => logger.warn({ err: err.message }, 'could not record key use'));
   const adminKey = resolveAdminKey(config.dataDir, config.adminKey);
   const scheduler = new Scheduler({ threads: config.threads, order: config.scheduling, slots: config.parallel, capacity: config.queueCapacity, maxPaused: config.maxPaused });
+  const metrics = new Metrics(() => scheduler.stats());
   const loadMarker = new LoadMarker(config.dataDir);
   const local = new LocalEngine({
     modelsDir: config.modelsDir,
@@ -74,6 +77,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     maxTokens: config.maxTokens,
     temperatureFallback: config.temperatureFallback,
     loadMarker,
+    metrics,
   });
   const providers = new ProviderStore(db, SecretBox.open(config.dataDir, config.secretKey));
   await providers.seedBuiltIns();
@@ -82,7 +86,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     timeoutPerAudioSecondMs: config.providerTimeoutPerAudioSecondMs,
     concurrency: config.providerConcurrency,
     allowInsecureLoopback: config.allowInsecureLoopback,
-  }, logger);
+  }, logger, metrics);
   const stt = new SttRouter(settings, local, cloud);
   const downloader = new ModelDownloader(config.modelsDir, config.modelBaseUrl, config.allowInsecureLoopback, logger, config.vadModelUrl);
   const serviceId = await settings.serviceId();
@@ -91,7 +95,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   });
 
   const services: Services = {
-    config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, host, serviceId, version: VERSION, startedAt: Date.now(), firstStart: null, shuttingDown: new AbortController(),
+    config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, host, serviceId, version: VERSION, startedAt: Date.now(), firstStart: null, shuttingDown: new AbortController(), metrics,
   };
   await syncRouting(services);
   // The admin CLI may change routing in the database while the server runs.

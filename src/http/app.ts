@@ -15,6 +15,7 @@ import { transcriptionRoutes } from '../routes/transcriptions';
 import { adminRoutes } from '../routes/admin';
 import { settingsRoutes } from '../routes/settings';
 import { hostStatus } from '../host/status';
+import { metricsRoute } from '../routes/metrics';
 
 /** Every route; the nested routers' layers are copied into its stack, which tests walk. */
 export function createRouter(s: Services): Router {
@@ -27,6 +28,7 @@ export function createRouter(s: Services): Router {
   router.use(v1.routes(), v1.allowedMethods({ throw: true }));
   adminRoutes(router, { host: s.host, stt: s.stt, providers: s.providers, apiKeys: s.apiKeys, adminKey: s.adminKey.value, status: () => hostStatus(s) });
   settingsRoutes(router);
+  metricsRoute(router, s.metrics, s.config.metrics, s.adminKey.value);
   return router;
 }
 
@@ -34,7 +36,7 @@ export function createApp(s: Services): Koa {
   const app = new Koa({ proxy: false });
   app.on('error', (err: Error) => s.logger.debug({ err: err.message }, 'koa error'));
   const router = createRouter(s);
-  app.use(requestLog(s.logger)); // outermost, so it logs the status the error handler settles on
+  app.use(requestLog(s.logger, s.metrics)); // outermost, so it logs the status the error handler settles on
   app.use(errorHandler(s.logger, lingerLimits(maxBodyBytes(s.config.maxUploadBytes))));
   app.use(allowedHost(s.config.allowedHosts));
   app.use(router.routes());

@@ -130,6 +130,25 @@ export function openApiDocument(version: string): Schema {
     },
     paths: {
       '/health': { get: { operationId: 'health', responses: { 200: json('Alive', obj({ serviceId: str(), version: str(), publicModel: str() })), 403: GUARDED[403] } } },
+      '/metrics': {
+        get: {
+          operationId: 'metrics',
+          summary: 'Prometheus metrics (STT_METRICS: admin key by default, public, or off: 404)',
+          security: [{ adminKey: [] }],
+          responses: { 200: { description: 'Prometheus text format 0.0.4', content: { 'text/plain': { schema: str() } } }, ...GUARDED },
+        },
+      },
+      '/ready': {
+        get: {
+          operationId: 'ready',
+          summary: 'Whether the current route can serve a transcription now',
+          responses: {
+            200: json('Ready', obj({ ready: { type: 'boolean', const: true }, mode: str({ enum: ['local', 'cloud'] }), runtime: str() })),
+            403: GUARDED[403],
+            503: error('Not ready: model_loading, no_active_model, model_load_failed, provider_unavailable or provider_failing'),
+          },
+        },
+      },
       '/openapi.json': { get: { operationId: 'openapi', responses: { 200: json('This document', { type: 'object' }), 403: GUARDED[403] } } },
       '/v1/models': { get: { operationId: 'listModels', security: [{ apiKey: [] }], responses: { 200: json('Models', obj({ object: str({ const: 'list' }), data: { type: 'array', items: model } })), ...GUARDED } } },
       '/v1/models/{id}': {

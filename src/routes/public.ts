@@ -1,14 +1,21 @@
-// GET /health and /openapi.json (no auth), GET /v1/models and /v1/models/{id} (under the /v1 router's API-key guard).
+// GET /health, /ready and /openapi.json (no auth), GET /v1/models and /v1/models/{id} (under the /v1 router's API-key guard).
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Services } from '../services';
 import type { SttRouter } from '../stt/router';
-import { notFound } from '../http/errors';
+import { ApiError, notFound } from '../http/errors';
+import { readiness } from '../stt/readiness';
 import { openApiDocument } from '../http/openapi';
 
-export function healthRoute(router: Router, s: Pick<Services, 'serviceId' | 'version' | 'stt'>): void {
+export function healthRoute(router: Router, s: Pick<Services, 'serviceId' | 'version' | 'stt' | 'local' | 'providers' | 'cloud'>): void {
   router.get('/health', async function health(ctx: Context) {
     ctx.body = { serviceId: s.serviceId, version: s.version, publicModel: await s.stt.publicModel() };
+  });
+  // For load balancers and orchestrators: 503 with the reason while the route cannot serve.
+  router.get('/ready', async function ready(ctx: Context) {
+    const r = await readiness(s);
+    if (!r.ready) throw new ApiError(503, r.code, r.message);
+    ctx.body = r;
   });
   const document = openApiDocument(s.version);
   router.get('/openapi.json', async function openApi(ctx: Context) {

@@ -44,6 +44,13 @@ function refuseWhenFull(s: TranscriptionRouteParts, mode: 'local' | 'cloud'): vo
   if (scheduler.isFull()) throw unavailable('queue_full', 'The local transcription queue is full; retry later.', scheduler.estimatedWaitSeconds());
 }
 
+/** stt_aborts_total: a job stopped because its client left, its deadline passed or the server shut down. */
+function countAbort(ctx: Context, s: TranscriptionRouteParts, signal: AbortSignal): void {
+  if (!signal.aborted && !s.shuttingDown.signal.aborted) return;
+  const reason = ctx.state.clientGone ? 'client' : s.shuttingDown.signal.aborted ? 'shutdown' : 'deadline';
+  s.metrics.aborts.inc({ reason });
+}
+
 /** What a client is told when its job stopped early: the server's shutdown and the deadline by name. */
 function whyStopped(err: unknown, ctx: Context, s: TranscriptionRouteParts, signal: AbortSignal): unknown {
   if (s.shuttingDown.signal.aborted && !ctx.state.clientGone) {
@@ -55,7 +62,17 @@ function whyStopped(err: unknown, ctx: Context, s: TranscriptionRouteParts, sign
   return err;
 }
 
-export type TranscriptionRouteParts = Pick<Services, 'stt' | 'local' | 'cloud' | 'logger' | 'shuttingDown'> & {
+/**
+ * Where a request's time went (decode includes the wait for a decode slot;
+ * queue is local only), so a client or benchmark can tell waiting from work.
+ * A streamed answer's headers go out before these are known: none there.
+ */
+function serverTiming(state: { decodeMs?: number; queueMs?: number; sttMs?: number }): string {
+  const parts: [string, number | undefined][] = [['decode', state.decodeMs], ['queue', state.queueMs], ['stt', state.sttMs]];
+  return parts.filter(([, ms]) => ms !== undefined).map(([name, ms]) => `${name};dur=${ms!.toFixed(1)}`).join(', ');
+}
+
+export type TranscriptionRouteParts = Pick<Services, 'stt' | 'local' | 'cloud' | 'logger' | 'shuttingDown' | 'metrics'> & {
   config: Pick<Services['config'], 'maxUploadBytes' | 'maxAudioSeconds' | 'deadlineBaseMs' | 'deadlinePerAudioSecondMs'>;
 };
 
@@ -115,6 +132,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
           onText: stream ? (text) => stream.text(text) : undefined,
         });
       } catch (err) {
+        countAbort(ctx, s, signal);
         const failure = whyStopped(err, ctx, s, signal);
         if (!stream?.hasStarted) throw failure;
         // The status line has gone out: the error goes as the stream's last event.
@@ -128,10 +146,12 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       ctx.state.runtime = out.runtime;
       ctx.state.queueMs = out.queueMs;
       ctx.state.sttMs = performance.now() - sttStarted;
+      s.metrics.recordTranscription(out.runtime, { decodeMs: ctx.state.decodeMs, queueMs: out.queueMs, sttMs: ctx.state.sttMs, audioSeconds: durationSeconds });
       if (stream) {
         stream.done(out.result.text.trim(), usage(out.result));
         return;
       }
+      ctx.set('Server-Timing', serverTiming(ctx.state));
       const { body, type } = render(out.result, req.format, { task: req.task, granularities: req.granularities, temperature: req.temperature ?? 0 });
       ctx.type = type;
       ctx.body = body;

@@ -1,14 +1,17 @@
 // Gives every request an id (X-Request-Id) and writes one structured log line
 // when it ends: status, duration (and for transcriptions where it went: WAV
 // decoding, waiting in the local queue, speech-to-text), audio seconds and
-// runtime. Never keys, audio or transcripts.
+// runtime. Never keys, audio or transcripts. Counts it in
+// stt_http_requests_total by the route's pattern (never the raw path: a
+// scanner's random paths would make a series each).
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from '../../log';
+import type { Metrics } from '../../metrics';
 
 const round = (ms: number | undefined) => (ms === undefined ? undefined : Math.round(ms * 10) / 10);
 
-export function requestLog(logger: Logger) {
+export function requestLog(logger: Logger, metrics?: Pick<Metrics, 'requests'>) {
   return async function logRequest(ctx: Context, next: Next): Promise<void> {
     const incoming = ctx.get('X-Request-Id');
     const requestId = /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
@@ -20,11 +23,14 @@ export function requestLog(logger: Logger) {
     } finally {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       const clientGone = ctx.state.clientGone === true;
+      const status = clientGone ? 499 : ctx.status;
+      const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      metrics?.requests.inc({ route: String(route), method: ctx.method, status: String(status) });
       logger[ctx.status >= 500 ? 'error' : 'info']({
         requestId,
         method: ctx.method,
         path: ctx.path,
-        status: clientGone ? 499 : ctx.status,
+        status,
         durationMs: round(durationMs),
         decodeMs: round(ctx.state.decodeMs),
         queueMs: round(ctx.state.queueMs),

@@ -12,6 +12,7 @@ import { openaiTranscribe } from './openai-adapter';
 import { ProviderError } from './provider-fetch';
 import { Semaphore } from '../semaphore';
 import { AbortedError, BackendError, BusyError, cannotTranslate } from '../errors';
+import type { Metrics } from '../../metrics';
 
 export type Task = 'transcribe' | 'translate';
 
@@ -96,6 +97,7 @@ export class CloudService {
     private readonly providers: ProviderStore,
     private readonly limits: CloudLimits,
     private readonly logger: Logger,
+    private readonly metrics?: Pick<Metrics, 'providerCalls' | 'providerErrors'>,
   ) {
     this.calls = new Semaphore(limits.concurrency);
   }
@@ -165,12 +167,15 @@ export class CloudService {
         },
       });
       this.failures.delete(providerId);
+      this.metrics?.providerCalls.inc({ provider: providerId, status: '200' });
       return { result, runtime };
     } catch (err) {
       // Stopped by the request itself (client gone, deadline): the job was aborted, as a local one is; the provider did not fail.
       if (request.signal.aborted) throw new AbortedError();
       if (!(err instanceof ProviderError)) throw err;
       this.recordFailure(providerId, err.status, err.reason, err.message);
+      this.metrics?.providerCalls.inc({ provider: providerId, status: String(err.status ?? err.reason) });
+      this.metrics?.providerErrors.inc({ provider: providerId, reason: err.reason });
       this.logger.warn({ provider: providerId, status: err.status, reason: err.reason, detail: err.detail ?? err.message }, 'cloud provider failed');
       throw new BackendError('provider_error', clientMessage(provider.name, err));
     }

@@ -9,6 +9,7 @@ import type { ChunkingStrategy } from '../chunking';
 import { QueueFullError, Scheduler } from './scheduler';
 import { AbortedError, BackendError, BusyError, cannotTranslate, InvalidInputError, SttError } from '../errors';
 import type { LoadMarker, LoadRecord } from './load-marker';
+import type { Metrics } from '../../metrics';
 
 export type LocalState = 'none' | 'loading' | 'ready' | 'error';
 
@@ -42,6 +43,8 @@ export interface LocalEngineOptions {
   temperatureFallback: boolean;
   /** Marks native loads in progress, so a load that kills the process is not repeated at the next start. */
   loadMarker: LoadMarker;
+  /** Load times go to stt_model_load_seconds. */
+  metrics?: Pick<Metrics, 'modelLoadSeconds'>;
 }
 
 export interface LocalStatus {
@@ -158,6 +161,7 @@ export class LocalEngine {
       this.current = { spec, model, jobs: 0, retired: false };
       this.loadingId = null;
       this.opts.logger.info({ runtime: id, file: file.name, loadMs: Date.now() - started }, 'local runtime ready');
+      this.opts.metrics?.modelLoadSeconds.set({ runtime: id }, (Date.now() - started) / 1000);
       if (previous) this.retire(previous);
     } catch (err) {
       if (generation === this.loadGeneration) {

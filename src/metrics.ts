@@ -1,0 +1,92 @@
+// Prometheus metrics (prom-client), one registry per server. Counters and
+// histograms are fed where the events happen (the request log, the
+// transcription route, the cloud service, the local engine); gauges of the
+// scheduler's state are read at scrape time, so they cannot drift from it.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { SchedulerStats } from './stt/local/scheduler';
+
+/** Seconds, from a 10-ms decode to a 20-minute transcription. */
+const SECONDS_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200];
+/** Wall seconds per audio second: 0.05 is 20x faster than real time. */
+const RTF_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 5];
+
+export type AbortReason = 'client' | 'deadline' | 'shutdown';
+export type SpillReason = 'queue_full' | 'model_loading' | 'predicted_wait';
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly requests = new Counter({
+    name: 'stt_http_requests_total', help: 'HTTP requests by route (the matched pattern), method and status', labelNames: ['route', 'method', 'status'] as const, registers: [this.registry],
+  });
+  readonly decodeSeconds = new Histogram({
+    name: 'stt_upload_decode_seconds', help: 'Upload parsed to PCM: the wait for a decode slot and WAV decoding', buckets: SECONDS_BUCKETS, registers: [this.registry],
+  });
+  readonly queueSeconds = new Histogram({
+    name: 'stt_queue_wait_seconds', help: 'Time a local job waited for the scheduler', buckets: SECONDS_BUCKETS, registers: [this.registry],
+  });
+  readonly sttSeconds = new Histogram({
+    name: 'stt_transcription_seconds', help: 'Speech-to-text time per request by runtime, queue wait included', labelNames: ['runtime'] as const, buckets: SECONDS_BUCKETS, registers: [this.registry],
+  });
+  readonly audioSeconds = new Counter({
+    name: 'stt_audio_seconds_total', help: 'Seconds of audio transcribed, by runtime', labelNames: ['runtime'] as const, registers: [this.registry],
+  });
+  readonly realTimeFactor = new Histogram({
+    name: 'stt_real_time_factor', help: 'Speech-to-text seconds per audio second, by runtime', labelNames: ['runtime'] as const, buckets: RTF_BUCKETS, registers: [this.registry],
+  });
+  readonly aborts = new Counter({
+    name: 'stt_aborts_total', help: 'Transcriptions stopped before their end: the client left, the deadline passed, or shutdown', labelNames: ['reason'] as const, registers: [this.registry],
+  });
+  readonly providerCalls = new Counter({
+    name: 'stt_provider_calls_total', help: 'Calls to cloud providers by provider and outcome (HTTP status, or timeout/connection/refused_url)', labelNames: ['provider', 'status'] as const, registers: [this.registry],
+  });
+  readonly providerErrors = new Counter({
+    name: 'stt_provider_errors_total', help: 'Failed cloud provider calls by provider and reason', labelNames: ['provider', 'reason'] as const, registers: [this.registry],
+  });
+  readonly modelLoadSeconds = new Gauge({
+    name: 'stt_model_load_seconds', help: 'How long the last load of each local runtime took', labelNames: ['runtime'] as const, registers: [this.registry],
+  });
+  readonly spills = new Counter({
+    name: 'stt_spills_total', help: 'Local requests sent to the spill-over cloud target instead, by why', labelNames: ['reason'] as const, registers: [this.registry],
+  });
+  readonly rateLimited = new Counter({
+    name: 'stt_rate_limited_total', help: 'Requests refused with 429 by which per-key limit', labelNames: ['limit'] as const, registers: [this.registry],
+  });
+
+  constructor(scheduler: () => SchedulerStats) {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'stt_queue_depth', help: 'Local jobs waiting for the scheduler', registers,
+      collect() {
+        this.set(scheduler().waiting);
+      },
+    });
+    new Gauge({
+      name: 'stt_jobs', help: 'Local jobs started and not finished, by state', labelNames: ['state'] as const, registers,
+      collect() {
+        const s = scheduler();
+        this.set({ state: 'running' }, s.running - s.paused);
+        this.set({ state: 'paused' }, s.paused);
+      },
+    });
+    new Counter({
+      name: 'stt_preemptions_total', help: 'Long local jobs paused for shorter ones', registers,
+      collect() {
+        this.reset();
+        this.inc(scheduler().preemptions);
+      },
+    });
+    // process_resident_memory_bytes, nodejs_eventloop_lag_seconds and the rest of Node's own.
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** After a transcription: where its time went and how fast the runtime ran. */
+  recordTranscription(runtime: string, t: { decodeMs?: number; queueMs?: number; sttMs: number; audioSeconds: number }): void {
+    if (t.decodeMs !== undefined) this.decodeSeconds.observe(t.decodeMs / 1000);
+    if (t.queueMs !== undefined) this.queueSeconds.observe(t.queueMs / 1000);
+    this.sttSeconds.observe({ runtime }, t.sttMs / 1000);
+    this.audioSeconds.inc({ runtime }, t.audioSeconds);
+    // Compute time only: a job's wait in the queue says nothing of the runtime's speed.
+    if (t.audioSeconds > 0) this.realTimeFactor.observe({ runtime }, (t.sttMs - (t.queueMs ?? 0)) / 1000 / t.audioSeconds);
+  }
+}

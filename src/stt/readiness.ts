@@ -1,0 +1,34 @@
+// Whether the current route can serve a transcription now (GET /ready): a
+// load balancer's health check, unlike /health, which only says the process
+// answers. Local: a model loaded. Cloud: the provider enabled, with a key, and
+// its last call not a recent failure.
+import type { Services } from '../services';
+
+/** A provider failure this recent makes the replica not ready; older ones may have passed (no call since could tell). */
+export const PROVIDER_FAILURE_WINDOW_MS = 30_000;
+
+export type Readiness =
+  | { ready: true; mode: 'local' | 'cloud'; runtime: string }
+  | { ready: false; mode: 'local' | 'cloud'; code: string; message: string };
+
+export async function readiness(s: Pick<Services, 'stt' | 'local' | 'providers' | 'cloud'>, now = Date.now()): Promise<Readiness> {
+  const routing = await s.stt.current();
+  if (routing.mode === 'cloud' && routing.cloud) {
+    const { providerId, model } = routing.cloud;
+    const provider = await s.providers.get(providerId);
+    const hasKey = !!provider && (await s.providers.apiKey(providerId).catch(() => null)) !== null;
+    if (!provider?.enabled || !hasKey) {
+      return { ready: false, mode: 'cloud', code: 'provider_unavailable', message: `The provider "${providerId}" is not enabled or has no usable key.` };
+    }
+    const failure = s.cloud.failures.get(providerId);
+    if (failure && now - Date.parse(failure.at) < PROVIDER_FAILURE_WINDOW_MS) {
+      return { ready: false, mode: 'cloud', code: 'provider_failing', message: `The provider "${providerId}" failed its last call: ${failure.message}` };
+    }
+    return { ready: true, mode: 'cloud', runtime: `${providerId}/${model}` };
+  }
+  const local = s.local.status();
+  if (local.state === 'ready' && local.activeModel) return { ready: true, mode: 'local', runtime: local.activeModel };
+  if (local.state === 'loading') return { ready: false, mode: 'local', code: 'model_loading', message: `The local model ${local.activeModel} is loading.` };
+  if (local.state === 'error') return { ready: false, mode: 'local', code: 'model_load_failed', message: `The local model failed to load: ${local.error}` };
+  return { ready: false, mode: 'local', code: 'no_active_model', message: 'No local speech model is active.' };
+}
