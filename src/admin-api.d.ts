@@ -85,17 +85,38 @@ export interface ProviderView {
 }
 
 /** GET /admin/api-keys (items), POST /admin/api-keys/{id}/revoke. */
-export interface ApiKeyView {
+/** A key's limits; null: none. */
+export interface KeyLimits {
+  /** Audio requests (transcriptions, translations) per minute. */
+  requestsPerMinute: number | null;
+  /** Seconds of audio per UTC day. */
+  audioSecondsPerDay: number | null;
+  /** Never sent to a cloud provider, spill-over included. */
+  localOnly: boolean;
+}
+
+/** A key's audio requests on one UTC day. */
+export interface KeyUsage {
+  day: string;
+  requests: number;
+  audioSeconds: number;
+  /** Requests answered with an error (4xx, 5xx, a stream's error event), 429s included. */
+  errors: number;
+}
+
+export interface ApiKeyView extends KeyLimits {
   id: string;
   name: string;
   prefix: string;
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  /** Today's (UTC); GET /admin/api-keys only. */
+  usage?: KeyUsage;
 }
 
 /** POST /admin/api-keys: the only answer that carries the key itself. */
-export interface CreatedApiKey {
+export interface CreatedApiKey extends KeyLimits {
   id: string;
   name: string;
   key: string;

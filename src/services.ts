@@ -22,6 +22,8 @@ import type { FirstStartStatus } from './first-start';
 import { Host } from './host/host';
 import { followRouting } from './host/follow-routing';
 import { Metrics } from './metrics';
+import { KeyUsageStore } from './store/key-usage';
+import { KeyLimiter } from './http/middleware/key-limits';
 
 export interface Services {
   config: Config;
@@ -45,6 +47,8 @@ export interface Services {
   /** The default model's first-start activation, shown in /admin/status; null when there was none. */
   firstStart: FirstStartStatus | null;
   metrics: Metrics;
+  keyUsage: KeyUsageStore;
+  keyLimiter: KeyLimiter;
 }
 
 export const VERSION: string = JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')).version;
@@ -89,6 +93,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   }, logger, metrics);
   const stt = new SttRouter(settings, local, cloud);
   const downloader = new ModelDownloader(config.modelsDir, config.modelBaseUrl, config.allowInsecureLoopback, logger, config.vadModelUrl);
+  const keyUsage = new KeyUsageStore(db, (err) => logger.warn({ err: err.message }, 'could not record key usage'));
   const serviceId = await settings.serviceId();
   const host = new Host({
     modelsDir: config.modelsDir, allowInsecureLoopback: config.allowInsecureLoopback, settings, providers, loadMarker, server: { local, stt, downloader },
@@ -96,6 +101,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
 
   const services: Services = {
     config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, host, serviceId, version: VERSION, startedAt: Date.now(), firstStart: null, shuttingDown: new AbortController(), metrics,
+    keyUsage, keyLimiter: new KeyLimiter(keyUsage, metrics),
   };
   await syncRouting(services);
   // The admin CLI may change routing in the database while the server runs.

@@ -1,5 +1,6 @@
 // Headless host administration against the data directory:
 //   npm run admin -- keys create <name> | keys list | keys revoke <id>
+//   npm run admin -- keys limits <id> [--rpm N|none] [--audio-per-day S|none] [--local-only yes|no]
 //   npm run admin -- runtime list | runtime activate <id> | runtime deactivate
 //   npm run admin -- aliases set [<name>...]
 //   npm run admin -- status
@@ -14,11 +15,17 @@ import { LoadMarker } from '../stt/local/load-marker';
 import { ProviderStore } from '../store/providers';
 import { SecretBox } from '../store/secret-box';
 import { Host } from '../host/host';
+import { parseArgs } from 'node:util';
+import type { z } from 'zod';
+import { keyLimitsSchema } from '../routes/admin-schemas';
 
 const USAGE = `usage: npm run admin -- <command>
   keys create <name>        create an API key (printed once)
   keys list                 list API keys
   keys revoke <id>          revoke an API key
+  keys limits <id> [--rpm N|none] [--audio-per-day SECONDS|none] [--local-only yes|no]
+                            set a key's audio requests per minute, audio seconds per UTC day,
+                            and whether its audio may go to a cloud provider (none: no limit)
   runtime list              built-in local runtimes and whether they are installed
   runtime activate <id>     make a local runtime active (Local mode)
   runtime deactivate        no active local runtime
@@ -50,6 +57,10 @@ async function main(argv: string[]): Promise<number> {
       const r = await keys.revoke(arg);
       if (!r) throw new Error(`no API key with id ${arg}`);
       out(r);
+    } else if (group === 'keys' && action === 'limits' && arg) {
+      const r = await keys.setLimits(arg, limitsFromArgs(argv.slice(3)));
+      if (!r) throw new Error(`no API key with id ${arg}`);
+      out(r);
     } else if (group === 'runtime' && action === 'list') {
       out(await host().listRuntimes());
     } else if (group === 'runtime' && action === 'activate' && arg) {
@@ -68,6 +79,18 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await db.close();
   }
+}
+
+/** The flags of `keys limits`, checked by the admin API's own schema. */
+function limitsFromArgs(args: string[]): z.infer<typeof keyLimitsSchema> {
+  const { values } = parseArgs({ args, options: { rpm: { type: 'string' }, 'audio-per-day': { type: 'string' }, 'local-only': { type: 'string' } } });
+  const limit = (v: string | undefined) => (v === undefined ? undefined : v === 'none' ? null : /^\d+$/.test(v) ? Number(v) : NaN);
+  const yesNo = (v: string | undefined) => (v === undefined ? undefined : v === 'yes' ? true : v === 'no' ? false : (v as unknown as boolean));
+  const parsed = keyLimitsSchema.safeParse({ requestsPerMinute: limit(values.rpm), audioSecondsPerDay: limit(values['audio-per-day']), localOnly: yesNo(values['local-only']) });
+  if (!parsed.success) {
+    throw new Error(`invalid limits: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')} (numbers from 1, "none", or yes/no for --local-only)`);
+  }
+  return parsed.data;
 }
 
 main(process.argv.slice(2)).then(

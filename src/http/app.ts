@@ -26,7 +26,7 @@ export function createRouter(s: Services): Router {
   transcriptionRoutes(v1, s);
   guardEveryRoute(v1, requireApiKey(s.apiKeys));
   router.use(v1.routes(), v1.allowedMethods({ throw: true }));
-  adminRoutes(router, { host: s.host, stt: s.stt, providers: s.providers, apiKeys: s.apiKeys, adminKey: s.adminKey.value, status: () => hostStatus(s) });
+  adminRoutes(router, { host: s.host, stt: s.stt, providers: s.providers, apiKeys: s.apiKeys, keyUsage: s.keyUsage, adminKey: s.adminKey.value, status: () => hostStatus(s) });
   settingsRoutes(router);
   metricsRoute(router, s.metrics, s.config.metrics, s.adminKey.value);
   return router;

@@ -3,7 +3,7 @@
 // transcription form and the answers are written here, and CI holds the live
 // server to all of it with schemathesis (test/http/openapi.test.ts).
 import { z } from 'zod';
-import { downloadSchema, keySchema, providerSchema, routingSchema } from '../routes/admin-schemas';
+import { downloadSchema, keyLimitsSchema, keySchema, providerSchema, routingSchema } from '../routes/admin-schemas';
 import { RESPONSE_FORMATS } from '../stt/formats';
 
 type Schema = Record<string, unknown>;
@@ -42,7 +42,9 @@ const provider = obj({
   id: str(), name: str(), kind: str({ enum: ['openai', 'deepgram'] }), baseUrl: str(), enabled: bool, apiKeySet: bool,
   apiKeyHint: nullable(str()), models: { type: 'array', items: obj({ id: str(), alias: nullable(str()) }) },
 });
-const apiKey = obj({ id: str(), name: str(), prefix: str(), createdAt: str(), lastUsedAt: nullable(str()), revokedAt: nullable(str()) });
+const keyLimits = { requestsPerMinute: nullable(int), audioSecondsPerDay: nullable(int), localOnly: bool };
+const keyUsage = obj({ day: str(), requests: int, audioSeconds: num, errors: int });
+const apiKey = obj({ id: str(), name: str(), prefix: str(), createdAt: str(), lastUsedAt: nullable(str()), revokedAt: nullable(str()), ...keyLimits, usage: keyUsage }, ['usage']);
 const usage = obj({ type: str({ const: 'duration' }), seconds: int });
 const segment = obj({
   id: int, seek: int, start: num, end: num, text: str(), tokens: { type: 'array', items: int },
@@ -106,6 +108,7 @@ function audioOperation(task: 'transcribe' | 'translate'): Schema {
       400: error('Invalid field or audio'),
       413: error('Upload too large'),
       415: error('Not multipart/form-data'),
+      429: error('Over the key\'s request rate or daily audio budget (Retry-After, x-ratelimit-* headers)'),
       499: error('The client left'),
       502: error('The model or provider failed'),
       503: error('Busy, loading or shutting down (Retry-After)'),
@@ -205,7 +208,15 @@ export function openApiDocument(version: string): Schema {
         post: {
           operationId: 'createApiKey', ...admin,
           requestBody: { required: true, content: { 'application/json': { schema: fromZod(keySchema) } } },
-          responses: { 201: json('Created (the key is shown once)', obj({ id: str(), name: str(), key: str(), prefix: str(), createdAt: str() })), ...GUARDED, ...JSON_BODY },
+          responses: { 201: json('Created (the key is shown once)', obj({ id: str(), name: str(), key: str(), prefix: str(), createdAt: str(), ...keyLimits })), ...GUARDED, ...JSON_BODY },
+        },
+      },
+      '/admin/api-keys/{id}': {
+        patch: {
+          operationId: 'setApiKeyLimits', ...admin, parameters: idParam('An API key id'),
+          summary: 'Set a key\'s limits: a field left out stays, null removes the limit',
+          requestBody: { required: true, content: { 'application/json': { schema: fromZod(keyLimitsSchema) } } },
+          responses: { 200: json('Updated', apiKey), ...GUARDED, ...JSON_BODY, 404: error('No such key') },
         },
       },
       '/admin/api-keys/{id}/revoke': {

@@ -19,5 +19,12 @@ export const providerSchema = z.strictObject({
 });
 
 // Checked before the trim, as the published schema can say it: at most 100 characters, not blank.
-export const keySchema = z.strictObject({ name: z.string().max(100).regex(/\S/, 'must not be blank').trim() });
+const keyLimitFields = {
+  requestsPerMinute: z.int().min(1).max(1_000_000).nullable().optional(),
+  audioSecondsPerDay: z.int().min(1).max(1_000_000_000).nullable().optional(),
+  localOnly: z.boolean().optional(),
+};
+export const keySchema = z.strictObject({ name: z.string().max(100).regex(/\S/, 'must not be blank').trim(), ...keyLimitFields });
+/** PATCH /admin/api-keys/{id}: a field left out stays; null removes a limit. */
+export const keyLimitsSchema = z.strictObject(keyLimitFields);
 export const downloadSchema = z.strictObject({ variant: z.string().min(1).max(200).optional() });

@@ -13,7 +13,8 @@ import type { Host } from '../host/host';
 import type { ApiKeyStore } from '../store/api-keys';
 import type { ProviderStore, ProviderUpdate } from '../store/providers';
 import type { SttRouter } from '../stt/router';
-import { downloadSchema, keySchema, providerSchema, routingSchema } from './admin-schemas';
+import { downloadSchema, keyLimitsSchema, keySchema, providerSchema, routingSchema } from './admin-schemas';
+import { utcDay, type KeyUsageStore } from '../store/key-usage';
 import type { AdminStatus, ApiKeyView, CreatedApiKey, List, ProviderView, RoutingView, RuntimeEntry } from '../admin-api';
 
 /** Sets an answer typed as the admin API declares it (src/admin-api.d.ts). */
@@ -27,6 +28,7 @@ export interface AdminRouteParts {
   stt: SttRouter;
   providers: ProviderStore;
   apiKeys: ApiKeyStore;
+  keyUsage: KeyUsageStore;
   adminKey: string;
   /** GET /admin/status's body. */
   status(): Promise<AdminStatus>;
@@ -77,13 +79,25 @@ export function adminRoutes(root: Router, a: AdminRouteParts): void {
 
   // ---- API keys
   router.get('/api-keys', async function listKeys(ctx: Context) {
-    answer<List<ApiKeyView>>(ctx, { data: await a.apiKeys.list() });
+    const day = utcDay(Date.now());
+    const usage = await a.keyUsage.onDay(day);
+    const none = { day, requests: 0, audioSeconds: 0, errors: 0 };
+    answer<List<ApiKeyView>>(ctx, { data: (await a.apiKeys.list()).map((k) => ({ ...k, usage: usage.get(k.id) ?? none })) });
   });
 
   router.post('/api-keys', jsonBody(keySchema), async function createKey(ctx: Context) {
-    const { name } = ctx.state.body as z.infer<typeof keySchema>;
-    const k = await a.apiKeys.create(name);
-    answer<CreatedApiKey>(ctx, { id: k.id, name: k.name, key: k.key, prefix: k.prefix, createdAt: k.createdAt }, 201);
+    const { name, ...limits } = ctx.state.body as z.infer<typeof keySchema>;
+    const k = await a.apiKeys.create(name, limits);
+    answer<CreatedApiKey>(ctx, {
+      id: k.id, name: k.name, key: k.key, prefix: k.prefix, createdAt: k.createdAt,
+      requestsPerMinute: k.requestsPerMinute, audioSecondsPerDay: k.audioSecondsPerDay, localOnly: k.localOnly,
+    }, 201);
+  });
+
+  router.patch('/api-keys/:id', jsonBody(keyLimitsSchema), async function setKeyLimits(ctx: Context) {
+    const record = await a.apiKeys.setLimits(ctx.params.id, ctx.state.body as z.infer<typeof keyLimitsSchema>);
+    if (!record) throw notFound('unknown_api_key', `No API key with id "${ctx.params.id}".`, 'id');
+    answer<ApiKeyView>(ctx, record);
   });
 
   router.post('/api-keys/:id/revoke', async function revokeKey(ctx: Context) {

@@ -72,7 +72,7 @@ function serverTiming(state: { decodeMs?: number; queueMs?: number; sttMs?: numb
   return parts.filter(([, ms]) => ms !== undefined).map(([name, ms]) => `${name};dur=${ms!.toFixed(1)}`).join(', ');
 }
 
-export type TranscriptionRouteParts = Pick<Services, 'stt' | 'local' | 'cloud' | 'logger' | 'shuttingDown' | 'metrics'> & {
+export type TranscriptionRouteParts = Pick<Services, 'stt' | 'local' | 'cloud' | 'logger' | 'shuttingDown' | 'metrics' | 'keyLimiter'> & {
   config: Pick<Services['config'], 'maxUploadBytes' | 'maxAudioSeconds' | 'deadlineBaseMs' | 'deadlinePerAudioSecondMs'>;
 };
 
@@ -95,6 +95,8 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       );
       const header = readWavHeader(req.file.buffer);
       if (header) refuseTooLong(header.durationSeconds, s.config.maxAudioSeconds);
+      const admitAudio = ctx.state.admitAudio as (seconds: number) => Promise<void>;
+      if (header) await admitAudio(header.durationSeconds);
       refuseWhenFull(s, target.mode);
       const decodeStarted = performance.now(); // decodeMs includes the wait for a decode slot
       // A provider gets the uploaded WAV: keep only its duration, not the PCM, while the call lasts.
@@ -107,6 +109,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       // Decoding cannot be stopped part-way; a client that left meanwhile gets no job.
       if (clientSignal.aborted) throw new AbortedError();
       refuseTooLong(durationSeconds, s.config.maxAudioSeconds); // a header only the decoder could read
+      if (!header) await admitAudio(durationSeconds);
       // The local runtime needs only the PCM: let go of the upload now, not when the job ends.
       if (pcm) releaseUpload(ctx, req.file);
 
@@ -130,6 +133,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
           granularities: req.granularities,
           chunkingStrategy: req.chunkingStrategy,
           onText: stream ? (text) => stream.text(text) : undefined,
+          owner: ctx.state.apiKeyId,
         });
       } catch (err) {
         countAbort(ctx, s, signal);
@@ -146,6 +150,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       ctx.state.runtime = out.runtime;
       ctx.state.queueMs = out.queueMs;
       ctx.state.sttMs = performance.now() - sttStarted;
+      ctx.state.transcribedSeconds = durationSeconds;
       s.metrics.recordTranscription(out.runtime, { decodeMs: ctx.state.decodeMs, queueMs: out.queueMs, sttMs: ctx.state.sttMs, audioSeconds: durationSeconds });
       if (stream) {
         stream.done(out.result.text.trim(), usage(out.result));
@@ -157,6 +162,6 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       ctx.body = body;
     };
   for (const [path, task] of [['/audio/transcriptions', 'transcribe'], ['/audio/translations', 'translate']] as const) {
-    v1.post(path, watchClient(), multipartUpload(s.config.maxUploadBytes), handle(task));
+    v1.post(path, watchClient(), s.keyLimiter.middleware(), multipartUpload(s.config.maxUploadBytes), handle(task));
   }
 }

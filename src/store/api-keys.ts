@@ -3,7 +3,7 @@
 // hash adds nothing); lookup is by prefix, comparison in constant time.
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Database } from './db';
-import type { ApiKeyView } from '../admin-api';
+import type { ApiKeyView, KeyLimits } from '../admin-api';
 
 /** As the admin API shows it (never the key itself). */
 export type ApiKeyRecord = ApiKeyView;
@@ -16,6 +16,9 @@ interface Row {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  requests_per_minute: number | null;
+  audio_seconds_per_day: number | null;
+  local_only: number;
 }
 
 export const KEY_PREFIX = 'sk-stt-';
@@ -31,6 +34,9 @@ const toRecord = (r: Row): ApiKeyRecord => ({
   createdAt: r.created_at,
   lastUsedAt: r.last_used_at,
   revokedAt: r.revoked_at,
+  requestsPerMinute: r.requests_per_minute,
+  audioSecondsPerDay: r.audio_seconds_per_day,
+  localOnly: r.local_only === 1,
 });
 
 export class ApiKeyStore {
@@ -38,7 +44,7 @@ export class ApiKeyStore {
 
   constructor(private readonly db: Database, private readonly onError: (err: Error) => void = () => {}) {}
 
-  async create(name: string): Promise<ApiKeyRecord & { key: string }> {
+  async create(name: string, limits: Partial<KeyLimits> = {}): Promise<ApiKeyRecord & { key: string }> {
     const key = KEY_PREFIX + randomBytes(32).toString('base64url');
     const row: Row = {
       id: randomUUID(),
@@ -48,10 +54,14 @@ export class ApiKeyStore {
       created_at: new Date().toISOString(),
       last_used_at: null,
       revoked_at: null,
+      requests_per_minute: limits.requestsPerMinute ?? null,
+      audio_seconds_per_day: limits.audioSecondsPerDay ?? null,
+      local_only: limits.localOnly ? 1 : 0,
     };
-    await this.db.run('INSERT INTO api_keys (id, name, prefix, hash, created_at) VALUES (?, ?, ?, ?, ?)', [
-      row.id, row.name, row.prefix, row.hash, row.created_at,
-    ]);
+    await this.db.run(
+      'INSERT INTO api_keys (id, name, prefix, hash, created_at, requests_per_minute, audio_seconds_per_day, local_only) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      [row.id, row.name, row.prefix, row.hash, row.created_at, row.requests_per_minute, row.audio_seconds_per_day, row.local_only],
+    );
     return { ...toRecord(row), key };
   }
 
@@ -63,6 +73,17 @@ export class ApiKeyStore {
   async get(id: string): Promise<ApiKeyRecord | undefined> {
     const row = await this.db.get<Row>('SELECT * FROM api_keys WHERE id = ?', [id]);
     return row && toRecord(row);
+  }
+
+  /** Changes the fields given (undefined: kept; null: no limit). Undefined when the key does not exist. */
+  async setLimits(id: string, limits: Partial<KeyLimits>): Promise<ApiKeyRecord | undefined> {
+    const sets: string[] = [];
+    const params: unknown[] = [];
+    if (limits.requestsPerMinute !== undefined) sets.push('requests_per_minute = ?'), params.push(limits.requestsPerMinute);
+    if (limits.audioSecondsPerDay !== undefined) sets.push('audio_seconds_per_day = ?'), params.push(limits.audioSecondsPerDay);
+    if (limits.localOnly !== undefined) sets.push('local_only = ?'), params.push(limits.localOnly ? 1 : 0);
+    if (sets.length) await this.db.run(`UPDATE api_keys SET ${sets.join(', ')} WHERE id = ?`, [...params, id]);
+    return this.get(id);
   }
 
   /** Idempotent: a second revoke keeps the first revokedAt. */

@@ -11,6 +11,13 @@ const MIGRATIONS: string[] = [
      id TEXT PRIMARY KEY, name TEXT NOT NULL, kind TEXT NOT NULL, base_url TEXT NOT NULL,
      enabled INTEGER NOT NULL DEFAULT 0, api_key_enc TEXT, api_key_hint TEXT,
      models TEXT NOT NULL DEFAULT '[]', created_at TEXT NOT NULL, updated_at TEXT NOT NULL);`,
+  // Per-key limits (NULL: none) and usage per key and UTC day.
+  `ALTER TABLE api_keys ADD COLUMN requests_per_minute INTEGER;
+   ALTER TABLE api_keys ADD COLUMN audio_seconds_per_day INTEGER;
+   ALTER TABLE api_keys ADD COLUMN local_only INTEGER NOT NULL DEFAULT 0;
+   CREATE TABLE key_usage (
+     key_id TEXT NOT NULL, day TEXT NOT NULL, requests INTEGER NOT NULL DEFAULT 0,
+     audio_seconds REAL NOT NULL DEFAULT 0, errors INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (key_id, day));`,
 ];
 
 export class Database {

@@ -35,6 +35,8 @@ export interface TranscribeInput extends Omit<CloudRequest, 'wav'> {
   pcm: Float32Array | null;
   durationSeconds: number;
   signal: AbortSignal;
+  /** The API key's id: served fairly against other keys in the local queue. */
+  owner?: string;
 }
 
 export class SttRouter {
@@ -104,6 +106,7 @@ export class SttRouter {
       pcm,
       durationSeconds: input.durationSeconds,
       signal: input.signal,
+      owner: input.owner,
       chunkingStrategy: input.chunkingStrategy,
       options: {
         language: input.language,

@@ -68,6 +68,29 @@ test('keys: one created by the CLI works at once on the running server, is liste
   assert.match(missing.stderr, /no API key with id no-such-id/);
 });
 
+test('keys limits: set by the CLI, enforced by the running server on the next request; bad values refused with the API\'s rule', async () => {
+  const { id, key } = await json('keys', 'create', 'limited');
+  const limited = await json('keys', 'limits', id, '--rpm', '1', '--audio-per-day', '3600', '--local-only', 'yes');
+  assert.deepEqual([limited.requestsPerMinute, limited.audioSecondsPerDay, limited.localOnly], [1, 3600, true]);
+  const send = () => {
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(8)]), 'x.wav');
+    return fetch(`${url}/v1/audio/transcriptions`, { method: 'POST', body: form, headers: { Authorization: `Bearer ${key}` } });
+  };
+  assert.equal((await send()).status, 400, 'the first request of the minute gets through (and is refused as no WAV)');
+  const second = await send();
+  assert.equal(second.status, 429);
+  assert.equal(second.headers.get('x-ratelimit-limit-requests'), '1');
+  assert.deepEqual((await json('keys', 'limits', id, '--rpm', 'none')).requestsPerMinute, null);
+  assert.equal((await send()).status, 400, 'no request limit any more');
+  for (const args of [['--rpm', '0'], ['--rpm', 'lots'], ['--local-only', 'maybe'], ['--burst', '3']]) {
+    const r = await cli('keys', 'limits', id, ...args);
+    assert.equal(r.code, 1, args.join(' '));
+    assert.match(r.stderr, /invalid limits|Unknown option/, args.join(' '));
+  }
+  assert.match((await cli('keys', 'limits', 'no-such-id', '--rpm', '5')).stderr, /no API key with id no-such-id/);
+});
+
 test('runtime: deactivate and activate reach the running server within its routing poll', async () => {
   const listed = await json('runtime', 'list');
   assert.deepEqual(listed.find((r: { id: string }) => r.id === 'whisper-base'), {

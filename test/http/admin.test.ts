@@ -79,11 +79,11 @@ test('GET /admin/status has the contract shape', async () => {
 test('API keys: create (shown once), list, revoke (idempotent), validation', async () => {
   const created = await admin('POST', '/admin/api-keys', { name: 'mobile app' });
   assert.equal(created.status, 201);
-  assert.deepEqual(Object.keys(created.body).sort(), ['createdAt', 'id', 'key', 'name', 'prefix']);
+  assert.deepEqual(Object.keys(created.body).sort(), ['audioSecondsPerDay', 'createdAt', 'id', 'key', 'localOnly', 'name', 'prefix', 'requestsPerMinute']);
   assert.ok(created.body.key.startsWith(created.body.prefix));
   const listed = await admin('GET', '/admin/api-keys');
   const mine = listed.body.data.find((k: { id: string }) => k.id === created.body.id);
-  assert.deepEqual(Object.keys(mine).sort(), ['createdAt', 'id', 'lastUsedAt', 'name', 'prefix', 'revokedAt']);
+  assert.deepEqual(Object.keys(mine).sort(), ['audioSecondsPerDay', 'createdAt', 'id', 'lastUsedAt', 'localOnly', 'name', 'prefix', 'requestsPerMinute', 'revokedAt', 'usage']);
   assert.ok(!JSON.stringify(listed.body).includes(created.body.key), 'the key is never listed');
   assert.equal((await transcribe(server, { file: wavBlob(JFK) }, { Authorization: `Bearer ${created.body.key}` })).status, 200);
   const revoked = await admin('POST', `/admin/api-keys/${created.body.id}/revoke`);

@@ -12,12 +12,12 @@ function harness(opts: { threads: number; slots: number; capacity: number; maxPa
   /** Pause and resume calls, in order. */
   const events: string[] = [];
   const finishers = new Map<string, (err?: Error) => void>();
-  const submit = (name: string, cost: number, signal?: AbortSignal, pausable = true) =>
+  const submit = (name: string, cost: number, signal?: AbortSignal, pausable = true, owner?: string) =>
     s.submit(cost, signal, ({ threads, attach }) => {
       started.push(`${name}:${threads}`);
       if (pausable) attach({ pause: () => events.push(`pause ${name}`), resume: () => events.push(`resume ${name}`) });
       return new Promise<string>((resolve, reject) => finishers.set(name, (err) => (err ? reject(err) : resolve(name))));
-    });
+    }, owner);
   const finish = async (name: string, err?: Error) => {
     finishers.get(name)!(err);
     await new Promise((r) => setImmediate(r));
@@ -41,6 +41,46 @@ test('shortest estimated work first', async () => {
   await h.finish('short');
   await h.finish('mid');
   assert.deepEqual(h.started, ['first:1', 'short:1', 'mid:1', 'long:1']);
+});
+
+const order = (h: { started: string[] }) => h.started.map((s) => s.split(':')[0]);
+
+test('fair between keys: one key\'s burst queues behind itself, not in front of another key\'s jobs', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 10 });
+  for (const n of ['a1', 'a2', 'a3', 'a4']) h.submit(n, 20, undefined, true, 'key-a');
+  h.tick(1);
+  h.submit('b1', 20, undefined, true, 'key-b');
+  h.submit('b2', 20, undefined, true, 'key-b');
+  for (let i = 0; i < 5; i++) await h.finish(order(h)[i]);
+  // Without fairness: a1 a2 a3 a4 b1 b2. With it the keys take turns (ties go to the older job).
+  assert.deepEqual(order(h), ['a1', 'b1', 'a2', 'b2', 'a3', 'a4']);
+});
+
+test('fairness: another key\'s short clip goes before a burst of short clips, which keep shortest-first among themselves', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 10 });
+  h.submit('a-long', 25, undefined, true, 'key-a');
+  h.submit('a-7', 7, undefined, true, 'key-a');
+  h.submit('a-5', 5, undefined, true, 'key-a');
+  h.submit('a-6', 6, undefined, true, 'key-a');
+  h.submit('b-5', 5, undefined, true, 'key-b');
+  for (let i = 0; i < 4; i++) await h.finish(order(h)[i]);
+  assert.deepEqual(order(h), ['a-long', 'b-5', 'a-5', 'a-6', 'a-7']);
+});
+
+test('one key alone is served exactly as without fairness', async () => {
+  const orders: string[][] = [];
+  for (const owner of [undefined, 'key-a']) {
+    const h = harness({ threads: 1, slots: 1, capacity: 10 });
+    h.submit('first', 10, undefined, true, owner);
+    h.submit('long', 25, undefined, true, owner);
+    h.tick(3000);
+    h.submit('short', 2, undefined, true, owner);
+    h.submit('mid', 8, undefined, true, owner);
+    for (const n of ['first', 'short', 'mid', 'long']) if (h.started.some((s) => s.startsWith(`${n}:`))) await h.finish(n);
+    while (h.started.length < 4) await h.finish(h.started[h.started.length - 1].split(':')[0]);
+    orders.push(h.started);
+  }
+  assert.deepEqual(orders[1], orders[0]);
 });
 
 test("order 'arrival' starts jobs in arrival order and never pauses one (the benchmark's control)", async () => {

@@ -17,6 +17,7 @@ export function requireApiKey(keys: ApiKeyStore) {
     const record = token ? await keys.verify(token) : null;
     if (!record) throw unauthorized(token ? 'Invalid or revoked API key.' : 'Missing bearer token.');
     ctx.state.apiKeyId = record.id;
+    ctx.state.apiKey = record;
     markAuthenticated(ctx.req.socket);
     await next();
   };

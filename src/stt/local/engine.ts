@@ -27,6 +27,8 @@ export interface LocalRequest {
   /** Undefined: VAD as the host set it (STT_VAD). */
   chunkingStrategy?: ChunkingStrategy;
   signal: AbortSignal;
+  /** Who sent it (an API key id), for fairness between keys in the queue. */
+  owner?: string;
 }
 
 export interface LocalEngineOptions {
@@ -233,7 +235,7 @@ export class LocalEngine {
           loaded.jobs--;
           if (loaded.retired && loaded.jobs === 0) void loaded.model.dispose();
         }
-      });
+      }, req.owner);
     } catch (err) {
       if (err instanceof QueueFullError) {
         throw new BusyError('queue_full', 'The local transcription queue is full; retry later.', err.retryAfterSeconds);

@@ -15,6 +15,13 @@
 //   At most `maxPaused` jobs sit paused (each holds a model state and a libuv
 //   worker thread while it waits), and a job is never paused before its native
 //   work has begun: paused then, it would take a pool thread only to wait.
+// - Fair between API keys (start-time fair queuing): a job's priority key also
+//   counts the audio its owner has started since it last had nothing queued,
+//   and the audio of its owner's waiting jobs ahead of it, so one key's burst
+//   queues behind itself while keys with work take turns. An owner arriving
+//   starts level with the least-served owner present, so a newcomer can
+//   neither starve the others nor be starved. For one key alone, the order is
+//   the same as without it (constant and prefix sums over that order).
 // - `order: 'arrival'` turns both off: jobs start in arrival order and are
 //   never paused (what a plain FIFO server does; the benchmark's control).
 // - A bounded queue: beyond `capacity` waiting jobs, submit() throws QueueFullError.
@@ -69,6 +76,10 @@ export interface JobStart {
 
 interface Entry {
   cost: number;
+  /** Who sent it (an API key id): jobs of other owners are served fairly against it. */
+  owner?: string;
+  /** Arrival order, for ties. */
+  seq: number;
   /** Rejects a waiting job with AbortedError. */
   abort: () => void;
   long: boolean;
@@ -95,6 +106,9 @@ export class Scheduler {
   readonly threadsPerJob: number;
   private readonly waiting: Entry[] = [];
   private preemptions = 0;
+  private arrivals = 0;
+  /** Audio seconds each owner with jobs in the scheduler has started (its fair-queuing tag). */
+  private readonly served = new Map<string, number>();
   private readonly active = new Set<Entry>();
   private readonly paused: Entry[] = [];
   private readonly longJobSeconds: number;
@@ -144,7 +158,7 @@ export class Scheduler {
    * Rejects with QueueFullError when the queue is full, AbortedError when
    * `signal` fires while the job waits.
    */
-  submit<T>(cost: number, signal: AbortSignal | undefined, work: (job: JobStart) => Promise<T>): Promise<T> {
+  submit<T>(cost: number, signal: AbortSignal | undefined, work: (job: JobStart) => Promise<T>, owner?: string): Promise<T> {
     if (signal?.aborted) return Promise.reject(new AbortedError());
     if (this.isFull()) {
       return Promise.reject(new QueueFullError(this.estimatedWaitSeconds() + cost * this.secondsPerAudioSecond));
@@ -156,6 +170,8 @@ export class Scheduler {
           reject(new AbortedError());
         },
         cost,
+        owner,
+        seq: this.arrivals++,
         long: cost > this.longJobSeconds,
         enqueuedAt: this.now(),
         pausedMs: 0,
@@ -171,11 +187,13 @@ export class Scheduler {
         const i = this.waiting.indexOf(entry);
         if (i >= 0) {
           this.waiting.splice(i, 1);
+          this.leave(owner);
           reject(new AbortedError());
           this.notifyIfIdle();
         }
       };
       signal?.addEventListener('abort', onAbort, { once: true });
+      this.arrive(owner);
       this.waiting.push(entry);
       this.dispatch();
     });
@@ -183,7 +201,10 @@ export class Scheduler {
 
   /** Rejects every waiting job with AbortedError (shutdown); running and paused ones are aborted through their controls. */
   abortWaiting(): void {
-    for (const entry of this.waiting.splice(0)) entry.abort();
+    for (const entry of this.waiting.splice(0)) {
+      this.leave(entry.owner);
+      entry.abort();
+    }
     this.notifyIfIdle();
   }
 
@@ -204,12 +225,61 @@ export class Scheduler {
     return best;
   }
 
+  /** Whether `a` comes before `b` in their owner's own order. */
+  private ahead(a: Entry, b: Entry, now: number): boolean {
+    const ka = this.key(a, now);
+    const kb = this.key(b, now);
+    return ka < kb || (ka === kb && a.seq < b.seq);
+  }
+
+  private inScheduler(owner: string): boolean {
+    const mine = (e: Entry) => e.owner === owner;
+    return this.waiting.some(mine) || this.paused.some(mine) || [...this.active].some(mine);
+  }
+
+  /**
+   * An owner with nothing here starts level with the least-served owner
+   * present, as that owner stood when its jobs now computing started (a job
+   * being served is not yet service that owner is ahead by).
+   */
+  private arrive(owner: string | undefined): void {
+    if (owner === undefined || this.inScheduler(owner)) return;
+    const computing = new Map<string, number>();
+    for (const e of [...this.active, ...this.paused]) if (e.owner !== undefined) computing.set(e.owner, (computing.get(e.owner) ?? 0) + e.cost);
+    const levels = [...this.served].map(([o, served]) => served - (computing.get(o) ?? 0));
+    this.served.set(owner, levels.length ? Math.min(...levels) : 0);
+  }
+
+  /** Forgets an owner once it has nothing here. */
+  private leave(owner: string | undefined): void {
+    if (owner !== undefined && !this.inScheduler(owner)) this.served.delete(owner);
+  }
+
+  /** key() plus what the owner has started and its waiting jobs ahead of `e` (see the fairness note at the top). */
+  private fairKey(e: Entry, now: number): number {
+    if (e.owner === undefined || this.options.order === 'arrival') return this.key(e, now);
+    let ahead = this.served.get(e.owner) ?? 0;
+    for (const o of this.waiting) if (o.owner === e.owner && o !== e && this.ahead(o, e, now)) ahead += o.cost;
+    return this.key(e, now) + ahead;
+  }
+
+  /** The next job for a free slot: the best fair key, ties to the earlier arrival. */
+  private fairest(entries: Entry[], now: number): Entry | undefined {
+    let best: Entry | undefined;
+    let bestKey = Infinity;
+    for (const e of entries) {
+      const k = this.fairKey(e, now);
+      if (!best || k < bestKey || (k === bestKey && e.seq < best.seq)) [best, bestKey] = [e, k];
+    }
+    return best;
+  }
+
   private dispatch(): void {
     const now = this.now();
     for (;;) {
       // Fill free slots with the best of what is paused or waiting.
       while (this.active.size < this.options.slots) {
-        const next = this.best([...this.paused, ...this.waiting], now);
+        const next = this.fairest([...this.paused, ...this.waiting], now);
         if (!next) break;
         if (this.paused.includes(next)) this.resume(next, now);
         else this.startEntry(next);
@@ -259,6 +329,7 @@ export class Scheduler {
   private startEntry(entry: Entry): void {
     this.waiting.splice(this.waiting.indexOf(entry), 1);
     this.active.add(entry);
+    if (entry.owner !== undefined) this.served.set(entry.owner, (this.served.get(entry.owner) ?? 0) + entry.cost);
     entry.start({ threads: this.threadsPerJob, attach: (p) => (entry.pausable = p) });
   }
 
@@ -268,6 +339,7 @@ export class Scheduler {
     const i = this.paused.indexOf(entry);
     if (i >= 0) this.paused.splice(i, 1);
     this.active.delete(entry);
+    this.leave(entry.owner);
     const computedMs = this.now() - startedAt - entry.pausedMs;
     if (entry.cost > 0 && i < 0) {
       this.secondsPerAudioSecond = 0.8 * this.secondsPerAudioSecond + 0.2 * (computedMs / 1000 / entry.cost);

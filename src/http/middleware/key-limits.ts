@@ -1,0 +1,104 @@
+// Per-key limits on the audio routes, and the key's usage counted when each
+// request ends. The request rate (per minute, a fixed window per key) is
+// checked before the upload is read; the audio budget (seconds per UTC day)
+// once the clip's length is known, from the WAV header (or the decoder), with
+// the clips admitted and still running counted against it so concurrent
+// requests cannot overshoot it together. Over a limit: 429 with Retry-After
+// and OpenAI's x-ratelimit-* headers (the audio ones named alike).
+import type { Context, Next } from 'koa';
+import { ApiError } from '../errors';
+import { utcDay, type KeyUsageStore } from '../../store/key-usage';
+import type { ApiKeyRecord } from '../../store/api-keys';
+import type { Metrics } from '../../metrics';
+
+const WINDOW_MS = 60_000;
+const DAY_MS = 86_400_000;
+
+/** OpenAI's reset format: "45s", "6m0s", "3h2m10s". */
+export function resetIn(ms: number): string {
+  const total = Math.max(1, Math.ceil(ms / 1000));
+  const [h, m, s] = [Math.floor(total / 3600), Math.floor((total % 3600) / 60), total % 60];
+  return h > 0 ? `${h}h${m}m${s}s` : m > 0 ? `${m}m${s}s` : `${s}s`;
+}
+
+export class KeyLimiter {
+  private readonly windows = new Map<string, { start: number; count: number }>();
+  /** Audio seconds admitted and not yet finished, by key. */
+  private readonly running = new Map<string, number>();
+
+  constructor(
+    private readonly usage: KeyUsageStore,
+    private readonly metrics?: Pick<Metrics, 'rateLimited'>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Runs after authentication (ctx.state.apiKey) on each audio route. */
+  middleware() {
+    return async (ctx: Context, next: Next): Promise<void> => {
+      const key = ctx.state.apiKey as ApiKeyRecord;
+      const day = utcDay(this.now());
+      let admitted = 0;
+      let failed = false;
+      ctx.state.admitAudio = async (seconds: number) => {
+        await this.admitAudio(ctx, key, day, seconds);
+        admitted += seconds;
+      };
+      try {
+        this.countRequest(ctx, key);
+        await next();
+      } catch (err) {
+        failed = true;
+        throw err;
+      } finally {
+        if (admitted > 0) this.running.set(key.id, (this.running.get(key.id) ?? 0) - admitted);
+        const transcribed = (ctx.state.transcribedSeconds as number | undefined) ?? 0;
+        this.usage.record(key.id, day, { audioSeconds: transcribed, error: failed || ctx.state.errorCode !== undefined });
+      }
+    };
+  }
+
+  private countRequest(ctx: Context, key: ApiKeyRecord): void {
+    const limit = key.requestsPerMinute;
+    if (limit === null) return;
+    const now = this.now();
+    let w = this.windows.get(key.id);
+    if (!w || now - w.start >= WINDOW_MS) {
+      if (this.windows.size > 10_000) this.windows.clear();
+      w = { start: now, count: 0 };
+      this.windows.set(key.id, w);
+    }
+    const resetMs = w.start + WINDOW_MS - now;
+    const headers = (remaining: number) => ({
+      'x-ratelimit-limit-requests': String(limit),
+      'x-ratelimit-remaining-requests': String(remaining),
+      'x-ratelimit-reset-requests': resetIn(resetMs),
+    });
+    if (w.count >= limit) {
+      this.metrics?.rateLimited.inc({ limit: 'requests' });
+      throw new ApiError(429, 'rate_limit_exceeded', `This key may send ${limit} audio requests per minute; retry in ${resetIn(resetMs)}.`, null,
+        { ...headers(0), 'Retry-After': String(Math.ceil(resetMs / 1000)) });
+    }
+    w.count++;
+    ctx.set(headers(limit - w.count));
+  }
+
+  private async admitAudio(ctx: Context, key: ApiKeyRecord, day: string, seconds: number): Promise<void> {
+    const budget = key.audioSecondsPerDay;
+    if (budget === null) return;
+    const used = (await this.usage.audioSeconds(key.id, day)) + (this.running.get(key.id) ?? 0);
+    const resetMs = Date.parse(`${day}T00:00:00Z`) + DAY_MS - this.now();
+    const headers = (remaining: number) => ({
+      'x-ratelimit-limit-audio-seconds': String(budget),
+      'x-ratelimit-remaining-audio-seconds': String(Math.max(0, Math.floor(remaining))),
+      'x-ratelimit-reset-audio-seconds': resetIn(resetMs),
+    });
+    if (used + seconds > budget) {
+      this.metrics?.rateLimited.inc({ limit: 'audio_seconds' });
+      throw new ApiError(429, 'audio_budget_exceeded',
+        `This key may transcribe ${budget} s of audio per day (UTC); ${Math.max(0, Math.floor(budget - used))} s are left and this clip is ${Math.ceil(seconds)} s.`,
+        null, { ...headers(budget - used), 'Retry-After': String(Math.ceil(resetMs / 1000)) });
+    }
+    this.running.set(key.id, (this.running.get(key.id) ?? 0) + seconds);
+    ctx.set(headers(budget - used - seconds));
+  }
+}

@@ -1,0 +1,57 @@
+// Each API key's audio requests per UTC day: requests, seconds of audio
+// transcribed, errors. One upsert per request, off the answer's path; today's
+// audio seconds are also kept in memory (read once per key and day), so the
+// daily budget is checked without a query per request.
+import type { Database } from './db';
+import type { KeyUsage } from '../admin-api';
+
+interface Row {
+  key_id: string;
+  day: string;
+  requests: number;
+  audio_seconds: number;
+  errors: number;
+}
+
+/** The UTC day a moment falls on, as the table keys it. */
+export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+export class KeyUsageStore {
+  /** `${keyId} ${day}` → audio seconds counted today (the database's, plus this process's since). */
+  private readonly todaySeconds = new Map<string, number>();
+
+  constructor(private readonly db: Database, private readonly onError: (err: Error) => void = () => {}) {}
+
+  /** Audio seconds the key has used on `day`. */
+  async audioSeconds(keyId: string, day: string): Promise<number> {
+    const slot = `${keyId} ${day}`;
+    const known = this.todaySeconds.get(slot);
+    if (known !== undefined) return known;
+    if (this.todaySeconds.size > 10_000) this.todaySeconds.clear(); // past days; re-read when asked
+    // Counted from zero while the row is read: a request finishing meanwhile adds to the count.
+    this.todaySeconds.set(slot, 0);
+    const row = await this.db.get<Row>('SELECT audio_seconds FROM key_usage WHERE key_id = ? AND day = ?', [keyId, day]);
+    const seconds = (this.todaySeconds.get(slot) ?? 0) + (row?.audio_seconds ?? 0);
+    this.todaySeconds.set(slot, seconds);
+    return seconds;
+  }
+
+  /** Counts one finished request. Never throws: a failed write is reported and the answer goes out regardless. */
+  record(keyId: string, day: string, use: { audioSeconds: number; error: boolean }): void {
+    const slot = `${keyId} ${day}`;
+    const known = this.todaySeconds.get(slot);
+    if (known !== undefined) this.todaySeconds.set(slot, known + use.audioSeconds);
+    this.db.run(
+      `INSERT INTO key_usage (key_id, day, requests, audio_seconds, errors) VALUES (?, ?, 1, ?, ?)
+       ON CONFLICT (key_id, day) DO UPDATE SET requests = requests + 1, audio_seconds = audio_seconds + excluded.audio_seconds,
+       errors = errors + excluded.errors`,
+      [keyId, day, use.audioSeconds, use.error ? 1 : 0],
+    ).catch(this.onError);
+  }
+
+  /** Every key's usage on `day`, by key id. */
+  async onDay(day: string): Promise<Map<string, KeyUsage>> {
+    const rows = await this.db.all<Row>('SELECT * FROM key_usage WHERE day = ?', [day]);
+    return new Map(rows.map((r) => [r.key_id, { day, requests: r.requests, audioSeconds: Math.round(r.audio_seconds * 100) / 100, errors: r.errors }]));
+  }
+}
