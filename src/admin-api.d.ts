@@ -13,6 +13,15 @@ export interface Routing {
   cloud: { providerId: string; model: string } | null;
   /** Extra names accepted as the public model (e.g. whisper-1); /v1/models lists them. */
   aliases: string[];
+  /** Local mode only: where requests go when the local runtime cannot take them in time; null: nowhere (503). */
+  spillover: SpillOver | null;
+}
+
+export interface SpillOver {
+  providerId: string;
+  model: string;
+  /** Also spill when the local queue's predicted wait is longer than this; null: only when full or loading. */
+  maxWaitSeconds: number | null;
 }
 
 /** GET and PUT /admin/routing. */

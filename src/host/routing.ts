@@ -12,6 +12,7 @@ export interface RoutingChange {
   localModel?: string | null;
   cloud?: { providerId: string; model: string } | null;
   aliases?: string[];
+  spillover?: { providerId: string; model: string; maxWaitSeconds?: number | null } | null;
 }
 
 /** Names a client library may send: letters, digits and . _ : / - (OpenAI's own ids fit). */
@@ -26,10 +27,12 @@ export async function changeRouting(h: HostParts, change: RoutingChange): Promis
     localModel: change.localModel === undefined ? current.localModel : change.localModel,
     cloud: change.cloud === undefined ? current.cloud : change.cloud,
     aliases: change.aliases ?? current.aliases,
+    spillover: change.spillover === undefined ? current.spillover : change.spillover && { ...change.spillover, maxWaitSeconds: change.spillover.maxWaitSeconds ?? null },
   };
   if (change.aliases) checkAliases(change.aliases);
   if (next.localModel !== null && change.localModel !== undefined) await activatableRuntime(h.modelsDir, next.localModel, 'localModel');
   if (next.cloud && (change.cloud !== undefined || next.mode === 'cloud')) await checkCloudTarget(h.providers, next.cloud);
+  if (change.spillover) await checkCloudTarget(h.providers, change.spillover, 'spillover');
   if (next.mode === 'cloud' && !next.cloud) throw new InvalidInputError('missing_cloud_target', 'Cloud mode needs a cloud target {providerId, model}.', 'cloud');
 
   await h.settings.setRouting(next);
@@ -56,12 +59,13 @@ function checkAliases(aliases: string[]): void {
   }
 }
 
-async function checkCloudTarget(providers: ProviderStore, cloud: { providerId: string; model: string }): Promise<void> {
+/** A provider and model that can take requests now; `field` names the routing field in refusals. */
+async function checkCloudTarget(providers: ProviderStore, cloud: { providerId: string; model: string }, field: 'cloud' | 'spillover' = 'cloud'): Promise<void> {
   const p = await providers.get(cloud.providerId);
-  if (!p) throw new InvalidInputError('unknown_provider', `Unknown provider "${cloud.providerId}".`, 'cloud.providerId');
+  if (!p) throw new InvalidInputError('unknown_provider', `Unknown provider "${cloud.providerId}".`, `${field}.providerId`);
   if (!p.models.some((m) => m.id === cloud.model)) {
-    throw new InvalidInputError('unknown_model', `Provider "${p.id}" has no model "${cloud.model}".`, 'cloud.model');
+    throw new InvalidInputError('unknown_model', `Provider "${p.id}" has no model "${cloud.model}".`, `${field}.model`);
   }
-  if (!p.enabled) throw new InvalidInputError('provider_disabled', `Provider "${p.id}" is disabled.`, 'cloud.providerId');
-  if (!p.apiKeySet) throw new InvalidInputError('provider_key_missing', `Provider "${p.id}" has no API key.`, 'cloud.providerId');
+  if (!p.enabled) throw new InvalidInputError('provider_disabled', `Provider "${p.id}" is disabled.`, `${field}.providerId`);
+  if (!p.apiKeySet) throw new InvalidInputError('provider_key_missing', `Provider "${p.id}" has no API key.`, `${field}.providerId`);
 }

@@ -32,6 +32,7 @@ const routing = obj({
   localModel: nullable(str()),
   cloud: nullable(obj({ providerId: str(), model: str() })),
   aliases: { type: 'array', items: str() },
+  spillover: nullable(obj({ providerId: str(), model: str(), maxWaitSeconds: nullable(num) })),
   publicModel: str(),
 });
 const download = obj({

@@ -7,6 +7,11 @@ export const routingSchema = z.strictObject({
   localModel: z.string().nullable().optional(),
   cloud: z.strictObject({ providerId: z.string().min(1), model: z.string().min(1) }).nullable().optional(),
   aliases: z.array(z.string().max(200)).max(100).optional(),
+  spillover: z.strictObject({
+    providerId: z.string().min(1),
+    model: z.string().min(1),
+    maxWaitSeconds: z.number().min(0).max(86_400).nullable().optional(),
+  }).nullable().optional(),
 });
 
 export const providerSchema = z.strictObject({

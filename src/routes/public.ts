@@ -7,7 +7,7 @@ import { ApiError, notFound } from '../http/errors';
 import { readiness } from '../stt/readiness';
 import { openApiDocument } from '../http/openapi';
 
-export function healthRoute(router: Router, s: Pick<Services, 'serviceId' | 'version' | 'stt' | 'local' | 'providers' | 'cloud'>): void {
+export function healthRoute(router: Router, s: Pick<Services, 'serviceId' | 'version' | 'stt' | 'local' | 'cloud'>): void {
   router.get('/health', async function health(ctx: Context) {
     ctx.body = { serviceId: s.serviceId, version: s.version, publicModel: await s.stt.publicModel() };
   });

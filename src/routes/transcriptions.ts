@@ -16,7 +16,9 @@ import { Semaphore } from '../stt/semaphore';
 import { readWavHeader } from '../stt/wav-header';
 import { decodeUpload } from '../stt/decode-upload';
 import type { Services } from '../services';
-import type { Task } from '../stt/router';
+import type { Target, Task } from '../stt/router';
+import type { ApiKeyRecord } from '../store/api-keys';
+import { chooseSpill } from '../stt/spill-over';
 import type { Logger } from '../log';
 import { parseTranscriptionRequest } from './transcription-request';
 
@@ -87,20 +89,32 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
     async function transcribe(ctx: Context) {
       const clientSignal = ctx.state.clientSignal as AbortSignal;
       const target = await s.stt.target();
-      const req = parseTranscriptionRequest(
-        ctx.request.body as Record<string, unknown>,
-        (ctx.request.files ?? {}) as Record<string, unknown>,
-        target,
-        task,
-      );
+      const fields = ctx.request.body as Record<string, unknown>;
+      const files = (ctx.request.files ?? {}) as Record<string, unknown>;
+      const req = parseTranscriptionRequest(fields, files, target, task);
+      const key = ctx.state.apiKey as ApiKeyRecord;
+      if (target.mode === 'cloud' && key.localOnly) {
+        throw new ApiError(403, 'local_only_key', 'This API key\'s audio may not leave the host, and this server sends transcriptions to a cloud provider.');
+      }
       const header = readWavHeader(req.file.buffer);
       if (header) refuseTooLong(header.durationSeconds, s.config.maxAudioSeconds);
       const admitAudio = ctx.state.admitAudio as (seconds: number) => Promise<void>;
       if (header) await admitAudio(header.durationSeconds);
-      refuseWhenFull(s, target.mode);
+      const accepts = (t: Target) => {
+        try {
+          parseTranscriptionRequest(fields, files, t, task);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      const spill = target.mode === 'local' ? await chooseSpill(s.stt, s.local, key.localOnly, accepts, s.metrics) : null;
+      if (spill) ctx.set({ 'X-Stt-Runtime': `${spill.providerId}/${spill.model}`, 'X-Stt-Spilled': spill.reason });
+      else refuseWhenFull(s, target.mode);
       const decodeStarted = performance.now(); // decodeMs includes the wait for a decode slot
       // A provider gets the uploaded WAV: keep only its duration, not the PCM, while the call lasts.
-      const { pcm, durationSeconds } = await decodeUpload(req.file.buffer, { header, mode: target.mode, slots: decodeSlots, signal: clientSignal })
+      const mode = spill ? 'cloud' : target.mode;
+      const { pcm, durationSeconds } = await decodeUpload(req.file.buffer, { header, mode, slots: decodeSlots, signal: clientSignal })
         .catch((err) => {
           throw err instanceof WavError ? invalidAudio(err, s.logger) : err;
         });
@@ -133,7 +147,8 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
           granularities: req.granularities,
           chunkingStrategy: req.chunkingStrategy,
           onText: stream ? (text) => stream.text(text) : undefined,
-          owner: ctx.state.apiKeyId,
+          owner: key.id,
+          spillTo: spill ?? undefined,
         });
       } catch (err) {
         countAbort(ctx, s, signal);
@@ -156,7 +171,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
         stream.done(out.result.text.trim(), usage(out.result));
         return;
       }
-      ctx.set('Server-Timing', serverTiming(ctx.state));
+      ctx.set({ 'Server-Timing': serverTiming(ctx.state), 'X-Stt-Runtime': out.runtime });
       const { body, type } = render(out.result, req.format, { task: req.task, granularities: req.granularities, temperature: req.temperature ?? 0 });
       ctx.type = type;
       ctx.body = body;

@@ -2,16 +2,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from './db';
 
-export type Mode = 'local' | 'cloud';
-export interface Routing {
-  mode: Mode;
-  localModel: string | null;
-  cloud: { providerId: string; model: string } | null;
-  /** Extra names clients may send as `model` for whatever serves (e.g. whisper-1); none by default. */
-  aliases: string[];
-}
+import type { Routing } from '../admin-api';
 
-export const DEFAULT_ROUTING: Routing = { mode: 'local', localModel: null, cloud: null, aliases: [] };
+export type { Routing };
+export type Mode = Routing['mode'];
+
+export const DEFAULT_ROUTING: Routing = { mode: 'local', localModel: null, cloud: null, aliases: [], spillover: null };
 
 export class SettingsStore {
   constructor(private readonly db: Database) {}
@@ -47,7 +43,7 @@ export class SettingsStore {
   }
 
   /** Aliases left out are none. */
-  async setRouting(routing: Omit<Routing, 'aliases'> & { aliases?: string[] }): Promise<void> {
-    await this.write('routing', { aliases: [], ...routing });
+  async setRouting(routing: Omit<Routing, 'aliases' | 'spillover'> & Partial<Pick<Routing, 'aliases' | 'spillover'>>): Promise<void> {
+    await this.write('routing', { aliases: [], spillover: null, ...routing });
   }
 }

@@ -11,13 +11,11 @@ export type Readiness =
   | { ready: true; mode: 'local' | 'cloud'; runtime: string }
   | { ready: false; mode: 'local' | 'cloud'; code: string; message: string };
 
-export async function readiness(s: Pick<Services, 'stt' | 'local' | 'providers' | 'cloud'>, now = Date.now()): Promise<Readiness> {
+export async function readiness(s: Pick<Services, 'stt' | 'local' | 'cloud'>, now = Date.now()): Promise<Readiness> {
   const routing = await s.stt.current();
   if (routing.mode === 'cloud' && routing.cloud) {
     const { providerId, model } = routing.cloud;
-    const provider = await s.providers.get(providerId);
-    const hasKey = !!provider && (await s.providers.apiKey(providerId).catch(() => null)) !== null;
-    if (!provider?.enabled || !hasKey) {
+    if (!(await s.cloud.usable(providerId))) {
       return { ready: false, mode: 'cloud', code: 'provider_unavailable', message: `The provider "${providerId}" is not enabled or has no usable key.` };
     }
     const failure = s.cloud.failures.get(providerId);

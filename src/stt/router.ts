@@ -37,6 +37,8 @@ export interface TranscribeInput extends Omit<CloudRequest, 'wav'> {
   signal: AbortSignal;
   /** The API key's id: served fairly against other keys in the local queue. */
   owner?: string;
+  /** A Local-mode request the route spilled to the host's spill-over target (with its WAV kept). */
+  spillTo?: { providerId: string; model: string };
 }
 
 export class SttRouter {
@@ -92,8 +94,27 @@ export class SttRouter {
     };
   }
 
+  /**
+   * Where a Local-mode request goes instead when the local runtime cannot
+   * take it in time (the host's spill-over target), checked against what
+   * that provider can do; null when none is set or its provider cannot serve.
+   */
+  async spillTarget(): Promise<{ target: Target; providerId: string; model: string; maxWaitSeconds: number | null } | null> {
+    const r = await this.current();
+    if (r.mode !== 'local' || !r.spillover || !this.cloud) return null;
+    const { providerId, model, maxWaitSeconds } = r.spillover;
+    if (!(await this.cloud.canServe(providerId))) return null;
+    const caps = await this.cloud.capabilities(providerId);
+    // The client named the local model: the request is checked against the provider's capabilities, not its name.
+    const target: Target = { mode: 'cloud', alias: LOCAL_ALIAS, aliases: r.aliases, name: `The spill-over provider "${providerId}"`, ...caps };
+    return { target, providerId, model, maxWaitSeconds };
+  }
+
   /** `queueMs`: time spent waiting for the local scheduler (local runtimes only). */
   async transcribe(input: TranscribeInput): Promise<{ result: OutputTranscription; runtime: string; queueMs?: number }> {
+    if (input.spillTo && this.cloud) {
+      return this.cloud.transcribe(input.spillTo.providerId, input.spillTo.model, { ...input, wav: input.wav! });
+    }
     const r = await this.current();
     if (r.mode === 'cloud' && r.cloud && this.cloud) {
       // Routing switched to cloud after the route let go of the upload.

@@ -151,7 +151,7 @@ test('providers: built-ins, create/update, keys write-only and encrypted at rest
 
 test('routing: validation, atomicity, cloud end to end, provider failures, back to local', async () => {
   const routingBefore = (await admin('GET', '/admin/routing')).body;
-  assert.deepEqual(routingBefore, { mode: 'local', localModel: 'whisper-base', cloud: null, aliases: [], publicModel: 'service-local-stt' });
+  assert.deepEqual(routingBefore, { mode: 'local', localModel: 'whisper-base', cloud: null, aliases: [], spillover: null, publicModel: 'service-local-stt' });
   expectError(await admin('PUT', '/admin/routing', { localModel: 'whisper-huge' }), 400, 'unknown_runtime', 'localModel');
   expectError(await admin('PUT', '/admin/routing', { mode: 'cloud' }), 400, 'missing_cloud_target', 'cloud');
   expectError(await admin('PUT', '/admin/routing', { mode: 'cloud', cloud: { providerId: 'nope', model: 'x' } }), 400, 'unknown_provider', 'cloud.providerId');

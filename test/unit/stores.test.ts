@@ -142,12 +142,12 @@ test('settings: the service id is created once and kept; routing defaults until 
     assert.match(id, /^[0-9a-f-]{36}$/);
     assert.equal(await settings.serviceId(), id);
     assert.equal(await new SettingsStore(db).serviceId(), id);
-    assert.deepEqual(DEFAULT_ROUTING, { mode: 'local', localModel: null, cloud: null, aliases: [] });
-    assert.deepEqual(await settings.routing(), { mode: 'local', localModel: null, cloud: null, aliases: [] });
+    assert.deepEqual(DEFAULT_ROUTING, { mode: 'local', localModel: null, cloud: null, aliases: [], spillover: null });
+    assert.deepEqual(await settings.routing(), { mode: 'local', localModel: null, cloud: null, aliases: [], spillover: null });
     assert.equal(await settings.hasRouting(), false);
     const routing = { mode: 'cloud' as const, localModel: 'whisper-base', cloud: { providerId: 'openai', model: 'whisper-1' } };
     await settings.setRouting(routing);
-    assert.deepEqual(await settings.routing(), { ...routing, aliases: [] }, 'routing stored without aliases has none');
+    assert.deepEqual(await settings.routing(), { ...routing, aliases: [], spillover: null }, 'routing stored without aliases or spill-over has none');
     await settings.setRouting({ ...routing, aliases: ['whisper-1'] });
     assert.deepEqual((await settings.routing()).aliases, ['whisper-1']);
     assert.equal(await settings.hasRouting(), true);

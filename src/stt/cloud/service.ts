@@ -112,6 +112,17 @@ export class CloudService {
     return p ? aliasOf(p, modelId) : `${providerId}/${modelId}`;
   }
 
+  /** Enabled, with a key that opens. */
+  async usable(providerId: string): Promise<boolean> {
+    const p = await this.providers.get(providerId);
+    return !!p?.enabled && (await this.providers.apiKey(providerId).catch(() => null)) !== null;
+  }
+
+  /** Usable, and a call slot free this instant: worth sending a request to. */
+  async canServe(providerId: string): Promise<boolean> {
+    return !this.calls.full && (await this.usable(providerId));
+  }
+
   async capabilities(providerId: string): Promise<CloudCapabilities> {
     const p = await this.providers.get(providerId);
     return CAPABILITIES[p?.kind ?? 'openai'];

@@ -117,6 +117,11 @@ export class LocalEngine {
     if (this.crashedLoad && this.loadsInFlight === 0 && !this.opts.loadMarker.read()) this.forgetCrashedLoad();
   }
 
+  /** A model is loaded and takes jobs (the previous one keeps serving while another loads). */
+  isServing(): boolean {
+    return this.current !== null;
+  }
+
   activeRuntime(): RuntimeSpec | null {
     return this.current?.spec ?? (this.loadingId ? runtimeById(this.loadingId) ?? null : null);
   }
