@@ -3,6 +3,14 @@
 // purpose: it holds no code, so the page's own build (ui/tsconfig.json) can
 // read it without compiling the server.
 
+/** GET /ready's 200 answer (public, not admin; here so the page shares it). 503 carries the error envelope. */
+export interface ReadyView {
+  ready: true;
+  mode: 'local' | 'cloud';
+  /** What serves: the local runtime, a cloud route's provider/model, or the spill-over target while the local model loads. */
+  runtime: string;
+}
+
 export interface List<T> {
   data: T[];
 }

@@ -5,10 +5,14 @@
 const KEY_STORAGE = 'stt-admin-key';
 const POLL_MS = 1000;
 
-import type { AdminStatus, ApiKeyView, CreatedApiKey, List, ProviderView, RoutingView, RuntimeEntry } from '../src/admin-api';
+import type { AdminStatus, ApiKeyView, CreatedApiKey, KeyLimits, KeyUsage, List, ProviderView, RoutingView, RuntimeEntry, SpillOver, ReadyView } from '../src/admin-api';
 
 /** A runtime row: the API's entry and, for the active one, the engine's state. */
 type RuntimeRow = RuntimeEntry & { activeState: AdminStatus['local']['state'] | null };
+
+/** GET /ready's 200 answer (a public route, not an /admin one). */
+/** GET /ready: its answer, or the 503's reason. */
+type Readiness = ReadyView | { ready: false; message: string };
 
 class ApiFailure extends Error {
   constructor(readonly status: number, message: string) {
@@ -43,11 +47,25 @@ function adminKey(): string | null {
 }
 
 async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(path, {
+  return answerOf<T>(await fetch(path, {
     method,
     headers: { Authorization: `Bearer ${adminKey() ?? ''}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  }));
+}
+
+/** GET /ready: public, so asked without the admin key; a 503 says why the route cannot serve. */
+async function readiness(): Promise<Readiness> {
+  try {
+    return await answerOf<ReadyView>(await fetch('/ready'));
+  } catch (err) {
+    if (err instanceof ApiFailure && err.status === 503) return { ready: false, message: err.message };
+    throw err;
+  }
+}
+
+/** A response's JSON; an ApiFailure with the error envelope's message when it is not a success. */
+async function answerOf<T>(res: Response): Promise<T> {
   const text = await res.text();
   let data: { error?: { message?: string } } | null = null;
   try {
@@ -85,15 +103,49 @@ function formatUptime(s: number): string {
   const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
   return h ? `${h} h ${m} min` : m ? `${m} min ${s % 60} s` : `${s} s`;
 }
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+function formatLimits(k: KeyLimits): string {
+  const parts = [
+    k.requestsPerMinute === null ? null : `${k.requestsPerMinute}/min`,
+    k.audioSecondsPerDay === null ? null : `${k.audioSecondsPerDay} s/day`,
+    k.localOnly ? 'local only' : null,
+  ].filter((p): p is string => p !== null);
+  return parts.length ? parts.join(', ') : 'none';
+}
+const formatUsage = (u: KeyUsage | undefined) =>
+  (u ? `${plural(u.requests, 'request')}, ${Math.round(u.audioSeconds * 10) / 10} s of audio, ${plural(u.errors, 'error')}` : '—');
+function formatSpillover(s: SpillOver | null): string {
+  if (!s) return 'off: requests the local runtime cannot take are refused (503).';
+  const when = s.maxWaitSeconds === null ? 'when the local queue is full or the model is loading'
+    : `when the local queue is full, the model is loading or the predicted wait is over ${s.maxWaitSeconds} s`;
+  return `to ${s.providerId}/${s.model}, ${when}.`;
+}
+/** A number input's value as a limit: empty is none. */
+const limitValue = (v: FormDataEntryValue | null): number | null => (v === null || String(v).trim() === '' ? null : Number(v));
+const providerLabel = (p: ProviderView) => `${p.name}${p.enabled ? '' : ' (disabled)'}${p.apiKeySet ? '' : ' (no key)'}`;
+
+/** A form the host has started on (focus inside, or changed and not saved): the poll leaves its fields alone. */
+function editing(form: HTMLElement | null): boolean {
+  return !!form && (form.contains(document.activeElement) || form.dataset.dirty === '1');
+}
+function trackEdits(form: HTMLElement): void {
+  for (const type of ['input', 'change']) form.addEventListener(type, () => (form.dataset.dirty = '1'));
+}
+/** After a save: the form shows the stored values again from the next refresh on. */
+function settle(form: HTMLElement): void {
+  delete form.dataset.dirty;
+  if (form.contains(document.activeElement)) (document.activeElement as HTMLElement).blur();
+}
 
 // ---- views
 
 let providersCache: ProviderView[] = [];
 let routingCache: RoutingView | null = null;
 
-function renderStatus(s: AdminStatus): void {
+function renderStatus(s: AdminStatus, ready: Readiness): void {
   const rows: [string, string][] = [
     ['Mode', s.mode === 'cloud' ? 'Cloud' : 'Local'],
+    ['Ready', ready.ready ? `ready (${ready.runtime})` : `not ready: ${ready.message}`],
     ['Public model', s.publicModel],
     ['Active runtime', s.local.activeModel ? `${s.local.activeModel} (${s.local.state})` : s.local.state === 'error' ? `error: ${s.local.error}` : 'none'],
     ['Queue', `${s.queue.running} running, ${s.queue.waiting} waiting (capacity ${s.queue.capacity})`],
@@ -149,7 +201,7 @@ function renderCloudForm(): void {
   const providerSelect = $<HTMLSelectElement>('#cloud-provider');
   const chosen = providerSelect.value || routingCache?.cloud?.providerId || '';
   providerSelect.replaceChildren(...providersCache.map((p) =>
-    el('option', { value: p.id, text: `${p.name}${p.enabled ? '' : ' (disabled)'}${p.apiKeySet ? '' : ' (no key)'}`, selected: p.id === chosen })));
+    el('option', { value: p.id, text: providerLabel(p), selected: p.id === chosen })));
   renderCloudModels();
 }
 
@@ -159,6 +211,26 @@ function renderCloudModels(): void {
   const chosen = routingCache?.cloud && routingCache.cloud.providerId === provider?.id ? routingCache.cloud.model : modelSelect.value;
   modelSelect.replaceChildren(...(provider?.models ?? []).map((m) =>
     el('option', { value: m.id, text: m.alias ? `${m.id} (alias ${m.alias})` : m.id, selected: m.id === chosen })));
+}
+
+function renderSpillover(): void {
+  const spillover = routingCache?.spillover ?? null;
+  $('#spillover-current').textContent = `Spill-over: ${formatSpillover(spillover)}`;
+  if (editing($('#spillover-form'))) return;
+  const providerSelect = $<HTMLSelectElement>('#spillover-provider');
+  const chosen = spillover?.providerId ?? providerSelect.value;
+  providerSelect.replaceChildren(...providersCache.map((p) => el('option', { value: p.id, text: providerLabel(p), selected: p.id === chosen })));
+  renderSpilloverModels(spillover && spillover.providerId === providerSelect.value ? spillover.model : null);
+  const wait = spillover?.maxWaitSeconds ?? null;
+  $<HTMLInputElement>('#spillover-wait').value = wait === null ? '' : String(wait);
+}
+
+function renderSpilloverModels(chosen: string | null): void {
+  const provider = providersCache.find((p) => p.id === $<HTMLSelectElement>('#spillover-provider').value);
+  const modelSelect = $<HTMLSelectElement>('#spillover-model');
+  const keep = chosen ?? modelSelect.value;
+  modelSelect.replaceChildren(...(provider?.models ?? []).map((m) =>
+    el('option', { value: m.id, text: m.alias ? `${m.id} (alias ${m.alias})` : m.id, selected: m.id === keep })));
 }
 
 function providerCard(p: ProviderView): HTMLElement {
@@ -198,18 +270,63 @@ function renderProviders(providers: ProviderView[]): void {
   if (!(focused?.closest('#cloud-form') && focused.tagName === 'SELECT')) renderCloudForm();
 }
 
-function renderKeys(keys: ApiKeyView[]): void {
-  $('#key-table tbody').replaceChildren(...keys.map((k) => {
-    const revoke = el('button', { type: 'button', className: 'danger', disabled: !!k.revokedAt, text: 'Revoke', 'aria-label': `Revoke ${k.name}` });
-    revoke.addEventListener('click', () => {
-      if (confirm(`Revoke the key "${k.name}"? Clients using it stop working at once.`)) {
-        void act(`Key "${k.name}" revoked.`, () => api('POST', `/admin/api-keys/${encodeURIComponent(k.id)}/revoke`));
-      }
+function limitsEditor(k: ApiKeyView, open: boolean): HTMLDetailsElement {
+  const form = el('form', { className: 'key-limits' },
+    el('label', { title: 'Audio requests per minute; empty: no limit' }, 'Requests/min',
+      el('input', { type: 'number', name: 'requestsPerMinute', min: 1, max: 1_000_000, step: 1, value: k.requestsPerMinute ?? '', placeholder: 'no limit' })),
+    el('label', { title: 'Seconds of audio per UTC day; empty: no limit' }, 'Audio s/day',
+      el('input', { type: 'number', name: 'audioSecondsPerDay', min: 1, max: 1_000_000_000, step: 1, value: k.audioSecondsPerDay ?? '', placeholder: 'no limit' })),
+    el('label', { className: 'check' }, el('input', { type: 'checkbox', name: 'localOnly', checked: k.localOnly }), 'Local only'),
+    el('button', { type: 'submit', text: 'Save limits' }));
+  trackEdits(form);
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    const limits: KeyLimits = {
+      requestsPerMinute: limitValue(data.get('requestsPerMinute')),
+      audioSecondsPerDay: limitValue(data.get('audioSecondsPerDay')),
+      localOnly: data.get('localOnly') === 'on',
+    };
+    void act(`Limits of "${k.name}": ${formatLimits(limits)}.`, async () => {
+      await api<ApiKeyView>('PATCH', `/admin/api-keys/${encodeURIComponent(k.id)}`, limits);
+      settle(form);
     });
-    return el('tr', { 'data-key': k.id },
-      el('td', { text: k.name }), el('td', {}, el('code', { text: k.prefix })), el('td', { text: formatDate(k.createdAt) }),
-      el('td', { text: formatDate(k.lastUsedAt) }), el('td', { text: k.revokedAt ? `revoked ${formatDate(k.revokedAt)}` : 'active' }), el('td', {}, revoke));
-  }));
+  });
+  return el('details', { open }, el('summary', { text: 'Edit limits', 'aria-label': `Edit limits of ${k.name}` }), form);
+}
+
+function keyRow(k: ApiKeyView, editorOpen: boolean): HTMLTableRowElement {
+  const revoke = el('button', { type: 'button', className: 'danger', disabled: !!k.revokedAt, text: 'Revoke', 'aria-label': `Revoke ${k.name}` });
+  revoke.addEventListener('click', () => {
+    if (confirm(`Revoke the key "${k.name}"? Clients using it stop working at once.`)) {
+      void act(`Key "${k.name}" revoked.`, () => api('POST', `/admin/api-keys/${encodeURIComponent(k.id)}/revoke`));
+    }
+  });
+  return el('tr', { 'data-key-id': k.id },
+    el('td', { text: k.name }), el('td', {}, el('code', { text: k.prefix })), el('td', { text: formatDate(k.createdAt) }),
+    el('td', { text: formatDate(k.lastUsedAt) }), el('td', { text: k.revokedAt ? `revoked ${formatDate(k.revokedAt)}` : 'active' }),
+    el('td', { text: formatLimits(k), 'data-field': 'limits' }), el('td', { text: formatUsage(k.usage), 'data-field': 'usage' }),
+    el('td', { 'data-cell': 'actions' }, revoke, k.revokedAt ? null : limitsEditor(k, editorOpen)));
+}
+
+function renderKeys(keys: ApiKeyView[]): void {
+  const tbody = $('#key-table tbody');
+  const shown = [...tbody.querySelectorAll<HTMLTableRowElement>('tr[data-key-id]')];
+  const fresh = keys.map((k) => keyRow(k, !!shown.find((r) => r.dataset.keyId === k.id)?.querySelector('details')?.open));
+  if (shown.length !== keys.length || shown.some((r, i) => r.dataset.keyId !== keys[i].id)) {
+    tbody.replaceChildren(...fresh);
+    return;
+  }
+  // The same keys: row by row, and cell by cell where a limits form is being
+  // filled in, so that form keeps its values and its focus.
+  for (const [i, row] of shown.entries()) {
+    if (keys[i].revokedAt || !editing(row.querySelector<HTMLElement>('form.key-limits'))) {
+      row.replaceWith(fresh[i]);
+      continue;
+    }
+    const cells = [...fresh[i].cells];
+    for (const [j, cell] of [...row.cells].entries()) if (cell.dataset.cell !== 'actions') cell.replaceWith(cells[j]);
+  }
 }
 
 // ---- data flow
@@ -219,14 +336,15 @@ let pollTimer: number | undefined;
 async function refresh(): Promise<void> {
   if (!adminKey()) return;
   try {
-    const [status, routing, models, providers, keys] = await Promise.all([
-      api<AdminStatus>('GET', '/admin/status'), api<RoutingView>('GET', '/admin/routing'), api<List<RuntimeEntry>>('GET', '/admin/local-models'),
+    const [status, ready, routing, models, providers, keys] = await Promise.all([
+      api<AdminStatus>('GET', '/admin/status'), readiness(), api<RoutingView>('GET', '/admin/routing'), api<List<RuntimeEntry>>('GET', '/admin/local-models'),
       api<List<ProviderView>>('GET', '/admin/providers'), api<List<ApiKeyView>>('GET', '/admin/api-keys'),
     ]);
-    renderStatus(status);
+    renderStatus(status, ready);
     const withState: RuntimeRow[] = models.data.map((m) => ({ ...m, activeState: m.active ? status.local.state : null }));
     renderRouting(routing, withState);
     renderProviders(providers.data);
+    renderSpillover();
     renderKeys(keys.data);
   } catch (err) {
     if (err instanceof ApiFailure && err.status === 401) return signOut('The admin key is no longer accepted.');
@@ -303,6 +421,27 @@ function wire(): void {
     });
   });
 
+  const spilloverForm = $<HTMLFormElement>('#spillover-form');
+  trackEdits(spilloverForm);
+  $('#spillover-provider').addEventListener('change', () => renderSpilloverModels(null));
+  spilloverForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const wait = $<HTMLInputElement>('#spillover-wait').value.trim();
+    const spillover: SpillOver = {
+      providerId: $<HTMLSelectElement>('#spillover-provider').value,
+      model: $<HTMLSelectElement>('#spillover-model').value,
+      maxWaitSeconds: wait === '' ? null : Number(wait),
+    };
+    void act(`Spill-over ${formatSpillover(spillover)}`, async () => {
+      await api('PUT', '/admin/routing', { spillover });
+      settle(spilloverForm);
+    });
+  });
+  $('#spillover-off').addEventListener('click', () => void act('Spill-over turned off.', async () => {
+    await api('PUT', '/admin/routing', { spillover: null });
+    settle(spilloverForm);
+  }));
+
   $('#provider-add').addEventListener('submit', (event) => {
     event.preventDefault();
     const data = new FormData(event.target as HTMLFormElement);
@@ -315,12 +454,21 @@ function wire(): void {
 
   $('#key-form').addEventListener('submit', (event) => {
     event.preventDefault();
-    const name = $<HTMLInputElement>('#key-name').value;
+    const form = event.target as HTMLFormElement;
+    const data = new FormData(form);
+    const name = String(data.get('name') ?? '');
+    // Limits left empty are not sent: the key has none.
+    const body: { name: string } & Partial<KeyLimits> = { name };
+    const requestsPerMinute = limitValue(data.get('requestsPerMinute'));
+    const audioSecondsPerDay = limitValue(data.get('audioSecondsPerDay'));
+    if (requestsPerMinute !== null) body.requestsPerMinute = requestsPerMinute;
+    if (audioSecondsPerDay !== null) body.audioSecondsPerDay = audioSecondsPerDay;
+    if (data.get('localOnly') === 'on') body.localOnly = true;
     void act(`Key "${name}" created.`, async () => {
-      const created = await api<CreatedApiKey>('POST', '/admin/api-keys', { name });
+      const created = await api<CreatedApiKey>('POST', '/admin/api-keys', body);
       $('#new-key-value').textContent = created.key;
       $('#new-key').hidden = false;
-      $<HTMLInputElement>('#key-name').value = '';
+      form.reset();
     });
   });
   $('#copy-key').addEventListener('click', async () => {

@@ -216,7 +216,8 @@ export function openApiDocument(version: string): Schema {
         patch: {
           operationId: 'setApiKeyLimits', ...admin, parameters: idParam('An API key id'),
           summary: 'Set a key\'s limits: a field left out stays, null removes the limit',
-          requestBody: { required: true, content: { 'application/json': { schema: fromZod(keyLimitsSchema) } } },
+          // No body changes nothing (as for PUT /admin/providers/{id}).
+          requestBody: { required: false, content: { 'application/json': { schema: fromZod(keyLimitsSchema) } } },
           responses: { 200: json('Updated', apiKey), ...GUARDED, ...JSON_BODY, 404: error('No such key') },
         },
       },

@@ -31,7 +31,7 @@ export async function chooseSpill(
   const { scheduler } = local;
   const maxWait = routing.spillover.maxWaitSeconds;
   const reason: SpillReason | null = scheduler.isFull() ? 'queue_full'
-    : local.status().state === 'loading' && !local.isServing() ? 'model_loading'
+    : local.status().state === 'loading' && !local.servingRuntime() ? 'model_loading'
     : maxWait !== null && scheduler.estimatedWaitSeconds() > maxWait ? 'predicted_wait'
     : null;
   if (!reason) return null;

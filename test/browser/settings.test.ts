@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestServer, tempDataDir, transcribe, wavBlob, type TestServer } from '../helpers/server';
 import { startOpenAiLike, startModelServer, type FakeServer, type ModelServer, AUDIO_DIR, ROOT, microModel } from '../../fixtures';
+import type { ApiKeyView, List, RoutingView } from '../../src/admin-api';
 
 const SHOTS = path.join(ROOT, 'test', '.artifacts', 'screenshots');
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
@@ -51,6 +52,24 @@ after(async () => {
 const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 const notice = () => page.locator('#notice');
 const statusField = (name: string) => page.locator(`#status-list dd[data-field="${name}"]`);
+/** Waits for the page's next poll of `path` to have been answered and drawn. */
+async function nextPoll(path: string): Promise<void> {
+  await page.waitForResponse((r) => r.url().endsWith(path) && r.request().method() === 'GET');
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
+}
+
+/** The admin API straight, to check what the page stored. */
+async function adminApi<T>(method: string, route: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${server.url}${route}`, {
+    method,
+    headers: { Authorization: `Bearer ${server.adminKey}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  assert.ok(res.ok, `${method} ${route}: HTTP ${res.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+const storedKey = async (id: string) => (await adminApi<List<ApiKeyView>>('GET', '/admin/api-keys')).data.find((k) => k.id === id);
 
 /** Picks "Cloud provider" and checks a status poll landing before the submit leaves the form up. */
 async function chooseCloud(): Promise<void> {
@@ -103,6 +122,15 @@ test('sign in shows status at a glance', async () => {
   await page.setViewportSize({ width: 1200, height: 900 });
 });
 
+test('the Ready row says whether the route can serve, with the reason when not', async () => {
+  await statusField('Ready').filter({ hasText: /^ready \(whisper-base\)$/ }).waitFor({ timeout: 10_000 });
+  await adminApi('PUT', '/admin/routing', { localModel: null });
+  await statusField('Ready').filter({ hasText: /^not ready: No local speech model is active\.$/ }).waitFor({ timeout: 10_000 });
+  await adminApi('PUT', '/admin/routing', { localModel: 'whisper-base' });
+  await statusField('Ready').filter({ hasText: /^ready \(whisper-base\)$/ }).waitFor({ timeout: 10_000 });
+  assert.equal((await fetch(`${server.url}/ready`)).status, 200);
+});
+
 test('create a key (shown once, names rendered as text), then revoke it', async () => {
   await page.locator('#key-form').getByLabel('Name').fill('<img src=x onerror=alert(1)>');
   await page.getByRole('button', { name: 'Create key' }).click();
@@ -117,6 +145,57 @@ test('create a key (shown once, names rendered as text), then revoke it', async 
   await row.getByRole('button', { name: /Revoke/ }).click();
   await row.filter({ hasText: 'revoked' }).waitFor();
   assert.equal((await transcribe(server, { file: wavBlob(JFK) }, { Authorization: `Bearer ${key}` })).status, 401);
+});
+
+test('key limits set on the page are stored, an emptied one removed, and the day\'s usage shown', async () => {
+  const keyForm = page.locator('#key-form');
+  await keyForm.getByLabel('Name').fill('limited');
+  await keyForm.getByLabel('Requests per minute').fill('60');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await notice().filter({ hasText: 'Key "limited" created.' }).waitFor();
+  const key = (await page.locator('#new-key-value').textContent())!;
+  const id = (await adminApi<List<ApiKeyView>>('GET', '/admin/api-keys')).data.find((k) => k.name === 'limited')!.id;
+  const limitsOf = async () => {
+    const k = (await storedKey(id))!;
+    return { requestsPerMinute: k.requestsPerMinute, audioSecondsPerDay: k.audioSecondsPerDay, localOnly: k.localOnly };
+  };
+  assert.deepEqual(await limitsOf(), { requestsPerMinute: 60, audioSecondsPerDay: null, localOnly: false });
+
+  const row = page.locator(`#key-table tr[data-key-id="${id}"]`);
+  await row.locator('[data-field="limits"]').filter({ hasText: /^60\/min$/ }).waitFor();
+  await row.getByText('Edit limits').click();
+  await row.locator('input[name="requestsPerMinute"]').fill('120');
+  await row.locator('input[name="audioSecondsPerDay"]').fill('3600');
+  await row.locator('input[name="localOnly"]').check();
+  // A poll landing meanwhile leaves what the host typed.
+  await nextPoll('/admin/api-keys');
+  assert.equal(await row.locator('input[name="requestsPerMinute"]').inputValue(), '120');
+  assert.equal(await row.locator('input[name="audioSecondsPerDay"]').inputValue(), '3600');
+  assert.equal(await row.locator('input[name="localOnly"]').isChecked(), true);
+  await row.getByRole('button', { name: 'Save limits' }).click();
+  await notice().filter({ hasText: 'Limits of "limited": 120/min, 3600 s/day, local only.' }).waitFor();
+  assert.deepEqual(await limitsOf(), { requestsPerMinute: 120, audioSecondsPerDay: 3600, localOnly: true });
+  await row.locator('[data-field="limits"]').filter({ hasText: /^120\/min, 3600 s\/day, local only$/ }).waitFor();
+
+  // An emptied field removes that limit; the others stay.
+  await row.locator('input[name="requestsPerMinute"]').fill('');
+  await row.getByRole('button', { name: 'Save limits' }).click();
+  await notice().filter({ hasText: 'Limits of "limited": 3600 s/day, local only.' }).waitFor();
+  assert.deepEqual(await limitsOf(), { requestsPerMinute: null, audioSecondsPerDay: 3600, localOnly: true });
+  await row.locator('[data-field="limits"]').filter({ hasText: /^3600 s\/day, local only$/ }).waitFor();
+
+  // A revoked key's row has no limits form.
+  const revoked = page.locator('#key-table tbody tr', { hasText: '<img src=x onerror=alert(1)>' });
+  assert.equal(await revoked.locator('form, input').count(), 0);
+
+  // Today's usage: one request of 11 s, shown by a later poll.
+  await row.locator('[data-field="usage"]').filter({ hasText: /^0 requests, 0 s of audio, 0 errors$/ }).waitFor();
+  const res = await transcribe(server, { file: wavBlob(JFK) }, { Authorization: `Bearer ${key}` });
+  assert.equal(res.status, 200);
+  await row.locator('[data-field="usage"]').filter({ hasText: /^1 request, 11 s of audio, 0 errors$/ }).waitFor({ timeout: 10_000 });
+  const usage = (await storedKey(id))!.usage!;
+  assert.deepEqual({ requests: usage.requests, audioSeconds: usage.audioSeconds, errors: usage.errors }, { requests: 1, audioSeconds: 11, errors: 0 });
+  await page.locator('#keys').screenshot({ path: path.join(SHOTS, '4b-key-limits.png') });
 });
 
 test('model names: aliases typed on the page are accepted by the API, and a refused one is shown', async () => {
@@ -155,6 +234,7 @@ test('configure a provider and switch to Cloud, then back to Local', async () =>
   await page.locator('#cloud-model').selectOption('whisper-1');
   await page.getByRole('button', { name: 'Use this cloud model' }).click();
   await statusField('Public model').filter({ hasText: 'loopback/whisper-1' }).waitFor();
+  await statusField('Ready').filter({ hasText: /^ready \(loopback\/whisper-1\)$/ }).waitFor({ timeout: 10_000 });
   await shot('5-cloud');
   const res = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
   assert.deepEqual(await res.json(), { text: 'cloud transcript from whisper-1', usage: { type: 'duration', seconds: 11 } });
@@ -162,6 +242,39 @@ test('configure a provider and switch to Cloud, then back to Local', async () =>
   await page.getByRole('radio', { name: 'Local model' }).check();
   await statusField('Mode').filter({ hasText: 'Local' }).waitFor();
   assert.equal((await (await fetch(`${server.url}/health`)).json()).publicModel, 'service-local-stt');
+});
+
+test('spill-over set on the page is stored, and "Turn off" clears it', async () => {
+  const form = page.locator('#spillover-form');
+  await form.waitFor({ state: 'visible' });
+  await page.locator('#spillover-current').filter({ hasText: /^Spill-over: off/ }).waitFor();
+  await form.getByLabel('Provider').selectOption('loopback');
+  await form.getByLabel('Model').selectOption('whisper-1');
+  await form.getByLabel('Max wait (s)').fill('5');
+  // A poll landing meanwhile leaves what the host picked and typed.
+  await nextPoll('/admin/routing');
+  assert.equal(await form.getByLabel('Max wait (s)').inputValue(), '5');
+  assert.equal(await form.getByLabel('Provider').inputValue(), 'loopback');
+  await form.getByRole('button', { name: 'Save spill-over' }).click();
+  await notice().filter({ hasText: 'Spill-over to loopback/whisper-1' }).waitFor();
+  assert.deepEqual((await adminApi<RoutingView>('GET', '/admin/routing')).spillover, { providerId: 'loopback', model: 'whisper-1', maxWaitSeconds: 5 });
+  await page.locator('#spillover-current').filter({ hasText: /to loopback\/whisper-1, .* over 5 s/ }).waitFor();
+  // The poll shows the stored value back once the host is done.
+  await nextPoll('/admin/routing');
+  assert.equal(await form.getByLabel('Max wait (s)').inputValue(), '5');
+
+  // An empty max wait: only when the queue is full or the model loading.
+  await form.getByLabel('Max wait (s)').fill('');
+  await form.getByRole('button', { name: 'Save spill-over' }).click();
+  await notice().filter({ hasText: 'when the local queue is full or the model is loading' }).waitFor();
+  assert.deepEqual((await adminApi<RoutingView>('GET', '/admin/routing')).spillover, { providerId: 'loopback', model: 'whisper-1', maxWaitSeconds: null });
+  await page.locator('#spillover-current').filter({ hasText: /to loopback\/whisper-1, when the local queue is full or the model is loading/ }).waitFor();
+  await form.screenshot({ path: path.join(SHOTS, '5b-spillover.png') });
+
+  await form.getByRole('button', { name: 'Turn off' }).click();
+  await notice().filter({ hasText: 'Spill-over turned off.' }).waitFor();
+  assert.equal((await adminApi<RoutingView>('GET', '/admin/routing')).spillover, null);
+  await page.locator('#spillover-current').filter({ hasText: /^Spill-over: off/ }).waitFor();
 });
 
 test('download a runtime with a moving progress bar, activate it, transcribe through it', async () => {

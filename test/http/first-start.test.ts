@@ -80,7 +80,7 @@ test('routing the host sets while the default model downloads is kept', async ()
     const st = await until('the download to end', () => status(s), (b) => b.firstStart.state !== 'downloading');
     assert.equal(st.firstStart.state, 'failed');
     assert.match(st.firstStart.error, /set by the host/);
-    assert.deepEqual(await s.services.settings.routing(), { mode: 'local', localModel: null, cloud: null, aliases: [] });
+    assert.deepEqual(await s.services.settings.routing(), { mode: 'local', localModel: null, cloud: null, aliases: [], spillover: null });
   } finally {
     await s.close();
     await models.close();

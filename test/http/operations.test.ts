@@ -57,13 +57,28 @@ test('/ready: 200 while the local model serves, 503 with the reason while it loa
     return realLoader(file, opts);
   };
   try {
+    // Switching: the previous model serves until the new one is ready, so the replica stays ready.
     await admin('PUT', '/admin/routing', { localModel: 'parakeet-tdt-0.6b-v3' });
-    const loading = await ready();
-    assert.deepEqual([loading.status, loading.body.error?.code], [503, 'model_loading']);
-    assert.equal((await fetch(`${server.url}/health`)).status, 200);
+    assert.equal(local.status().state, 'loading');
+    assert.deepEqual(await ready(), { status: 200, body: { ready: true, mode: 'local', runtime: 'whisper-base' } });
     release();
     await local.ready();
     assert.deepEqual(await ready(), { status: 200, body: { ready: true, mode: 'local', runtime: 'parakeet-tdt-0.6b-v3' } });
+
+    // Loading with none serving: not ready.
+    let releaseAgain!: () => void;
+    const gateAgain = new Promise<void>((r) => (releaseAgain = r));
+    local.loader = async (file, opts): Promise<Model> => {
+      await gateAgain;
+      return realLoader(file, opts);
+    };
+    await admin('PUT', '/admin/routing', { localModel: null });
+    await admin('PUT', '/admin/routing', { localModel: 'whisper-base' });
+    const loading = await ready();
+    assert.deepEqual([loading.status, loading.body.error?.code], [503, 'model_loading']);
+    assert.equal((await fetch(`${server.url}/health`)).status, 200);
+    releaseAgain();
+    await local.ready();
   } finally {
     local.loader = realLoader;
     release();
@@ -73,7 +88,7 @@ test('/ready: 200 while the local model serves, 503 with the reason while it loa
   assert.deepEqual([none.status, none.body.error?.code], [503, 'no_active_model']);
   await admin('PUT', '/admin/routing', { localModel: 'whisper-base' });
   await local.ready();
-  assert.equal((await ready()).status, 200);
+  assert.deepEqual(await ready(), { status: 200, body: { ready: true, mode: 'local', runtime: 'whisper-base' } });
 });
 
 test('/ready in Cloud mode: the provider enabled with a key, and not failing', async () => {

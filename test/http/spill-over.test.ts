@@ -134,6 +134,8 @@ test('model loading with none serving spills; a request the target cannot honour
     await admin('PUT', '/admin/routing', { localModel: 'whisper-base' });
     const res = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
     assert.deepEqual([res.status, res.headers.get('x-stt-spilled')], [200, 'model_loading']);
+    // Meanwhile the replica is ready: the spill-over target serves.
+    assert.deepEqual(await (await fetch(`${server.url}/ready`)).json(), { ready: true, mode: 'local', runtime: 'oai/whisper-1' });
 
     // Deepgram as the target: it cannot translate, so a translation gets the local answer (503 model_loading).
     await admin('PUT', '/admin/routing', { spillover: { providerId: 'deepgram', model: 'nova-3' } });

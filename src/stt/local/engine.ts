@@ -117,9 +117,9 @@ export class LocalEngine {
     if (this.crashedLoad && this.loadsInFlight === 0 && !this.opts.loadMarker.read()) this.forgetCrashedLoad();
   }
 
-  /** A model is loaded and takes jobs (the previous one keeps serving while another loads). */
-  isServing(): boolean {
-    return this.current !== null;
+  /** The runtime whose model is loaded and takes jobs, if any (the previous one keeps serving while another loads). */
+  servingRuntime(): string | null {
+    return this.current?.spec.id ?? null;
   }
 
   activeRuntime(): RuntimeSpec | null {
