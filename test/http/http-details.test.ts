@@ -122,6 +122,8 @@ test('504 deadline_exceeded when the deadline passes: the job is aborted and the
     // returned, and that was before the 504 was sent: nothing is left computing.
     const { running, paused, waiting } = s.services.local.scheduler.stats();
     assert.deepEqual({ running, paused, waiting }, { running: 0, paused: 0, waiting: 0 });
+    const metrics = await (await fetch(`${s.url}/metrics`, { headers: { Authorization: `Bearer ${s.adminKey}` } })).text();
+    assert.match(metrics, /^stt_aborts_total\{reason="deadline"\} 1$/m, 'counted as a deadline abort');
     // The route reads the deadline per request: the next one gets the default,
     // so it is not bound by how fast this machine is.
     s.services.config.deadlineBaseMs = 60_000;
