@@ -112,3 +112,26 @@ export async function transcribe(
 }
 
 export const wavBlob = (bytes: Buffer): Blob => new Blob([bytes as unknown as BlobPart], { type: 'audio/wav' });
+
+/**
+ * Holds the server's model loads at a gate until `open()`: a test sees the
+ * "loading" state however fast the load is. `restore()` opens the gate and
+ * puts the real loader back (call it in a finally).
+ */
+export function gateModelLoads(server: TestServer): { open(): void; restore(): void } {
+  const engine = server.services.local;
+  const realLoader = engine.loader;
+  let open = () => {};
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  engine.loader = async (...args) => {
+    await gate;
+    return realLoader(...args);
+  };
+  return {
+    open: () => open(),
+    restore: () => {
+      open();
+      engine.loader = realLoader;
+    },
+  };
+}

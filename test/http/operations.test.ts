@@ -5,8 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { AUDIO_DIR, FAKE_OPENAI_KEY, startOpenAiLike, type FakeServer } from '../../fixtures';
-import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
-import type { Model } from '../../src/native';
+import { gateModelLoads, startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
 let server: TestServer;
@@ -47,41 +46,31 @@ const scrape = async (s: TestServer = server) => (await fetch(`${s.url}/metrics`
 test('/ready: 200 while the local model serves, 503 with the reason while it loads or when none is active; /health stays 200', async () => {
   assert.deepEqual(await ready(), { status: 200, body: { ready: true, mode: 'local', runtime: 'whisper-base' } });
 
-  // A load held by a gated loader: not ready until it completes.
+  // Loads held at a gate: the loading state is seen however fast a load is.
   const local = server.services.local;
-  const realLoader = local.loader;
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  local.loader = async (file, opts): Promise<Model> => {
-    await gate;
-    return realLoader(file, opts);
-  };
+  const switching = gateModelLoads(server);
   try {
     // Switching: the previous model serves until the new one is ready, so the replica stays ready.
     await admin('PUT', '/admin/routing', { localModel: 'parakeet-tdt-0.6b-v3' });
     assert.equal(local.status().state, 'loading');
     assert.deepEqual(await ready(), { status: 200, body: { ready: true, mode: 'local', runtime: 'whisper-base' } });
-    release();
+    switching.open();
     await local.ready();
     assert.deepEqual(await ready(), { status: 200, body: { ready: true, mode: 'local', runtime: 'parakeet-tdt-0.6b-v3' } });
-
-    // Loading with none serving: not ready.
-    let releaseAgain!: () => void;
-    const gateAgain = new Promise<void>((r) => (releaseAgain = r));
-    local.loader = async (file, opts): Promise<Model> => {
-      await gateAgain;
-      return realLoader(file, opts);
-    };
+  } finally {
+    switching.restore();
+  }
+  // Loading with none serving: not ready.
+  const fromNothing = gateModelLoads(server);
+  try {
     await admin('PUT', '/admin/routing', { localModel: null });
     await admin('PUT', '/admin/routing', { localModel: 'whisper-base' });
     const loading = await ready();
     assert.deepEqual([loading.status, loading.body.error?.code], [503, 'model_loading']);
     assert.equal((await fetch(`${server.url}/health`)).status, 200);
-    releaseAgain();
-    await local.ready();
   } finally {
-    local.loader = realLoader;
-    release();
+    fromNothing.restore();
+    await local.ready();
   }
   await admin('PUT', '/admin/routing', { localModel: null });
   const none = await ready();

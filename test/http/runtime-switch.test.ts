@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
+import { gateModelLoads, startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
 import { AUDIO_DIR, speechClip } from '../../fixtures';
 import { liveObjects } from '../../src/native';
 
@@ -56,14 +56,7 @@ test('while nothing is loaded yet a request gets 503 model_loading with Retry-Af
   await until('no runtime', () => local().state === 'none');
   // A gate in front of the real load, which the test opens once it has its answer: the request
   // surely comes while the model loads, however fast the load is.
-  const engine = server.services.local;
-  const realLoader = engine.loader;
-  let open = () => {};
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  engine.loader = async (...args) => {
-    await gate;
-    return realLoader(...args);
-  };
+  const loads = gateModelLoads(server);
   try {
     await route('whisper-small');
     await until('whisper-small loading', () => local().state === 'loading');
@@ -74,8 +67,7 @@ test('while nothing is loaded yet a request gets 503 model_loading with Retry-Af
     assert.equal(body.error.code, 'model_loading');
     assert.ok(Number(res.headers.get('retry-after')) > 0);
   } finally {
-    open();
-    engine.loader = realLoader;
+    loads.restore();
   }
   await until('whisper-small ready', () => local().state === 'ready');
   assert.equal((await transcribe(server, { file: wavBlob(JFK) }, server.auth)).status, 200);

@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { AUDIO_DIR, FAKE_DEEPGRAM_KEY, FAKE_OPENAI_KEY, startDeepgramLike, startOpenAiLike, type FakeServer } from '../../fixtures';
-import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
-import type { Model } from '../../src/native';
+import { gateModelLoads, startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
 let server: TestServer;
@@ -121,14 +120,7 @@ test('predicted wait over the host\'s limit spills; under it the request queues 
 });
 
 test('model loading with none serving spills; a request the target cannot honour does not', async () => {
-  const local = server.services.local;
-  const realLoader = local.loader;
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  local.loader = async (file, opts): Promise<Model> => {
-    await gate;
-    return realLoader(file, opts);
-  };
+  const loads = gateModelLoads(server);
   try {
     await admin('PUT', '/admin/routing', { localModel: null });
     await admin('PUT', '/admin/routing', { localModel: 'whisper-base' });
@@ -147,9 +139,8 @@ test('model loading with none serving spills; a request the target cannot honour
     const transcription = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
     assert.deepEqual([transcription.status, transcription.headers.get('x-stt-runtime')], [200, 'deepgram/nova-3']);
   } finally {
-    release();
-    local.loader = realLoader;
-    await local.ready();
+    loads.restore();
+    await server.services.local.ready();
     await admin('PUT', '/admin/routing', { spillover: null });
   }
 });
