@@ -155,26 +155,45 @@ struct SegmentText {
 };
 
 void deliver_segment(Napi::Env env, Napi::Function fn, SegmentText* segment) {
-  if (env != nullptr && fn != nullptr) fn.Call({Napi::Number::New(env, segment->index), Napi::String::New(env, segment->text)});
-  delete segment;
+  std::unique_ptr<SegmentText> owned(segment);  // freed even if the call throws
+  if (env != nullptr && fn != nullptr) fn.Call({Napi::Number::New(env, owned->index), Napi::String::New(env, owned->text)});
 }
 
-Napi::ThreadSafeFunction segment_sink(Napi::Env env, const Napi::Value& options, TranscribeOptions& o) {
-  if (!options.IsObject()) return {};
+// The thread-safe function and whether it may still be used: once a call
+// returns napi_closing (the environment is being torn down) it may already be
+// gone, and neither another call nor Release() may touch it. Only the job's
+// thread uses it after creation.
+struct SegmentSink {
+  Napi::ThreadSafeFunction fn;
+  bool closed = false;
+
+  void send(int index, const std::string& text) {
+    if (closed) return;
+    auto segment = std::make_unique<SegmentText>(SegmentText{index, text});
+    const napi_status status = fn.NonBlockingCall(segment.get(), deliver_segment);
+    if (status == napi_ok) segment.release();
+    else if (status == napi_closing) closed = true;
+  }
+  void release() {
+    if (!closed) fn.Release();  // calls already queued are still delivered
+    closed = true;
+  }
+};
+
+std::shared_ptr<SegmentSink> segment_sink(Napi::Env env, const Napi::Value& options, TranscribeOptions& o) {
+  if (!options.IsObject()) return nullptr;
   Napi::Value fn = options.As<Napi::Object>().Get("onSegment");
-  if (!fn.IsFunction()) return {};
-  Napi::ThreadSafeFunction sink = Napi::ThreadSafeFunction::New(env, fn.As<Napi::Function>(), "stt:segment", 0, 1);
-  o.on_segment = [sink](int index, const std::string& text) mutable {
-    auto* segment = new SegmentText{index, text};
-    if (sink.NonBlockingCall(segment, deliver_segment) != napi_ok) delete segment;
-  };
+  if (!fn.IsFunction()) return nullptr;
+  auto sink = std::make_shared<SegmentSink>();
+  sink->fn = Napi::ThreadSafeFunction::New(env, fn.As<Napi::Function>(), "stt:segment", 0, 1);
+  o.on_segment = [sink](int index, const std::string& text) { sink->send(index, text); };
   return sink;
 }
 
 class TranscribeWorker : public Napi::AsyncWorker {
  public:
   TranscribeWorker(Napi::Env env, std::shared_ptr<Engine> engine, Napi::Float32Array pcm, TranscribeOptions options,
-                   Napi::ThreadSafeFunction segments)
+                   std::shared_ptr<SegmentSink> segments)
       : Napi::AsyncWorker(env, "stt:transcribe"),
         deferred_(Napi::Promise::Deferred::New(env)),
         engine_(std::move(engine)),
@@ -198,7 +217,7 @@ class TranscribeWorker : public Napi::AsyncWorker {
       SetError(e.what());
     }
     options_.on_segment = nullptr;
-    if (segments_) segments_.Release();  // calls already queued are still delivered
+    if (segments_) segments_->release();
     engine_.reset();  // the last job of a disposed model frees it here, off the main thread
   }
 
@@ -214,7 +233,7 @@ class TranscribeWorker : public Napi::AsyncWorker {
   const float* pcm_;
   size_t n_samples_;
   TranscribeOptions options_;
-  Napi::ThreadSafeFunction segments_;  // empty unless the caller streams
+  std::shared_ptr<SegmentSink> segments_;  // null unless the caller streams
   TranscribeResult result_;
   std::string code_;
 };
@@ -270,7 +289,7 @@ Napi::Value ModelWrap::transcribe(const Napi::CallbackInfo& info) {
   TranscribeOptions options = info.Length() > 1 && info[1].IsObject() ? options_from(info[1].As<Napi::Object>())
                                                                       : TranscribeOptions{};
   options.control = job_control_of(info.Length() > 2 ? info[2] : env.Undefined());
-  Napi::ThreadSafeFunction segments = segment_sink(env, info.Length() > 1 ? info[1] : env.Undefined(), options);
+  std::shared_ptr<SegmentSink> segments = segment_sink(env, info.Length() > 1 ? info[1] : env.Undefined(), options);
   auto* worker = new TranscribeWorker(env, engine_, info[0].As<Napi::Float32Array>(), std::move(options), std::move(segments));
   Napi::Promise promise = worker->promise();
   worker->Queue();

@@ -123,7 +123,8 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       // Decoding cannot be stopped part-way; a client that left meanwhile gets no job.
       if (clientSignal.aborted) throw new AbortedError();
       refuseTooLong(durationSeconds, s.config.maxAudioSeconds); // a header only the decoder could read
-      if (!header) await admitAudio(durationSeconds);
+      // What the header did not announce (no header, or one the decoder read differently) is admitted now.
+      await admitAudio(durationSeconds - (header?.durationSeconds ?? 0));
       // The local runtime needs only the PCM: let go of the upload now, not when the job ends.
       if (pcm) releaseUpload(ctx, req.file);
 
@@ -154,7 +155,9 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
         countAbort(ctx, s, signal);
         const failure = whyStopped(err, ctx, s, signal);
         if (!stream?.hasStarted) throw failure;
-        // The status line has gone out: the error goes as the stream's last event.
+        // The status line has gone out: the error goes as the stream's last event,
+        // and the audio counts as used (the client may have read nearly all of it).
+        ctx.state.transcribedSeconds = durationSeconds;
         const { api, internal } = toApiError(failure, ctx);
         if (internal) s.logger.error({ requestId: ctx.state.requestId, err: (failure as Error).message }, 'streamed transcription failed');
         stream.fail(api);

@@ -19,21 +19,28 @@ export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0
 export class KeyUsageStore {
   /** `${keyId} ${day}` → audio seconds counted today (the database's, plus this process's since). */
   private readonly todaySeconds = new Map<string, number>();
+  /** First reads in flight: every caller waits for the same one. */
+  private readonly reading = new Map<string, Promise<number>>();
 
   constructor(private readonly db: Database, private readonly onError: (err: Error) => void = () => {}) {}
 
   /** Audio seconds the key has used on `day`. */
   async audioSeconds(keyId: string, day: string): Promise<number> {
     const slot = `${keyId} ${day}`;
+    const pending = this.reading.get(slot);
+    if (pending) return pending;
     const known = this.todaySeconds.get(slot);
     if (known !== undefined) return known;
     if (this.todaySeconds.size > 10_000) this.todaySeconds.clear(); // past days; re-read when asked
     // Counted from zero while the row is read: a request finishing meanwhile adds to the count.
     this.todaySeconds.set(slot, 0);
-    const row = await this.db.get<Row>('SELECT audio_seconds FROM key_usage WHERE key_id = ? AND day = ?', [keyId, day]);
-    const seconds = (this.todaySeconds.get(slot) ?? 0) + (row?.audio_seconds ?? 0);
-    this.todaySeconds.set(slot, seconds);
-    return seconds;
+    const read = this.db.get<Row>('SELECT audio_seconds FROM key_usage WHERE key_id = ? AND day = ?', [keyId, day]).then((row) => {
+      const seconds = (this.todaySeconds.get(slot) ?? 0) + (row?.audio_seconds ?? 0);
+      this.todaySeconds.set(slot, seconds);
+      return seconds;
+    }).finally(() => this.reading.delete(slot));
+    this.reading.set(slot, read);
+    return read;
   }
 
   /** Counts one finished request. Never throws: a failed write is reported and the answer goes out regardless. */

@@ -20,7 +20,8 @@ export async function readiness(s: Pick<Services, 'stt' | 'local' | 'cloud'>, no
     }
     const failure = s.cloud.failures.get(providerId);
     if (failure && now - Date.parse(failure.at) < PROVIDER_FAILURE_WINDOW_MS) {
-      return { ready: false, mode: 'cloud', code: 'provider_failing', message: `The provider "${providerId}" failed its last call: ${failure.message}` };
+      // No detail here: /ready needs no key (the host sees it in /admin/status).
+      return { ready: false, mode: 'cloud', code: 'provider_failing', message: `The provider "${providerId}" failed its last call.` };
     }
     return { ready: true, mode: 'cloud', runtime: `${providerId}/${model}` };
   }
@@ -33,6 +34,6 @@ export async function readiness(s: Pick<Services, 'stt' | 'local' | 'cloud'>, no
     if (spill && (await s.cloud.usable(spill.providerId))) return { ready: true, mode: 'local', runtime: `${spill.providerId}/${spill.model}` };
     return { ready: false, mode: 'local', code: 'model_loading', message: `The local model ${local.activeModel} is loading.` };
   }
-  if (local.state === 'error') return { ready: false, mode: 'local', code: 'model_load_failed', message: `The local model failed to load: ${local.error}` };
+  if (local.state === 'error') return { ready: false, mode: 'local', code: 'model_load_failed', message: 'The local model failed to load; /admin/status says why.' };
   return { ready: false, mode: 'local', code: 'no_active_model', message: 'No local speech model is active.' };
 }

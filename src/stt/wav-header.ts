@@ -20,22 +20,24 @@ export function readWavHeader(wav: Buffer): WavHeader | null {
   let fmt: { sampleRate: number; blockAlign: number } | null = null;
   let data: { offset: number; bytes: number } | null = null;
   let fmtFirst = false;
-  for (let pos = 12; wav.length - pos >= 8 && !(fmt && data); ) {
+  // As the decoder: the first data chunk after fmt; one before fmt counts only if none follows it.
+  for (let pos = 12; wav.length - pos >= 8 && !(fmt && data && fmtFirst); ) {
     const id = wav.toString('latin1', pos, pos + 4);
     const size = wav.readUInt32LE(pos + 4);
     const body = pos + 8;
     const available = wav.length - body;
     if (id === 'data' && (size === 0 || size === 0xffffffff)) {
       data = { offset: body, bytes: available }; // a streamed WAV whose writer never patched the size
+      fmtFirst = fmt !== null;
       break;
     }
     if (size > available) return null;
     if (id === 'fmt ') {
       if (size < 16) return null;
       fmt = { sampleRate: wav.readUInt32LE(body + 4), blockAlign: wav.readUInt16LE(body + 12) };
-      fmtFirst = data === null;
     } else if (id === 'data') {
       data = { offset: body, bytes: size };
+      fmtFirst = fmt !== null;
     }
     pos = body + size + (size & 1);
   }

@@ -69,6 +69,16 @@ test('audio seconds per day: a clip that would pass the budget is refused before
   assert.equal((await send(k.key)).headers.get('x-ratelimit-limit-audio-seconds'), null);
 });
 
+test('a budget set later counts what the key used before it had one', async () => {
+  const k = await createKey({ name: 'unlimited-first' });
+  assert.equal((await send(k.key)).status, 200);
+  assert.equal((await send(k.key)).status, 200);
+  assert.equal((await admin('PATCH', `/admin/api-keys/${k.id}`, { audioSecondsPerDay: 30 })).status, 200);
+  const over = await send(k.key);
+  assert.equal(over.status, 429, '22 s used, and 11 more would pass 30');
+  assert.equal(over.headers.get('x-ratelimit-remaining-audio-seconds'), '8');
+});
+
 test('concurrent clips cannot overshoot the budget together', async () => {
   const k = await createKey({ name: 'one-clip', audioSecondsPerDay: 15 });
   const statuses = (await Promise.all([send(k.key), send(k.key), send(k.key)])).map((r) => r.status).sort();
@@ -91,7 +101,8 @@ test('usage per key and day: requests, audio seconds, errors, last use; kept acr
   await server.close();
   server = await startTestServer({ dataDir, createKey: false });
   assert.deepEqual((await listed(k.id)).usage, before.usage);
-  assert.equal((await send(k.key)).status, 429, 'the budget still counts the 22 s used before the restart');
+  // Concurrent, as the first ones after a restart: each waits for the same read of the day's usage.
+  assert.deepEqual((await Promise.all([send(k.key), send(k.key)])).map((r) => r.status), [429, 429], 'the budget still counts the 22 s used before the restart');
 });
 
 test('limits are validated: bad values and unknown fields 400, an unknown key 404', async () => {

@@ -168,15 +168,16 @@ test('onSegment streams each segment once, in order, while the job still runs; a
   const model = await loadModel(PARAKEET_FIXTURE);
   const pcm = (await decodeWav(speechClip(70))).pcm;
   const seen: { text: string; index: number; jobsRunning: number }[] = [];
-  const result = await model.transcribe(pcm, { threads: 2, pieceSeconds: 20, onSegment: (text, index) => seen.push({ text, index, jobsRunning: model.stats().jobsRunning }) });
-  assert.ok(result.segments.length >= 3, `${result.segments.length} segments`);
+  // 5-s pieces: the first is delivered while a dozen more are still to decode.
+  const result = await model.transcribe(pcm, { threads: 2, pieceSeconds: 5, onSegment: (text, index) => seen.push({ text, index, jobsRunning: model.stats().jobsRunning }) });
+  assert.ok(result.segments.length >= 10, `${result.segments.length} segments`);
   assert.deepEqual(seen.map((s) => [s.index, s.text]), result.segments.map((s, i) => [i, s.text]));
   // Delivered from the job's thread as pieces finished, not all at the end.
   assert.equal(seen[0].jobsRunning, 1);
 
   // A callback that throws ends its job with that error; the model goes on.
-  await assert.rejects(model.transcribe(pcm, { threads: 2, pieceSeconds: 20, onSegment: () => { throw new Error('listener failed'); } }), /listener failed/);
-  assert.deepEqual((await model.transcribe(pcm, { threads: 2, pieceSeconds: 20 })).segments.map((s) => s.text), result.segments.map((s) => s.text));
+  await assert.rejects(model.transcribe(pcm, { threads: 2, pieceSeconds: 5, onSegment: () => { throw new Error('listener failed'); } }), /listener failed/);
+  assert.deepEqual((await model.transcribe(pcm, { threads: 2, pieceSeconds: 5 })).segments.map((s) => s.text), result.segments.map((s) => s.text));
   assert.throws(() => model.transcribe(pcm, { onSegment: 'yes' as never }), TypeError);
   await model.dispose();
 });

@@ -30,6 +30,38 @@ test('the header gives the same duration as the decoder', async () => {
   }
 });
 
+test('the header reads the data chunk the decoder reads, whatever the chunk order (a short chunk before fmt cannot hide a long one after it)', async () => {
+  const chunk = (id: string, body: Buffer) => {
+    const head = Buffer.alloc(8);
+    head.write(id, 0, 'latin1');
+    head.writeUInt32LE(body.length, 4);
+    return Buffer.concat([head, body, Buffer.alloc(body.length & 1)]);
+  };
+  const fmt = Buffer.alloc(16);
+  fmt.writeUInt16LE(1, 0); // PCM
+  fmt.writeUInt16LE(1, 2); // mono
+  fmt.writeUInt32LE(8000, 4);
+  fmt.writeUInt32LE(8000, 8);
+  fmt.writeUInt16LE(1, 12); // block align
+  fmt.writeUInt16LE(8, 14); // 8-bit
+  const riff = (...chunks: Buffer[]) => {
+    const body = Buffer.concat([Buffer.from('WAVE', 'latin1'), ...chunks]);
+    const head = Buffer.alloc(8);
+    head.write('RIFF', 0, 'latin1');
+    head.writeUInt32LE(body.length, 4);
+    return Buffer.concat([head, body]);
+  };
+  const silence = (seconds: number) => Buffer.alloc(seconds * 8000, 128);
+  for (const [bytes, seconds] of [
+    [riff(chunk('data', silence(1)), chunk('fmt ', fmt), chunk('data', silence(5))), 5],
+    [riff(chunk('data', silence(1)), chunk('fmt ', fmt)), 1],
+    [riff(chunk('fmt ', fmt), chunk('data', silence(2)), chunk('data', silence(7))), 2],
+  ] as const) {
+    assert.equal((await decodeWav(bytes)).durationSeconds, seconds);
+    assert.equal(readWavHeader(bytes)?.durationSeconds, seconds);
+  }
+});
+
 test('what the header cannot tell is left to the decoder (null)', () => {
   const good = wav({ seconds: 1 });
   assert.equal(readWavHeader(Buffer.from('plain text, not audio')), null);

@@ -67,6 +67,24 @@ test('fairness: another key\'s short clip goes before a burst of short clips, wh
   assert.deepEqual(order(h), ['a-long', 'b-5', 'a-5', 'a-6', 'a-7']);
 });
 
+test('fairness holds through preemption: another key\'s stream of short clips does not keep a long job paused to the end', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 100, maxPaused: 1 });
+  const done: string[] = [];
+  void h.submit('long', 120, undefined, true, 'key-a').then((n) => done.push(n));
+  for (let i = 0; i < 60; i++) void h.submit(`short-${i}`, 5, undefined, true, 'key-b').then((n) => done.push(n));
+  await new Promise((r) => setImmediate(r));
+  const paused = () => h.events.filter((e) => e.endsWith(' long')).at(-1) === 'pause long';
+  while (done.length < 61) {
+    // The job computing now: the long one unless paused, else the latest short one started and not done.
+    const running = h.started.map((s) => s.split(':')[0]).filter((n) => !done.includes(n) && (n !== 'long' || !paused())).at(-1)!;
+    await h.finish(running);
+  }
+  const before = done.indexOf('long');
+  // Key B gets about as much audio as key A's 120 s before A goes on (fair shares), not all 60 clips.
+  assert.ok(before > 0 && before < 40, `the long job finished after ${before} short clips`);
+  assert.ok(h.events.filter((e) => e === 'pause long').length <= 2, h.events.join(', '));
+});
+
 test('one key alone is served exactly as without fairness', async () => {
   const orders: string[][] = [];
   for (const owner of [undefined, 'key-a']) {
@@ -81,6 +99,26 @@ test('one key alone is served exactly as without fairness', async () => {
     orders.push(h.started);
   }
   assert.deepEqual(orders[1], orders[0]);
+});
+
+test('one key alone is paused and resumed exactly as without fairness', async () => {
+  const runs: string[][] = [];
+  for (const owner of [undefined, 'key-a']) {
+    const h = harness({ threads: 1, slots: 1, capacity: 10, maxPaused: 1 });
+    const done: string[] = [];
+    for (const [name, cost] of [['long', 120], ['long-2', 90]] as const) void h.submit(name, cost, undefined, true, owner).then((n) => done.push(n));
+    h.tick(500);
+    for (const [name, cost] of [['s1', 5], ['s2', 3], ['s3', 8]] as const) void h.submit(name, cost, undefined, true, owner).then((n) => done.push(n));
+    await new Promise((r) => setImmediate(r));
+    while (done.length < 5) {
+      const pausedNow = new Set(h.events.filter((e, i, all) => e.startsWith('pause ') && !all.slice(i + 1).includes(`resume ${e.slice(6)}`)).map((e) => e.slice(6)));
+      const running = h.started.map((x) => x.split(':')[0]).filter((n) => !done.includes(n) && !pausedNow.has(n)).at(-1)!;
+      h.tick(1000);
+      await h.finish(running);
+    }
+    runs.push([...h.started, '|', ...h.events, '|', ...done]);
+  }
+  assert.deepEqual(runs[1], runs[0]);
 });
 
 test("order 'arrival' starts jobs in arrival order and never pauses one (the benchmark's control)", async () => {

@@ -40,8 +40,7 @@ export class KeyLimiter {
       let admitted = 0;
       let failed = false;
       ctx.state.admitAudio = async (seconds: number) => {
-        await this.admitAudio(ctx, key, day, seconds);
-        admitted += seconds;
+        admitted += await this.admitAudio(ctx, key, day, seconds);
       };
       try {
         this.countRequest(ctx, key);
@@ -50,7 +49,7 @@ export class KeyLimiter {
         failed = true;
         throw err;
       } finally {
-        if (admitted > 0) this.running.set(key.id, (this.running.get(key.id) ?? 0) - admitted);
+        if (admitted > 0) this.running.set(key.id, Math.max(0, (this.running.get(key.id) ?? 0) - admitted));
         const transcribed = (ctx.state.transcribedSeconds as number | undefined) ?? 0;
         this.usage.record(key.id, day, { audioSeconds: transcribed, error: failed || ctx.state.errorCode !== undefined });
       }
@@ -82,9 +81,10 @@ export class KeyLimiter {
     ctx.set(headers(limit - w.count));
   }
 
-  private async admitAudio(ctx: Context, key: ApiKeyRecord, day: string, seconds: number): Promise<void> {
+  /** Reserves `seconds` of the key's budget for this request; returns what was reserved (0 without a budget). */
+  private async admitAudio(ctx: Context, key: ApiKeyRecord, day: string, seconds: number): Promise<number> {
     const budget = key.audioSecondsPerDay;
-    if (budget === null) return;
+    if (budget === null || seconds <= 0) return 0;
     const used = (await this.usage.audioSeconds(key.id, day)) + (this.running.get(key.id) ?? 0);
     const resetMs = Date.parse(`${day}T00:00:00Z`) + DAY_MS - this.now();
     const headers = (remaining: number) => ({
@@ -100,5 +100,6 @@ export class KeyLimiter {
     }
     this.running.set(key.id, (this.running.get(key.id) ?? 0) + seconds);
     ctx.set(headers(budget - used - seconds));
+    return seconds;
   }
 }

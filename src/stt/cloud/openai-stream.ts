@@ -28,13 +28,15 @@ export async function readTranscriptStream(res: Response, providerId: string, on
     },
   });
   const decoder = new TextDecoder();
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    parser.feed(decoder.decode(chunk, { stream: true }));
-    if (failure) {
-      await res.body?.cancel();
-      throw failure;
-    }
+  const reader = res.body!.getReader();
+  // Until the final text or an error: a provider that keeps the connection open after it is not waited for.
+  while (text === null && !failure) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parser.feed(decoder.decode(value, { stream: true }));
   }
+  await reader.cancel().catch(() => {});
+  if (failure) throw failure;
   if (text === null) throw new ProviderError(providerId, res.status, 'bad_response', 'ended its event stream without the final text');
   return { text };
 }

@@ -66,6 +66,7 @@ export async function providerFetch(
         return await read(res);
       } catch (err) {
         if (err instanceof ProviderError || opts.signal.aborted) throw err;
+        if (timeout.signal.aborted) throw new ProviderError(opts.providerId, res.status, 'timeout', `no whole answer within ${Math.round(opts.timeoutMs / 1000)} s`);
         throw new ProviderError(opts.providerId, res.status, 'bad_response', 'answered with a body that is not valid JSON');
       }
     } finally {

@@ -15,13 +15,14 @@
 //   At most `maxPaused` jobs sit paused (each holds a model state and a libuv
 //   worker thread while it waits), and a job is never paused before its native
 //   work has begun: paused then, it would take a pool thread only to wait.
-// - Fair between API keys (start-time fair queuing): a job's priority key also
-//   counts the audio its owner has started since it last had nothing queued,
-//   and the audio of its owner's waiting jobs ahead of it, so one key's burst
-//   queues behind itself while keys with work take turns. An owner arriving
-//   starts level with the least-served owner present, so a newcomer can
-//   neither starve the others nor be starved. For one key alone, the order is
-//   the same as without it (constant and prefix sums over that order).
+// - Fair between API keys (fair queuing): a job's priority key also counts
+//   the audio of its owner's jobs finished since the owner last had nothing
+//   here, and of its owner's waiting jobs ahead of it, so one key's burst
+//   queues behind itself while keys with work take turns, preemption
+//   included. An owner arriving starts level with the least-served owner
+//   present, so a newcomer can neither starve the others nor be starved. For
+//   one key alone the order is the same as without it (a constant, and prefix
+//   sums over that order).
 // - `order: 'arrival'` turns both off: jobs start in arrival order and are
 //   never paused (what a plain FIFO server does; the benchmark's control).
 // - A bounded queue: beyond `capacity` waiting jobs, submit() throws QueueFullError.
@@ -107,7 +108,7 @@ export class Scheduler {
   private readonly waiting: Entry[] = [];
   private preemptions = 0;
   private arrivals = 0;
-  /** Audio seconds each owner with jobs in the scheduler has started (its fair-queuing tag). */
+  /** Audio seconds of each present owner's jobs finished since it arrived (its fair-queuing tag). */
   private readonly served = new Map<string, number>();
   private readonly active = new Set<Entry>();
   private readonly paused: Entry[] = [];
@@ -237,17 +238,10 @@ export class Scheduler {
     return this.waiting.some(mine) || this.paused.some(mine) || [...this.active].some(mine);
   }
 
-  /**
-   * An owner with nothing here starts level with the least-served owner
-   * present, as that owner stood when its jobs now computing started (a job
-   * being served is not yet service that owner is ahead by).
-   */
+  /** An owner with nothing here starts level with the least-served owner present. */
   private arrive(owner: string | undefined): void {
     if (owner === undefined || this.inScheduler(owner)) return;
-    const computing = new Map<string, number>();
-    for (const e of [...this.active, ...this.paused]) if (e.owner !== undefined) computing.set(e.owner, (computing.get(e.owner) ?? 0) + e.cost);
-    const levels = [...this.served].map(([o, served]) => served - (computing.get(o) ?? 0));
-    this.served.set(owner, levels.length ? Math.min(...levels) : 0);
+    this.served.set(owner, this.served.size ? Math.min(...this.served.values()) : 0);
   }
 
   /** Forgets an owner once it has nothing here. */
@@ -255,11 +249,16 @@ export class Scheduler {
     if (owner !== undefined && !this.inScheduler(owner)) this.served.delete(owner);
   }
 
-  /** key() plus what the owner has started and its waiting jobs ahead of `e` (see the fairness note at the top). */
+  /**
+   * key() plus the audio of the owner's jobs finished since it arrived, plus,
+   * for a waiting job, its owner's waiting jobs ahead of it (see the fairness
+   * note at the top). Every job of one owner carries the same first term, so
+   * within an owner (and for one key alone) the order is key()'s.
+   */
   private fairKey(e: Entry, now: number): number {
     if (e.owner === undefined || this.options.order === 'arrival') return this.key(e, now);
     let ahead = this.served.get(e.owner) ?? 0;
-    for (const o of this.waiting) if (o.owner === e.owner && o !== e && this.ahead(o, e, now)) ahead += o.cost;
+    if (this.waiting.includes(e)) for (const o of this.waiting) if (o.owner === e.owner && o !== e && this.ahead(o, e, now)) ahead += o.cost;
     return this.key(e, now) + ahead;
   }
 
@@ -276,29 +275,36 @@ export class Scheduler {
 
   private dispatch(): void {
     const now = this.now();
+    // A job resumed here is not paused again in the same pass (it was just chosen over the others).
+    const resumed = new Set<Entry>();
     for (;;) {
       // Fill free slots with the best of what is paused or waiting.
       while (this.active.size < this.options.slots) {
         const next = this.fairest([...this.paused, ...this.waiting], now);
         if (!next) break;
-        if (this.paused.includes(next)) this.resume(next, now);
-        else this.startEntry(next);
+        if (this.paused.includes(next)) {
+          this.resume(next, now);
+          resumed.add(next);
+        } else this.startEntry(next);
       }
       // The job a long one was paused for starts in its slot now: left to the
       // fill loop, an aged long job waiting could take the slot instead.
-      const candidate = this.best(this.waiting.filter((e) => !e.long), now);
-      if (!candidate || !this.preemptFor(candidate, now)) return;
+      const candidate = this.fairest(this.waiting.filter((e) => !e.long), now);
+      if (!candidate || !this.preemptFor(candidate, now, resumed)) return;
       this.startEntry(candidate);
     }
   }
 
-  /** Pauses the worst long job computing if `candidate` (a waiting short job) beats it. */
-  private preemptFor(candidate: Entry, now: number): boolean {
+  /**
+   * Pauses the worst long job computing if `candidate` (a waiting short job)
+   * beats it by fair keys: for one key alone, that is plain shortest-first.
+   */
+  private preemptFor(candidate: Entry, now: number, resumed: ReadonlySet<Entry>): boolean {
     if (this.options.order === 'arrival' || this.paused.length >= this.maxPaused) return false;
     let victim: Entry | undefined;
     let notYetStarted = false;
     for (const e of this.active) {
-      if (!e.long || !e.pausable || this.key(candidate, now) >= this.key(e, now)) continue;
+      if (!e.long || !e.pausable || resumed.has(e) || this.fairKey(candidate, now) >= this.fairKey(e, now)) continue;
       if (e.pausable.started && !e.pausable.started()) {
         notYetStarted = true;
         continue;
@@ -329,7 +335,6 @@ export class Scheduler {
   private startEntry(entry: Entry): void {
     this.waiting.splice(this.waiting.indexOf(entry), 1);
     this.active.add(entry);
-    if (entry.owner !== undefined) this.served.set(entry.owner, (this.served.get(entry.owner) ?? 0) + entry.cost);
     entry.start({ threads: this.threadsPerJob, attach: (p) => (entry.pausable = p) });
   }
 
@@ -339,6 +344,7 @@ export class Scheduler {
     const i = this.paused.indexOf(entry);
     if (i >= 0) this.paused.splice(i, 1);
     this.active.delete(entry);
+    if (entry.owner !== undefined) this.served.set(entry.owner, (this.served.get(entry.owner) ?? 0) + entry.cost);
     this.leave(entry.owner);
     const computedMs = this.now() - startedAt - entry.pausedMs;
     if (entry.cost > 0 && i < 0) {
