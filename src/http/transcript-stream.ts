@@ -8,8 +8,8 @@ import type { ApiError } from './errors';
 
 export class TranscriptStream {
   private started = false;
-  /** Every piece received, as decoded (Whisper's segments start with a space). */
-  private decoded = '';
+  /** Whitespace at the end of what was decoded, held back until more text follows it. */
+  private held = '';
   /** What the deltas have said: always a prefix of the final text. */
   private sent = '';
 
@@ -25,9 +25,10 @@ export class TranscriptStream {
    * sent, trailing space only once more text follows it.
    */
   text(piece: string): void {
-    this.decoded += piece;
-    const visible = this.decoded.trim();
-    if (visible.length > this.sent.length && visible.startsWith(this.sent)) this.delta(visible.slice(this.sent.length));
+    const next = this.held + (this.sent ? piece : piece.trimStart());
+    const end = next.trimEnd().length;
+    this.held = next.slice(end);
+    if (end > 0) this.delta(next.slice(0, end));
   }
 
   /** The rest of the text as a last delta (a runtime that does not stream sends it all here), then done. */
