@@ -141,6 +141,22 @@ test('GET /v1/models/{id} in Cloud mode: the listed "provider/model" id is serve
   }
 });
 
+test('an answer over 16 MiB is refused (bad_response) and the next call works', async () => {
+  await routeTo(server, 'oai', 'whisper-1');
+  openai.reply = { text: 'x'.repeat(17 * 1024 * 1024) };
+  try {
+    const res = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
+    assert.equal(res.status, 502);
+    assert.equal((await res.json()).error.code, 'provider_error');
+    const failure = await lastError(server, 'oai');
+    assert.deepEqual([failure.reason, failure.message], ['bad_response', 'answered with more than 16 MiB']);
+  } finally {
+    openai.reply = undefined;
+  }
+  assert.equal((await transcribe(server, { file: wavBlob(JFK) }, server.auth)).status, 200);
+  assert.equal((await fetch(`${server.url}/health`)).status, 200);
+});
+
 test('an OpenAI-like 200 without "text" is a 502 the client can read, and the next call works', async () => {
   await routeTo(server, 'oai', 'whisper-1');
   const { text: _dropped, ...noText } = publishedExample('openai-verbose-segments.json');

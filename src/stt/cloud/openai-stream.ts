@@ -3,11 +3,11 @@
 // `transcript.text.done`. Providers that do not stream (whisper-1, Groq, most
 // compatible servers) ignore the field and answer JSON, which is read as usual.
 import { createParser } from 'eventsource-parser';
-import { ProviderError } from './provider-fetch';
+import { answerTooLarge, MAX_ANSWER_BYTES, ProviderError, readJson } from './provider-fetch';
 
 /** The answer as the JSON path would have it ({text}), the deltas handed to `onText` on the way. */
 export async function readTranscriptStream(res: Response, providerId: string, onText: (text: string) => void): Promise<unknown> {
-  if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) return res.json();
+  if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) return readJson(res, providerId);
   let text: string | null = null;
   let failure: ProviderError | null = null;
   const parser = createParser({
@@ -29,11 +29,14 @@ export async function readTranscriptStream(res: Response, providerId: string, on
   });
   const decoder = new TextDecoder();
   const reader = res.body!.getReader();
+  let received = 0;
   // Until the final text or an error: a provider that keeps the connection open after it is not waited for.
   while (text === null && !failure) {
     const { done, value } = await reader.read();
     if (done) break;
-    parser.feed(decoder.decode(value, { stream: true }));
+    received += value.byteLength;
+    if (received > MAX_ANSWER_BYTES) failure = answerTooLarge(providerId, res.status);
+    else parser.feed(decoder.decode(value, { stream: true }));
   }
   await reader.cancel().catch(() => {});
   if (failure) throw failure;

@@ -32,12 +32,48 @@ export interface ProviderFetchOptions {
 /** Reads a successful answer; a ProviderError it throws is passed on, anything else is a bad_response. */
 export type ReadAnswer = (res: Response) => Promise<unknown>;
 
+/**
+ * The most of an answer the server reads: a verbose transcript with words of
+ * the longest upload is a few megabytes, and a provider (or whatever answers
+ * at its address) must not make the server hold more.
+ */
+export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+
+export const answerTooLarge = (providerId: string, status: number) =>
+  new ProviderError(providerId, status, 'bad_response', `answered with more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB`);
+
+/** The answer's bytes, at most MAX_ANSWER_BYTES of them. */
+export async function readBounded(res: Response, providerId: string): Promise<Buffer> {
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  if (declared > MAX_ANSWER_BYTES) {
+    await res.body?.cancel();
+    throw answerTooLarge(providerId, res.status);
+  }
+  const chunks: Uint8Array[] = [];
+  let received = 0;
+  const reader = res.body!.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    received += value.byteLength;
+    if (received > MAX_ANSWER_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw answerTooLarge(providerId, res.status);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** A JSON answer, bounded. */
+export const readJson = async (res: Response, providerId: string): Promise<unknown> => JSON.parse((await readBounded(res, providerId)).toString('utf8'));
+
 /** Builds the request afresh for each attempt (a FormData body is single-use). */
 export async function providerFetch(
   url: string,
   init: () => RequestInit,
   opts: ProviderFetchOptions,
-  read: ReadAnswer = (res) => res.json(),
+  read: ReadAnswer = (res) => readJson(res, opts.providerId),
 ): Promise<unknown> {
   let lastError: ProviderError | null = null;
   for (let attempt = 0; attempt < 2; attempt++) {
