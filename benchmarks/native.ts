@@ -159,7 +159,12 @@ async function main(): Promise<void> {
     ? ['base-q8_0-ctx64', 'parakeet-0.6b-q8_0']
     : ['base-f16-ctx64', 'base-q8_0-ctx64', 'small-f16-ctx64', 'small-q8_0-ctx64', 'parakeet-0.6b-f16', 'parakeet-0.6b-q8_0'];
   const rows: Row[] = [];
-  for (const s of shapes) rows.push(await benchModel(s, (await modelFor(s)).file, s.startsWith('parakeet') ? 'parakeet' : 'whisper', wav, pcm));
+  const realShapes: string[] = [];
+  for (const s of shapes) {
+    const model = await modelFor(s);
+    if (model.weights === 'real') realShapes.push(s);
+    rows.push(await benchModel(s, model.file, s.startsWith('parakeet') ? 'parakeet' : 'whisper', wav, pcm));
+  }
   const control = await harnessVsHarness('whisper', (await modelFor(CONTROL_SHAPE)).file, wav, pairsFor(CONTROL_SHAPE));
   const pooled = rows.flatMap((r) => r.addonMs.map((ms, i) => ms / r.harnessMs[i]));
   const seq = await secondVsTenth((await modelFor('base-q8_0-ctx64')).file, (await decodeWav(readFileSync(path.join(WORK, 'clip-5.wav')))).pcm);
@@ -168,7 +173,7 @@ async function main(): Promise<void> {
   const lines = [
     `Machine: ${cpu}, ${os.availableParallelism()} cores; ${THREADS} threads per job; ${rows.map((r) => r.addonMs.length).join('/')} pairs of runs per model (harness and addon back to back, alternating which goes first) after a warm-up of each; times are medians (min–max); the ratio is the median of the pairs' ratios with its 95 % distribution-free interval (order statistics; with 8 pairs, the min–max).`,
     `ggml: ${systemInfo().trim()}`,
-    'Models: exact Whisper base/small weight shapes with random weights and a decoder context of 64, so both sides stop at 28 tokens per 30-s window (random weights never stop early); exact Parakeet TDT 0.6B shapes whose joint bias emits one token per 320 ms (about real speech). Greedy, language en (Whisper), no temperature fallback; 30-s clip from ../shared/audio.',
+    `Models: ${realShapes.length ? `${realShapes.join(', ')}: the real Whisper weights (npm run models:real), decoding until end of text; the others: ` : ''}exact Whisper base/small weight shapes with random weights and a decoder context of 64, so both sides stop at 28 tokens per 30-s window (random weights never stop early); exact Parakeet TDT 0.6B shapes whose joint bias emits one token per 320 ms (about real speech). Greedy, language en (Whisper), no temperature fallback; 30-s clip from ../shared/audio.`,
     'Parakeet encodes the whole clip in one pass; its "decode ms / token" is everything after the encoder (prediction + joint, and the mel spectrogram) per token.',
     '',
     '| model | encode ms / 30-s window | decode ms / token | tokens | addon ms | harness ms | addon ÷ harness (95 % interval) | RSS model MB | RSS per extra state MB |',
