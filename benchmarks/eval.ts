@@ -13,7 +13,7 @@ import OpenAI from 'openai';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { startServer, type RunningServer } from '../src/server';
-import { Database } from '../src/store/db';
+import { openDatabase } from '../src/store/open-database';
 import { SettingsStore } from '../src/store/settings';
 import { normalizedWords as norm, textErrors } from '../scripts/lib/english-normalizer';
 import { evalClips, realModelPath, textTokens, whisperCli, type EvalClip, type RealModelName } from '../fixtures';
@@ -37,7 +37,7 @@ export async function startEvalServer(model: string): Promise<{ server: RunningS
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stt-eval-'));
   mkdirSync(path.join(dataDir, 'models'));
   symlinkSync(model, path.join(dataDir, 'models', 'ggml-base.bin'));
-  const db = await Database.open(dataDir);
+  const db = await openDatabase({ dataDir, databaseUrl: null });
   await new SettingsStore(db).setRouting({ mode: 'local', localModel: 'whisper-base', cloud: null });
   await db.close();
   const config = loadConfig({

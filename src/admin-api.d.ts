@@ -52,6 +52,24 @@ export interface ProviderFailureView {
   at: string;
 }
 
+/** A replica sharing the database (STT_DATABASE_URL), as its last heartbeat said. */
+export interface ReplicaView {
+  /** Random per process start. */
+  id: string;
+  /** The one answering this request. */
+  self: boolean;
+  /** host:port it listens on, as it sees itself. */
+  address: string | null;
+  version: string;
+  startedAt: string;
+  /** The local runtime it serves or loads; null when none. */
+  runtime: string | null;
+  state: LocalStatusView['state'];
+  /** Jobs running and waiting. */
+  queueDepth: number;
+  lastHeartbeatAt: string;
+}
+
 /** GET /admin/status. */
 export interface AdminStatus {
   serviceId: string;
@@ -64,6 +82,8 @@ export interface AdminStatus {
   system: { threads: number; rssBytes: number };
   providers: { id: string; enabled: boolean; lastError: ProviderFailureView | null }[];
   firstStart: { model: string; state: 'downloading' | 'activated' | 'failed'; error: string | null } | null;
+  /** Shared database only: every replica heard from in the last 10 s, this one included; absent with SQLite (one process). */
+  replicas?: ReplicaView[];
 }
 
 export interface DownloadView {

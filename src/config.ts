@@ -36,6 +36,8 @@ export interface Config {
   providerTimeoutBaseMs: number;
   providerTimeoutPerAudioSecondMs: number;
   secretKey: string | null;
+  /** PostgreSQL shared by several replicas (STT_DATABASE_URL); null: the SQLite file in the data dir. */
+  databaseUrl: string | null;
   /** Host header names accepted (lower case; ".example.com" also admits subdomains); null = any. */
   allowedHosts: string[] | null;
   /** Permits http: to loopback addresses for model downloads and providers (tests, local mirrors). */
@@ -139,6 +141,12 @@ export function loadConfig(env: Env = process.env): Config {
   if (secretKey !== null && !/^[0-9a-fA-F]{64}$/.test(secretKey)) {
     throw new ConfigError('STT_SECRET_KEY', 'must be 64 hex characters (32 bytes)');
   }
+  const databaseUrl = env.STT_DATABASE_URL?.trim() || null;
+  if (databaseUrl !== null) {
+    if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new ConfigError('STT_DATABASE_URL', 'must be a postgres:// or postgresql:// URL');
+    // Each replica would otherwise make its own key file and none could open the others' provider keys.
+    if (secretKey === null) throw new ConfigError('STT_SECRET_KEY', 'must be set (the same on every replica) when STT_DATABASE_URL is');
+  }
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
     host,
@@ -165,6 +173,7 @@ export function loadConfig(env: Env = process.env): Config {
     providerTimeoutBaseMs: int(env, 'STT_PROVIDER_TIMEOUT_BASE_MS', 30000, 100, 3_600_000),
     providerTimeoutPerAudioSecondMs: int(env, 'STT_PROVIDER_TIMEOUT_PER_AUDIO_SECOND_MS', 1000, 0, 600_000),
     secretKey,
+    databaseUrl,
     allowedHosts: allowedHosts(env.STT_ALLOWED_HOSTS, host),
     allowInsecureLoopback,
     providerConcurrency: int(env, 'STT_PROVIDER_CONCURRENCY', 16, 1, 10000),

@@ -8,6 +8,7 @@ import { createApp } from './http/app';
 import { limitConnections, timeoutOptions } from './http/connections';
 import { firstStart, type FirstStart } from './first-start';
 import { abortAllJobs } from './native';
+import { replicaAddress, startHeartbeat } from './host/heartbeat';
 
 /** After the shutdown timeout, how long aborted jobs get to return and their requests to be answered. */
 const ABORT_GRACE_MS = 2000;
@@ -32,6 +33,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   logger.info({ url, port, dataDir: config.dataDir, threads: config.threads, parallel: config.parallel }, 'listening');
+  const stopHeartbeat = services.db.shared ? startHeartbeat(services, replicaAddress(config.host, port)) : null;
   const first = await firstStart(services);
   announceSecrets(services, first, logger);
 
@@ -56,6 +58,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
         await Promise.race([Promise.all([stopped, services.local.scheduler.idle()]), grace]);
       }
       server.closeAllConnections();
+      await stopHeartbeat?.();
       await closeServices(services);
       logger.info('stopped');
     })());

@@ -1,10 +1,13 @@
 // Builds everything the HTTP layer needs from a validated config, and tears
 // it down again in order.
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config';
 import type { Logger } from './log';
-import { Database } from './store/db';
+import type { Database } from './store/db';
+import { openDatabase } from './store/open-database';
+import { ReplicaStore } from './store/replicas';
 import { SettingsStore } from './store/settings';
 import { ApiKeyStore } from './store/api-keys';
 import { resolveAdminKey, type AdminKey } from './store/admin-key';
@@ -49,6 +52,8 @@ export interface Services {
   metrics: Metrics;
   keyUsage: KeyUsageStore;
   keyLimiter: KeyLimiter;
+  /** This process among the replicas sharing a database (its row is written only when the database is shared). */
+  replica: { id: string; store: ReplicaStore };
 }
 
 export const VERSION: string = JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')).version;
@@ -65,7 +70,7 @@ function routeNativeLogs(logger: Logger): void {
 
 export async function createServices(config: Config, logger: Logger): Promise<Services> {
   routeNativeLogs(logger);
-  const db = await Database.open(config.dataDir);
+  const db = await openDatabase(config);
   const settings = new SettingsStore(db);
   const apiKeys = new ApiKeyStore(db, (err) => logger.warn({ err: err.message }, 'could not record key use'));
   const adminKey = resolveAdminKey(config.dataDir, config.adminKey);
@@ -85,6 +90,8 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   });
   const providers = new ProviderStore(db, SecretBox.open(config.dataDir, config.secretKey));
   await providers.seedBuiltIns();
+  // Replicas share the stored provider keys: one that cannot open them must not start and fail each cloud request later.
+  if (db.shared) await providers.checkKeysOpen();
   const cloud = new CloudService(providers, {
     timeoutBaseMs: config.providerTimeoutBaseMs,
     timeoutPerAudioSecondMs: config.providerTimeoutPerAudioSecondMs,
@@ -101,11 +108,18 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
 
   const services: Services = {
     config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, host, serviceId, version: VERSION, startedAt: Date.now(), firstStart: null, shuttingDown: new AbortController(), metrics,
-    keyUsage, keyLimiter: new KeyLimiter(keyUsage, metrics),
+    keyUsage, keyLimiter: new KeyLimiter(keyUsage, metrics), replica: { id: randomUUID(), store: new ReplicaStore(db) },
   };
   await syncRouting(services);
-  // The admin CLI may change routing in the database while the server runs.
-  routingPoll.set(services, setInterval(() => syncRouting(services).catch(() => {}), ROUTING_POLL_MS).unref());
+  if (db.shared) {
+    // Another replica (or the admin CLI) changed routing: follow at once; re-read whenever notifications may have been missed.
+    db.onChange((topic) => {
+      if (topic === 'routing' || topic === 'resync') syncRouting(services).catch(() => {});
+    });
+  } else {
+    // The admin CLI may change routing in the SQLite file while the server runs.
+    routingPoll.set(services, setInterval(() => syncRouting(services).catch(() => {}), ROUTING_POLL_MS).unref());
+  }
   return services;
 }
 

@@ -8,7 +8,7 @@
 // changes within a few seconds (it re-reads routing; see services.ts). The
 // rules are the admin API's own (src/host): this file only adapts them.
 import { loadConfig, ConfigError } from '../config';
-import { Database } from '../store/db';
+import { openDatabase } from '../store/open-database';
 import { SettingsStore } from '../store/settings';
 import { ApiKeyStore } from '../store/api-keys';
 import { LoadMarker } from '../stt/local/load-marker';
@@ -34,7 +34,7 @@ const USAGE = `usage: npm run admin -- <command>
 
 async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
-  const db = await Database.open(config.dataDir);
+  const db = await openDatabase(config);
   const settings = new SettingsStore(db);
   const keys = new ApiKeyStore(db);
   // Made on first use: only the runtime commands need it (and its provider store opens the secret key).

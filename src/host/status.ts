@@ -16,5 +16,6 @@ export async function hostStatus(s: Services): Promise<AdminStatus> {
     system: { threads: s.config.threads, rssBytes: process.memoryUsage().rss },
     providers: (await s.providers.list()).map((p) => ({ id: p.id, enabled: p.enabled, lastError: s.cloud.failures.get(p.id) ?? null })),
     firstStart: s.firstStart,
+    ...(s.db.shared && { replicas: await s.replica.store.live(s.replica.id) }),
   };
 }

@@ -170,7 +170,11 @@ export function openApiDocument(version: string): Schema {
               queue: obj({ running: int, waiting: int, capacity: int }), system: obj({ threads: int, rssBytes: int }),
               providers: { type: 'array', items: obj({ id: str(), enabled: bool, lastError: nullable({ type: 'object' }) }) },
               firstStart: nullable({ type: 'object' }),
-            })),
+              replicas: { type: 'array', items: obj({
+                id: str(), self: bool, address: nullable(str()), version: str(), startedAt: str(), runtime: nullable(str()),
+                state: str({ enum: ['none', 'loading', 'ready', 'error'] }), queueDepth: int, lastHeartbeatAt: str(),
+              }) },
+            }, ['replicas'])),
             ...GUARDED,
           },
         },

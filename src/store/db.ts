@@ -1,94 +1,34 @@
-// SQLite through sqlite3, with promise helpers and forward-only migrations.
-import sqlite3 from 'sqlite3';
-import path from 'node:path';
+// The database behind the stores: a SQLite file in the data directory (the
+// default: one process, nothing to install) or PostgreSQL shared by several
+// replicas (STT_DATABASE_URL). The stores write the SQL both understand, with
+// `?` placeholders; each backend keeps its own versioned migrations.
+import { BusyError } from '../stt/errors';
 
-const MIGRATIONS: string[] = [
-  `CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-   CREATE TABLE api_keys (
-     id TEXT PRIMARY KEY, name TEXT NOT NULL, prefix TEXT NOT NULL UNIQUE, hash TEXT NOT NULL,
-     created_at TEXT NOT NULL, last_used_at TEXT, revoked_at TEXT);
-   CREATE TABLE providers (
-     id TEXT PRIMARY KEY, name TEXT NOT NULL, kind TEXT NOT NULL, base_url TEXT NOT NULL,
-     enabled INTEGER NOT NULL DEFAULT 0, api_key_enc TEXT, api_key_hint TEXT,
-     models TEXT NOT NULL DEFAULT '[]', created_at TEXT NOT NULL, updated_at TEXT NOT NULL);`,
-  // Per-key limits (NULL: none) and usage per key and UTC day.
-  `ALTER TABLE api_keys ADD COLUMN requests_per_minute INTEGER;
-   ALTER TABLE api_keys ADD COLUMN audio_seconds_per_day INTEGER;
-   ALTER TABLE api_keys ADD COLUMN local_only INTEGER NOT NULL DEFAULT 0;
-   CREATE TABLE key_usage (
-     key_id TEXT NOT NULL, day TEXT NOT NULL, requests INTEGER NOT NULL DEFAULT 0,
-     audio_seconds REAL NOT NULL DEFAULT 0, errors INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (key_id, day));`,
-];
+/** What a change notification names: the stores whose rows another replica (or this one) changed. */
+export type ChangeTopic = 'api_keys' | 'routing';
 
-export class Database {
-  private constructor(private readonly db: sqlite3.Database) {}
+export interface Database {
+  /** True when other processes share it and tell of their changes (PostgreSQL). */
+  readonly shared: boolean;
+  /** When change notifications stopped arriving (their connection dropped); null while they flow, and always for SQLite. */
+  readonly notificationsLostAt: number | null;
+  run(sql: string, params?: unknown[]): Promise<{ changes: number }>;
+  get<T>(sql: string, params?: unknown[]): Promise<T | undefined>;
+  all<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Tells every replica that `topic` changed. Nothing to tell with SQLite: one process reads it. */
+  notify(topic: ChangeTopic): Promise<void>;
+  /**
+   * Called with each topic any replica changed, and with 'resync' when
+   * notifications may have been missed (the notification connection dropped:
+   * then once a second until it is back, and once when it is): a cache re-reads.
+   */
+  onChange(listener: (topic: ChangeTopic | 'resync') => void): void;
+  close(): Promise<void>;
+}
 
-  static async open(dataDir: string): Promise<Database> {
-    const file = path.join(dataDir, 'stt-gateway.sqlite');
-    const raw = await new Promise<sqlite3.Database>((resolve, reject) => {
-      const d = new sqlite3.Database(file, (err) => (err ? reject(err) : resolve(d)));
-    });
-    const db = new Database(raw);
-    raw.configure('busyTimeout', 5000);
-    await db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;');
-    await db.migrate();
-    return db;
-  }
-
-  private async migrate(): Promise<void> {
-    const row = await this.get<{ user_version: number }>('PRAGMA user_version');
-    for (let v = row?.user_version ?? 0; v < MIGRATIONS.length; v++) {
-      await this.transaction(async () => {
-        await this.exec(MIGRATIONS[v]);
-        await this.exec(`PRAGMA user_version = ${v + 1}`);
-      });
-    }
-  }
-
-  exec(sql: string): Promise<void> {
-    return new Promise((resolve, reject) => this.db.exec(sql, (err) => (err ? reject(err) : resolve())));
-  }
-
-  run(sql: string, params: unknown[] = []): Promise<{ changes: number }> {
-    return new Promise((resolve, reject) =>
-      this.db.run(sql, params, function (this: sqlite3.RunResult, err: Error | null) {
-        if (err) reject(err);
-        else resolve({ changes: this.changes });
-      }),
-    );
-  }
-
-  get<T>(sql: string, params: unknown[] = []): Promise<T | undefined> {
-    return new Promise((resolve, reject) => this.db.get(sql, params, (err, row) => (err ? reject(err) : resolve(row as T | undefined))));
-  }
-
-  all<T>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return new Promise((resolve, reject) => this.db.all(sql, params, (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
-  }
-
-  /** Runs fn inside BEGIN IMMEDIATE/COMMIT. Calls are serialised so transactions never interleave. */
-  async transaction<T>(fn: () => Promise<T>): Promise<T> {
-    const previous = this.queue;
-    let release!: () => void;
-    this.queue = new Promise<void>((r) => (release = r));
-    await previous;
-    try {
-      await this.exec('BEGIN IMMEDIATE');
-      try {
-        const result = await fn();
-        await this.exec('COMMIT');
-        return result;
-      } catch (err) {
-        await this.exec('ROLLBACK');
-        throw err;
-      }
-    } finally {
-      release();
-    }
-  }
-  private queue: Promise<void> = Promise.resolve();
-
-  close(): Promise<void> {
-    return new Promise((resolve, reject) => this.db.close((err) => (err ? reject(err) : resolve())));
+/** The shared database cannot be reached: 503, the request may be retried. */
+export class StoreUnavailableError extends BusyError {
+  constructor(cause: string) {
+    super('store_unavailable', `The service's database cannot be reached (${cause}); try again shortly.`, 5);
   }
 }

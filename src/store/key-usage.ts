@@ -50,8 +50,8 @@ export class KeyUsageStore {
     if (known !== undefined) this.todaySeconds.set(slot, known + use.audioSeconds);
     this.db.run(
       `INSERT INTO key_usage (key_id, day, requests, audio_seconds, errors) VALUES (?, ?, 1, ?, ?)
-       ON CONFLICT (key_id, day) DO UPDATE SET requests = requests + 1, audio_seconds = audio_seconds + excluded.audio_seconds,
-       errors = errors + excluded.errors`,
+       ON CONFLICT (key_id, day) DO UPDATE SET requests = key_usage.requests + 1,
+       audio_seconds = key_usage.audio_seconds + excluded.audio_seconds, errors = key_usage.errors + excluded.errors`,
       [keyId, day, use.audioSeconds, use.error ? 1 : 0],
     ).catch(this.onError);
   }

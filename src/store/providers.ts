@@ -81,7 +81,7 @@ export class ProviderStore {
     const now = new Date().toISOString();
     for (const p of BUILT_IN_PROVIDERS) {
       await this.db.run(
-        'INSERT OR IGNORE INTO providers (id, name, kind, base_url, enabled, models, created_at, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?, ?)',
+        'INSERT INTO providers (id, name, kind, base_url, enabled, models, created_at, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
         [p.id, p.name, p.kind, p.baseUrl, JSON.stringify(p.models), now, now],
       );
     }
@@ -104,6 +104,18 @@ export class ProviderStore {
       return this.box.open(row.api_key_enc);
     } catch {
       throw new UndecryptableKeyError(id);
+    }
+  }
+
+  /** Throws, naming the provider, unless this process's secret opens every stored provider key. */
+  async checkKeysOpen(): Promise<void> {
+    const rows = await this.db.all<Row>('SELECT id, api_key_enc FROM providers WHERE api_key_enc IS NOT NULL');
+    for (const row of rows) {
+      try {
+        this.box.open(row.api_key_enc!);
+      } catch {
+        throw new Error(`STT_SECRET_KEY does not open the key stored for provider "${row.id}": every replica sharing the database needs the STT_SECRET_KEY that stored it`);
+      }
     }
   }
 

@@ -29,7 +29,7 @@ export class SettingsStore {
     const existing = await this.read<string>('service_id');
     if (existing) return existing;
     const id = randomUUID();
-    await this.db.run('INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)', ['service_id', JSON.stringify(id)]);
+    await this.db.run('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING', ['service_id', JSON.stringify(id)]);
     return (await this.read<string>('service_id')) ?? id;
   }
 
@@ -45,5 +45,6 @@ export class SettingsStore {
   /** Aliases left out are none. */
   async setRouting(routing: Omit<Routing, 'aliases' | 'spillover'> & Partial<Pick<Routing, 'aliases' | 'spillover'>>): Promise<void> {
     await this.write('routing', { aliases: [], spillover: null, ...routing });
+    await this.db.notify('routing');
   }
 }

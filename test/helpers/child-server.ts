@@ -5,7 +5,8 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { tempDataDir, installStandInModels } from './server';
 import { ROOT } from '../../fixtures';
-import { Database } from '../../src/store/db';
+import { openDatabase } from '../../src/store/open-database';
+import type { Database } from '../../src/store/db';
 import { SettingsStore } from '../../src/store/settings';
 import { ApiKeyStore } from '../../src/store/api-keys';
 
@@ -13,7 +14,7 @@ import { ApiKeyStore } from '../../src/store/api-keys';
 export async function prepare(): Promise<{ dataDir: string; key: string }> {
   const dataDir = tempDataDir();
   await installStandInModels(dataDir, 'tiny-f16');
-  const db = await Database.open(dataDir);
+  const db = await openDatabase({ dataDir, databaseUrl: null });
   await new SettingsStore(db).setRouting({ mode: 'local', localModel: 'whisper-base', cloud: null });
   const { key } = await new ApiKeyStore(db).create('pool');
   await db.close();

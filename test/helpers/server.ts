@@ -6,7 +6,8 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/log';
 import { startServer, type RunningServer } from '../../src/server';
-import { Database } from '../../src/store/db';
+import { openDatabase } from '../../src/store/open-database';
+import type { Database } from '../../src/store/db';
 import { SettingsStore, type Routing } from '../../src/store/settings';
 import { makeWhisperModel, PARAKEET_FIXTURE } from '../../fixtures';
 
@@ -59,7 +60,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const dataDir = opts.dataDir ?? tempDataDir();
   if (opts.installModels !== false) await installStandInModels(dataDir, opts.whisper);
   if (opts.routing) {
-    const db = await Database.open(dataDir);
+    const db = await openDatabase({ dataDir, databaseUrl: null });
     const settings = new SettingsStore(db);
     await settings.setRouting({ ...(await settings.routing()), ...opts.routing });
     await db.close();

@@ -7,7 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, tempDataDir, installStandInModels, type TestServer } from '../helpers/server';
 import { startModelServer, PARAKEET_FIXTURE } from '../../fixtures';
-import { Database } from '../../src/store/db';
+import { openDatabase } from '../../src/store/open-database';
 import { SettingsStore } from '../../src/store/settings';
 
 const status = async (s: TestServer) =>
@@ -105,7 +105,7 @@ test('a failed download leaves the server up and /admin/status says why', async 
 test('a host who stored routing before is never overridden', async () => {
   const dataDir = tempDataDir();
   await installStandInModels(dataDir);
-  const db = await Database.open(dataDir);
+  const db = await openDatabase({ dataDir, databaseUrl: null });
   await new SettingsStore(db).setRouting({ mode: 'local', localModel: null, cloud: null });
   await db.close();
   const s = await startTestServer({ dataDir, createKey: false, env: { STT_DEFAULT_MODEL: 'whisper-base' } });

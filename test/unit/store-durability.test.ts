@@ -6,14 +6,15 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, statSync, writeFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Database } from '../../src/store/db';
+import { openDatabase } from '../../src/store/open-database';
+import type { Database } from '../../src/store/db';
 import { SecretBox } from '../../src/store/secret-box';
 import { resolveAdminKey } from '../../src/store/admin-key';
 
 const dir = () => mkdtempSync(path.join(os.tmpdir(), 'stt-store-'));
 
 test('the database syncs every commit (synchronous = FULL)', async () => {
-  const db = await Database.open(dir());
+  const db = await openDatabase({ dataDir: dir(), databaseUrl: null });
   try {
     const row = await db.get<{ synchronous: number }>('PRAGMA synchronous');
     assert.equal(row?.synchronous, 2);

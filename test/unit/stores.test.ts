@@ -1,23 +1,34 @@
-// The stores on a real SQLite file: API keys (only a hash kept, lookup by
-// prefix, revocation, last use), settings (service id, routing) and the
-// secret box that seals provider keys.
-import { test } from 'node:test';
+// The stores on both backends, a real SQLite file and a real PostgreSQL
+// server (started in a temporary directory): API keys (only a hash kept,
+// lookup by prefix, revocation, last use), settings (service id, routing) and
+// the secret box that seals provider keys. What only one backend does (the
+// SQLite file's bytes, the shared cache and notifications) is tested on it.
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Database } from '../../src/store/db';
+import { openDatabase } from '../../src/store/open-database';
+import type { Database } from '../../src/store/db';
 import { ApiKeyStore, KEY_PREFIX } from '../../src/store/api-keys';
 import { DEFAULT_ROUTING, SettingsStore } from '../../src/store/settings';
 import { SecretBox } from '../../src/store/secret-box';
+import { TempPostgres } from '../helpers/postgres';
 
 // Its own, not the server helper's: that one loads the native addon, which a unit test of the stores needs not.
 const tempDataDir = () => mkdtempSync(path.join(os.tmpdir(), 'stt-test-'));
 
-async function withDb<T>(fn: (db: Database, dir: string) => Promise<T>): Promise<T> {
+type Backend = 'sqlite' | 'postgres';
+const BACKENDS: Backend[] = ['sqlite', 'postgres'];
+let postgres: Promise<TempPostgres> | null = null;
+after(async () => (await postgres)?.destroy());
+
+/** A fresh database of the backend: a new SQLite file, or a new database on the one test server. */
+async function withDb<T>(fn: (db: Database, dir: string) => Promise<T>, backend: Backend = 'sqlite'): Promise<T> {
   const dir = tempDataDir();
-  const db = await Database.open(dir);
+  const databaseUrl = backend === 'postgres' ? await (await (postgres ??= TempPostgres.create())).newDatabase() : null;
+  const db = await openDatabase({ dataDir: dir, databaseUrl });
   try {
     return await fn(db, dir);
   } finally {
@@ -41,27 +52,29 @@ test('API keys: created with a visible prefix, stored as a SHA-256 only, found b
     }
   }));
 
-test('API keys: verify takes the exact key; a changed, short, long, foreign-prefix or revoked key is refused', () =>
-  withDb(async (db) => {
-    const keys = new ApiKeyStore(db);
-    const a = await keys.create('a');
-    const b = await keys.create('b');
-    assert.equal((await keys.verify(a.key))?.id, a.id);
-    assert.equal((await keys.verify(b.key))?.id, b.id);
-    const flipped = a.key.slice(0, -1) + (a.key.endsWith('A') ? 'B' : 'A');
-    for (const bad of [flipped, a.key.slice(0, KEY_PREFIX.length + 15), a.key + 'x'.repeat(200), 'sk-xyz-' + a.key.slice(7), '', a.prefix]) {
-      assert.equal(await keys.verify(bad), null, JSON.stringify(bad.slice(0, 40)));
-    }
-    const revoked = await keys.revoke(a.id);
-    assert.ok(revoked?.revokedAt);
-    assert.equal(await keys.verify(a.key), null, 'revoked');
-    assert.equal((await keys.verify(b.key))?.id, b.id, 'the other key still works');
-    const again = await keys.revoke(a.id);
-    assert.equal(again?.revokedAt, revoked!.revokedAt, 'a second revoke keeps the first time');
-    assert.equal(await keys.revoke('no-such-id'), undefined);
-    assert.deepEqual((await keys.list()).map((k) => k.name), ['a', 'b']);
-    assert.equal(await keys.get('no-such-id'), undefined);
-  }));
+for (const backend of BACKENDS) {
+  test(`API keys: verify takes the exact key; a changed, short, long, foreign-prefix or revoked key is refused (${backend})`, () =>
+    withDb(async (db) => {
+      const keys = new ApiKeyStore(db);
+      const a = await keys.create('a');
+      const b = await keys.create('b');
+      assert.equal((await keys.verify(a.key))?.id, a.id);
+      assert.equal((await keys.verify(b.key))?.id, b.id);
+      const flipped = a.key.slice(0, -1) + (a.key.endsWith('A') ? 'B' : 'A');
+      for (const bad of [flipped, a.key.slice(0, KEY_PREFIX.length + 15), a.key + 'x'.repeat(200), 'sk-xyz-' + a.key.slice(7), '', a.prefix]) {
+        assert.equal(await keys.verify(bad), null, JSON.stringify(bad.slice(0, 40)));
+      }
+      const revoked = await keys.revoke(a.id);
+      assert.ok(revoked?.revokedAt);
+      assert.equal(await keys.verify(a.key), null, 'revoked');
+      assert.equal((await keys.verify(b.key))?.id, b.id, 'the other key still works');
+      const again = await keys.revoke(a.id);
+      assert.equal(again?.revokedAt, revoked!.revokedAt, 'a second revoke keeps the first time');
+      assert.equal(await keys.revoke('no-such-id'), undefined);
+      assert.deepEqual((await keys.list()).map((k) => k.name), ['a', 'b']);
+      assert.equal(await keys.get('no-such-id'), undefined);
+    }, backend));
+}
 
 test('API keys: a key of the wrong prefix or length is refused without a database lookup', () =>
   withDb(async (db) => {
@@ -85,82 +98,90 @@ test('API keys: a key of the wrong prefix or length is refused without a databas
     assert.equal((await keys.verify(a.key))?.id, a.id);
   }));
 
-test('API keys: the first use is recorded, later ones within 10 s are not written again', () =>
-  withDb(async (db) => {
-    const keys = new ApiKeyStore(db, (err) => assert.fail(err));
-    const a = await keys.create('a');
-    const before = Date.now();
-    await keys.verify(a.key);
-    let used: string | null = null;
-    for (let i = 0; i < 200 && !used; i++) {
-      used = (await keys.get(a.id))!.lastUsedAt;
-      if (!used) await new Promise((r) => setTimeout(r, 10));
-    }
-    assert.ok(used && Date.parse(used) >= before - 1000, `lastUsedAt ${used}`);
-    await db.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', ['2000-01-01T00:00:00.000Z', a.id]);
-    await keys.verify(a.key);
-    await new Promise((r) => setTimeout(r, 50));
-    assert.equal((await keys.get(a.id))!.lastUsedAt, '2000-01-01T00:00:00.000Z', 'not written again within the resolution');
-  }));
-
-test('API keys: last use is written again once 10 s have passed since the last write', () =>
-  withDb(async (db) => {
-    const realNow = Date.now;
-    const start = realNow();
-    let now = start;
-    Date.now = () => now;
-    try {
+for (const backend of BACKENDS) {
+  test(`API keys: the first use is recorded, later ones within 10 s are not written again (${backend})`, () =>
+    withDb(async (db) => {
       const keys = new ApiKeyStore(db, (err) => assert.fail(err));
       const a = await keys.create('a');
-      const lastUsed = async (expected: string | null) => {
-        let got: string | null = null;
-        for (let i = 0; i < 100; i++) {
-          got = (await keys.get(a.id))!.lastUsedAt;
-          if (got === expected) break;
-          await new Promise((r) => setTimeout(r, 5));
-        }
-        return got;
-      };
+      const before = Date.now();
       await keys.verify(a.key);
-      assert.equal(await lastUsed(new Date(start).toISOString()), new Date(start).toISOString());
-      now = start + 9_999;
+      let used: string | null = null;
+      for (let i = 0; i < 200 && !used; i++) {
+        used = (await keys.get(a.id))!.lastUsedAt;
+        if (!used) await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.ok(used && Date.parse(used) >= before - 1000, `lastUsedAt ${used}`);
+      await db.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', ['2000-01-01T00:00:00.000Z', a.id]);
       await keys.verify(a.key);
-      await new Promise((r) => setTimeout(r, 30));
-      assert.equal((await keys.get(a.id))!.lastUsedAt, new Date(start).toISOString(), 'within 10 s: not written');
-      now = start + 10_000;
-      await keys.verify(a.key);
-      assert.equal(await lastUsed(new Date(now).toISOString()), new Date(now).toISOString(), '10 s later: written');
-    } finally {
-      Date.now = realNow;
-    }
-  }));
+      await new Promise((r) => setTimeout(r, 50));
+      assert.equal((await keys.get(a.id))!.lastUsedAt, '2000-01-01T00:00:00.000Z', 'not written again within the resolution');
+    }, backend));
+}
 
-test('settings: the service id is created once and kept; routing defaults until stored', () =>
-  withDb(async (db) => {
-    const settings = new SettingsStore(db);
-    const id = await settings.serviceId();
-    assert.match(id, /^[0-9a-f-]{36}$/);
-    assert.equal(await settings.serviceId(), id);
-    assert.equal(await new SettingsStore(db).serviceId(), id);
-    assert.deepEqual(DEFAULT_ROUTING, { mode: 'local', localModel: null, cloud: null, aliases: [], spillover: null });
-    assert.deepEqual(await settings.routing(), { mode: 'local', localModel: null, cloud: null, aliases: [], spillover: null });
-    assert.equal(await settings.hasRouting(), false);
-    const routing = { mode: 'cloud' as const, localModel: 'whisper-base', cloud: { providerId: 'openai', model: 'whisper-1' } };
-    await settings.setRouting(routing);
-    assert.deepEqual(await settings.routing(), { ...routing, aliases: [], spillover: null }, 'routing stored without aliases or spill-over has none');
-    await settings.setRouting({ ...routing, aliases: ['whisper-1'] });
-    assert.deepEqual((await settings.routing()).aliases, ['whisper-1']);
-    assert.equal(await settings.hasRouting(), true);
-    await settings.setRouting({ ...routing, mode: 'local' });
-    assert.equal((await settings.routing()).mode, 'local', 'stored again over the first');
-  }));
+for (const backend of BACKENDS) {
+  test(`API keys: last use is written again once 10 s have passed since the last write (${backend})`, () =>
+    withDb(async (db) => {
+      const realNow = Date.now;
+      const start = realNow();
+      let now = start;
+      Date.now = () => now;
+      try {
+        const keys = new ApiKeyStore(db, (err) => assert.fail(err));
+        const a = await keys.create('a');
+        const lastUsed = async (expected: string | null) => {
+          let got: string | null = null;
+          for (let i = 0; i < 100; i++) {
+            got = (await keys.get(a.id))!.lastUsedAt;
+            if (got === expected) break;
+            await new Promise((r) => setTimeout(r, 5));
+          }
+          return got;
+        };
+        await keys.verify(a.key);
+        assert.equal(await lastUsed(new Date(start).toISOString()), new Date(start).toISOString());
+        now = start + 9_999;
+        await keys.verify(a.key);
+        await new Promise((r) => setTimeout(r, 30));
+        assert.equal((await keys.get(a.id))!.lastUsedAt, new Date(start).toISOString(), 'within 10 s: not written');
+        now = start + 10_000;
+        await keys.verify(a.key);
+        assert.equal(await lastUsed(new Date(now).toISOString()), new Date(now).toISOString(), '10 s later: written');
+      } finally {
+        Date.now = realNow;
+      }
+    }, backend));
+}
 
-test('settings: first calls racing for the service id all get the one stored', () =>
-  withDb(async (db) => {
-    const ids = await Promise.all([1, 2, 3, 4].map(() => new SettingsStore(db).serviceId()));
-    assert.equal(new Set(ids).size, 1, ids.join(' '));
-    assert.equal(await new SettingsStore(db).serviceId(), ids[0]);
-  }));
+for (const backend of BACKENDS) {
+  test(`settings: the service id is created once and kept; routing defaults until stored (${backend})`, () =>
+    withDb(async (db) => {
+      const settings = new SettingsStore(db);
+      const id = await settings.serviceId();
+      assert.match(id, /^[0-9a-f-]{36}$/);
+      assert.equal(await settings.serviceId(), id);
+      assert.equal(await new SettingsStore(db).serviceId(), id);
+      assert.deepEqual(DEFAULT_ROUTING, { mode: 'local', localModel: null, cloud: null, aliases: [], spillover: null });
+      assert.deepEqual(await settings.routing(), { mode: 'local', localModel: null, cloud: null, aliases: [], spillover: null });
+      assert.equal(await settings.hasRouting(), false);
+      const routing = { mode: 'cloud' as const, localModel: 'whisper-base', cloud: { providerId: 'openai', model: 'whisper-1' } };
+      await settings.setRouting(routing);
+      assert.deepEqual(await settings.routing(), { ...routing, aliases: [], spillover: null }, 'routing stored without aliases or spill-over has none');
+      await settings.setRouting({ ...routing, aliases: ['whisper-1'] });
+      assert.deepEqual((await settings.routing()).aliases, ['whisper-1']);
+      assert.equal(await settings.hasRouting(), true);
+      await settings.setRouting({ ...routing, mode: 'local' });
+      assert.equal((await settings.routing()).mode, 'local', 'stored again over the first');
+    }, backend));
+}
+
+for (const backend of BACKENDS) {
+  test(`settings: first calls racing for the service id all get the one stored (${backend})`, () =>
+    withDb(async (db) => {
+      const ids = await Promise.all([1, 2, 3, 4].map(() => new SettingsStore(db).serviceId()));
+      assert.equal(new Set(ids).size, 1, ids.join(' '));
+      assert.equal(await new SettingsStore(db).serviceId(), ids[0]);
+    }, backend));
+}
 
 test('secret box: seals with a fresh IV each time, opens only what it sealed, refuses tampering and other keys', () => {
   const dir = tempDataDir();
