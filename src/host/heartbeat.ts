@@ -17,7 +17,11 @@ export function startHeartbeat(s: Services, address: string): () => Promise<void
   const beat = () => {
     const local = s.local.status();
     const queue = s.local.scheduler.stats();
-    s.replica.store.beat({ id: s.replica.id, address, version: s.version, startedAt, runtime: local.activeModel, state: local.state, queueDepth: queue.running + queue.waiting })
+    s.stt.current()
+      // The runtime it serves, or else the one the routing names (a replica whose load failed shows which).
+      .then((routing) => s.replica.store.beat({
+        id: s.replica.id, address, version: s.version, startedAt, runtime: local.activeModel ?? routing.localModel, state: local.state, queueDepth: queue.running + queue.waiting,
+      }))
       .then(() => {
         if (failing) log.info('heartbeat written again');
         failing = false;
