@@ -27,6 +27,7 @@ import { followRouting } from './host/follow-routing';
 import { Metrics } from './metrics';
 import { KeyUsageStore } from './store/key-usage';
 import { KeyLimiter } from './http/middleware/key-limits';
+import { requestWindows } from './store/request-windows';
 
 export interface Services {
   config: Config;
@@ -108,7 +109,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
 
   const services: Services = {
     config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, host, serviceId, version: VERSION, startedAt: Date.now(), firstStart: null, shuttingDown: new AbortController(), metrics,
-    keyUsage, keyLimiter: new KeyLimiter(keyUsage, metrics), replica: { id: randomUUID(), store: new ReplicaStore(db) },
+    keyUsage, keyLimiter: new KeyLimiter(keyUsage, requestWindows(db), metrics), replica: { id: randomUUID(), store: new ReplicaStore(db) },
   };
   await syncRouting(services);
   if (db.shared) {

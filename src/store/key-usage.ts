@@ -1,7 +1,9 @@
 // Each API key's audio requests per UTC day: requests, seconds of audio
-// transcribed, errors. One upsert per request, off the answer's path; today's
-// audio seconds are also kept in memory (read once per key and day), so the
-// daily budget is checked without a query per request.
+// transcribed, errors. One upsert per request, off the answer's path (atomic,
+// so replicas sharing a database count together); today's audio seconds are
+// also kept in memory (read once per key and day), so the daily budget is
+// checked without a query per request, except with a shared database, where
+// other replicas add to it.
 import type { Database } from './db';
 import type { KeyUsage } from '../admin-api';
 
@@ -24,8 +26,12 @@ export class KeyUsageStore {
 
   constructor(private readonly db: Database, private readonly onError: (err: Error) => void = () => {}) {}
 
-  /** Audio seconds the key has used on `day`. */
+  /** Audio seconds the key has used on `day`: with a shared database, what every replica has counted, read each time. */
   async audioSeconds(keyId: string, day: string): Promise<number> {
+    if (this.db.shared) {
+      const row = await this.db.get<Row>('SELECT audio_seconds FROM key_usage WHERE key_id = ? AND day = ?', [keyId, day]);
+      return row?.audio_seconds ?? 0;
+    }
     const slot = `${keyId} ${day}`;
     const pending = this.reading.get(slot);
     if (pending) return pending;

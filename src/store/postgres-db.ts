@@ -25,6 +25,9 @@ const MIGRATIONS: string[] = [
    CREATE TABLE replicas (
      id TEXT PRIMARY KEY, address TEXT, version TEXT NOT NULL, started_at TEXT NOT NULL,
      runtime TEXT, state TEXT NOT NULL, queue_depth INTEGER NOT NULL, heartbeat_at TIMESTAMPTZ NOT NULL);`,
+  // Requests per key and clock minute, counted by every replica (request-windows.ts).
+  `CREATE TABLE request_windows (
+     key_id TEXT NOT NULL, window_start BIGINT NOT NULL, requests INTEGER NOT NULL, PRIMARY KEY (key_id, window_start));`,
 ];
 
 /** pg_advisory_lock's key for migrations: any constant that no other application on the database uses. */

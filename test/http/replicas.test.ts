@@ -124,7 +124,7 @@ test('two replicas started at the same moment against an empty database both com
     assert.equal(health[0].serviceId, health[1].serviceId, 'one service id, stored once');
     const db = await openDatabase({ dataDir: tempDataDir(), databaseUrl: url });
     try {
-      assert.deepEqual(await db.all('SELECT version FROM schema_version'), [{ version: 1 }], 'migrated once, one version row');
+      assert.deepEqual(await db.all('SELECT version FROM schema_version'), [{ version: 2 }], 'migrated once (both migrations), one version row');
       assert.equal((await db.all('SELECT id FROM providers')).length, 3, 'the built-in providers seeded once');
     } finally {
       await db.close();
@@ -212,6 +212,30 @@ test('2. a routing change through one replica shows in /health of every replica 
   }
   const back = await Promise.all(replicas.map((r) => msUntil(async () => (await transcribeVia(r.url, key)) === 200, Date.now())));
   assert.ok(back.every(Number.isFinite), 'every replica serves locally again');
+});
+
+test('per-key limits hold across replicas: the request rate and the audio budget count every replica, and usage adds up', async () => {
+  await three();
+  // The window is the clock minute: start well inside one.
+  if (Date.now() % 60_000 > 50_000) await new Promise((r) => setTimeout(r, 60_000 - (Date.now() % 60_000) + 100));
+  const rated = (await admin(replicas[0].url, 'POST', '/admin/api-keys', { name: 'three-a-minute', requestsPerMinute: 3 })).json;
+  assert.deepEqual(await Promise.all(replicas.map((r) => transcribeVia(r.url, rated.key))), [200, 200, 200], 'one request on each replica');
+  const refused = await fetch(`${replicas[1].url}/v1/audio/transcriptions`, { method: 'POST', headers: { Authorization: `Bearer ${rated.key}` }, body: new FormData() });
+  assert.equal(refused.status, 429);
+  assert.equal((await refused.json()).error.code, 'rate_limit_exceeded');
+  assert.equal(refused.headers.get('x-ratelimit-remaining-requests'), '0');
+
+  const budgeted = (await admin(replicas[0].url, 'POST', '/admin/api-keys', { name: 'five-seconds', audioSecondsPerDay: 5 })).json;
+  assert.equal(await transcribeVia(replicas[1].url, budgeted.key), 200, 'a 3-s clip on one replica');
+  const usage = async (id: string) => (await admin(replicas[2].url, 'GET', '/admin/api-keys')).json.data.find((k: { id: string }) => k.id === id)?.usage;
+  for (let i = 0; i < 100 && !((await usage(budgeted.id))?.audioSeconds >= 3); i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(await transcribeVia(replicas[2].url, budgeted.key), 429, 'the next 3 s on another replica would pass the 5-s budget');
+  let counted: { requests: number; errors: number } | undefined;
+  for (let i = 0; i < 100 && counted?.requests !== 4; i++) {
+    counted = await usage(rated.id);
+    if (counted?.requests !== 4) await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.deepEqual({ requests: counted?.requests, errors: counted?.errors }, { requests: 4, errors: 1 }, 'usage counted by three replicas');
 });
 
 test('a replica without the model file the shared routing names says so in /ready and /admin/status instead of serving errors', async () => {

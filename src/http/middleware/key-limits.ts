@@ -1,6 +1,7 @@
 // Per-key limits on the audio routes, and the key's usage counted when each
-// request ends. The request rate (per minute, a fixed window per key) is
-// checked before the upload is read; the audio budget (seconds per UTC day)
+// request ends. The request rate (per minute, a fixed window per key, shared
+// by the replicas of a shared database: store/request-windows.ts) is checked
+// before the upload is read; the audio budget (seconds per UTC day)
 // once the clip's length is known, from the WAV header (or the decoder), with
 // the clips admitted and still running counted against it so concurrent
 // requests cannot overshoot it together. Over a limit: 429 with Retry-After
@@ -10,8 +11,8 @@ import { ApiError } from '../errors';
 import { utcDay, type KeyUsageStore } from '../../store/key-usage';
 import type { ApiKeyRecord } from '../../store/api-keys';
 import type { Metrics } from '../../metrics';
+import type { RequestWindows } from '../../store/request-windows';
 
-const WINDOW_MS = 60_000;
 const DAY_MS = 86_400_000;
 
 /** OpenAI's reset format: "45s", "6m0s", "3h2m10s". */
@@ -22,12 +23,12 @@ export function resetIn(ms: number): string {
 }
 
 export class KeyLimiter {
-  private readonly windows = new Map<string, { start: number; count: number }>();
   /** Audio seconds admitted and not yet finished, by key. */
   private readonly running = new Map<string, number>();
 
   constructor(
     private readonly usage: KeyUsageStore,
+    private readonly windows: RequestWindows,
     private readonly metrics?: Pick<Metrics, 'rateLimited'>,
     private readonly now: () => number = Date.now,
   ) {}
@@ -43,7 +44,7 @@ export class KeyLimiter {
         admitted += await this.admitAudio(ctx, key, day, seconds);
       };
       try {
-        this.countRequest(ctx, key);
+        await this.countRequest(ctx, key);
         await next();
       } catch (err) {
         failed = true;
@@ -56,29 +57,21 @@ export class KeyLimiter {
     };
   }
 
-  private countRequest(ctx: Context, key: ApiKeyRecord): void {
+  private async countRequest(ctx: Context, key: ApiKeyRecord): Promise<void> {
     const limit = key.requestsPerMinute;
     if (limit === null) return;
-    const now = this.now();
-    let w = this.windows.get(key.id);
-    if (!w || now - w.start >= WINDOW_MS) {
-      if (this.windows.size > 10_000) this.windows.clear();
-      w = { start: now, count: 0 };
-      this.windows.set(key.id, w);
-    }
-    const resetMs = w.start + WINDOW_MS - now;
+    const w = await this.windows.count(key.id, limit, this.now());
     const headers = (remaining: number) => ({
       'x-ratelimit-limit-requests': String(limit),
       'x-ratelimit-remaining-requests': String(remaining),
-      'x-ratelimit-reset-requests': resetIn(resetMs),
+      'x-ratelimit-reset-requests': resetIn(w.resetMs),
     });
-    if (w.count >= limit) {
+    if (!w.admitted) {
       this.metrics?.rateLimited.inc({ limit: 'requests' });
-      throw new ApiError(429, 'rate_limit_exceeded', `This key may send ${limit} audio requests per minute; retry in ${resetIn(resetMs)}.`, null,
-        { ...headers(0), 'Retry-After': String(Math.ceil(resetMs / 1000)) });
+      throw new ApiError(429, 'rate_limit_exceeded', `This key may send ${limit} audio requests per minute; retry in ${resetIn(w.resetMs)}.`, null,
+        { ...headers(0), 'Retry-After': String(Math.ceil(w.resetMs / 1000)) });
     }
-    w.count++;
-    ctx.set(headers(limit - w.count));
+    ctx.set(headers(Math.max(0, limit - w.count)));
   }
 
   /** Reserves `seconds` of the key's budget for this request; returns what was reserved (0 without a budget). */
