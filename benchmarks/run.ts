@@ -49,6 +49,8 @@ const ONE_OFF_RUNS = full ? 5 : 1;
 const flag = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SHAPES = flag('--models')?.split(',') ?? TRIALS.filter((t) => t.sizes.includes(SIZE)).map((t) => t.shape);
 const ROUNDS = flag('--rounds') === undefined ? undefined : Number(flag('--rounds'));
+/** `--scenarios a,b`: only these scenario types (benchmarks/trials.ts), a narrowed run. */
+const ONLY = flag('--scenarios')?.split(',');
 const loadRoundsFor = (shape: string) => ROUNDS ?? (TRIALS.find((t) => t.shape === shape)?.loadRounds ?? OTHER_SHAPE_ROUNDS)[SIZE];
 const WORK = path.resolve(__dirname, '.work');
 const run = promisify(execFile);
@@ -94,6 +96,7 @@ async function runShape(bench: BenchContext, shape: Shape, index: number): Promi
   };
   const measured: ScenarioResults = {};
   for (const scenario of SCENARIOS) {
+    if (ONLY && !ONLY.includes(scenario.type)) continue;
     const type = SCENARIO_TYPES[scenario.type];
     if (type.phase === 'alone') await stopPaired();
     if (applies(scenario, shape, index)) Object.assign(measured, await type.run(shapeRun));
@@ -112,7 +115,7 @@ function shapeResult(shape: Shape, measured: ScenarioResults, ceiling: Record<st
     overhead: measured.overhead, control: measured.control ?? null, harness5Ms: measured.harness5Ms, encodeMs, encoderGflop: gflop,
     achievedGflops: gflop ? gflop / (encodeMs / 1000) : null,
     ceilingGflops: shape.encoder ? ceiling[shape.quant === 'f16' ? 'F16' : 'Q8_0'] ?? null : null,
-    load: measured.load ?? null, naive: measured.naive, cold: measured.cold,
+    load: measured.load ?? null, naive: measured.naive, cold: measured.cold, store: measured.store,
   };
 }
 
@@ -137,7 +140,7 @@ async function main(): Promise<void> {
   bench.log(`matmul ceiling ${JSON.stringify(ceiling)}`);
   const results: ShapeResult[] = [];
   const date = today();
-  const name = `${date}${quick ? '-quick' : full ? '-full' : ''}${flag('--models') || ROUNDS !== undefined ? '-narrowed' : ''}`;
+  const name = `${date}${quick ? '-quick' : full ? '-full' : ''}${flag('--models') || ROUNDS !== undefined || ONLY ? '-narrowed' : ''}`;
   let nodeBaselineRss = 0;
   const meta = (): BenchMeta => ({
     date, ...source, threads: THREADS, quick, full, command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(), ggml: systemInfo().trim(), pairs: PAIRS, oneOffRuns: ONE_OFF_RUNS,

@@ -57,8 +57,16 @@ export interface ColdResult extends ColdStart {
   runs: ColdStart[];
 }
 
+/** What the shared store adds to a request (benchmarks/scenarios/store.ts): latency per backend, medians and 90th percentiles. */
+export interface StoreResult {
+  /** Requests per backend and kind, after the warm-up. */
+  requests: number;
+  rows: { request: string; sqliteMs: { median: number; p90: number }; postgresMs: { median: number; p90: number } }[];
+}
+
 /** What the scenarios measured for one model shape. */
 export interface ScenarioResults {
+  store?: StoreResult;
   overhead?: OverheadResult;
   control?: ControlResult | null;
   /** The harness's own time for a 5-s clip, warm (benchmarks/scenarios/floor.ts). */

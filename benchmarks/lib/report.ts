@@ -26,7 +26,7 @@ type Push = (...lines: string[]) => void;
 type Section = (push: Push, meta: BenchMeta, results: ShapeResult[]) => void;
 
 /** The sections, in report order. */
-const SECTIONS: Section[] = [header, outputsChecked, headlineTable, loadTables, overheadTable, naiveTable, coldStartTable, encoderTable];
+const SECTIONS: Section[] = [header, outputsChecked, headlineTable, loadTables, overheadTable, naiveTable, coldStartTable, storeTable, encoderTable];
 
 export function report(name: string, meta: BenchMeta, results: ShapeResult[]): string {
   const L: string[] = [];
@@ -76,7 +76,7 @@ const oneOff = (runs: number[]) => (runs.length > 1 ? `${fmt(median(runs), 0)} (
 type With<R extends ShapeResult, K extends keyof ShapeResult> = R & { [P in K]-?: NonNullable<ShapeResult[P]> };
 
 /** The shapes that have a scenario's result (an older result file, or a run without that scenario, may not). */
-function having<R extends ShapeResult, K extends 'overhead' | 'control' | 'load' | 'naive' | 'cold'>(results: R[], key: K): With<R, K>[] {
+function having<R extends ShapeResult, K extends 'overhead' | 'control' | 'load' | 'naive' | 'cold' | 'store'>(results: R[], key: K): With<R, K>[] {
   return results.filter((r): r is With<R, K> => r[key] !== undefined && r[key] !== null);
 }
 
@@ -199,6 +199,18 @@ function coldStartTable(push: Push, meta: BenchMeta, results: ShapeResult[]): vo
     '| model | ours ms | harness ms | ours RSS MB | harness peak RSS MB |', '|---|---|---|---|---|');
   for (const r of having(results, 'cold')) {
     push(`| ${r.shape} | ${oneOff(r.cold.runs.map((c) => c.oursMs))} | ${oneOff(r.cold.runs.map((c) => c.harnessMs))} | ${fmt(r.cold.oursRss / 1e6, 0)} | ${fmt(r.cold.harnessRss / 1e6, 0)} |`);
+  }
+}
+
+/** Latency per store backend, with no model loaded: what PostgreSQL adds to a request. */
+function storeTable(push: Push, meta: BenchMeta, results: ShapeResult[]): void {
+  for (const r of having(results, 'store')) {
+    push('', '## Shared store: PostgreSQL against SQLite', '',
+      `Two servers of ours, no model, one on each backend (PostgreSQL in a temporary directory on this machine, over loopback TCP), asked in turn, ${r.store.requests} requests of each kind per backend after a warm-up; milliseconds from the client, median (90th percentile). PostgreSQL answers a key it has seen from its cache (emptied on any key change); a key never seen costs one lookup; a rate-limited key's audio request costs one upsert of its window (SQLite counts in memory).`, '',
+      '| request | SQLite ms | PostgreSQL ms | added by PostgreSQL, median ms |', '|---|---|---|---|');
+    for (const row of r.store.rows) {
+      push(`| ${row.request} | ${fmt(row.sqliteMs.median, 2)} (${fmt(row.sqliteMs.p90, 2)}) | ${fmt(row.postgresMs.median, 2)} (${fmt(row.postgresMs.p90, 2)}) | ${fmt(row.postgresMs.median - row.sqliteMs.median, 2)} |`);
+    }
   }
 }
 

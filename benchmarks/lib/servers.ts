@@ -137,10 +137,12 @@ export interface OursOptions {
   parallel?: number;
   /** Catalogue runtime and the file name it is installed under (default: whisper-base); null: no model (Node's own footprint). */
   runtime?: { id: string; file: string } | null;
+  /** STT_DATABASE_URL (with a fixed STT_SECRET_KEY): PostgreSQL instead of the SQLite file. */
+  databaseUrl?: string;
 }
 
 /** This server, in its own process, with its own data dir. */
-export async function startOurs(o: OursOptions): Promise<Contender & { startedAt: bigint; settings: Record<string, string | undefined> }> {
+export async function startOurs(o: OursOptions): Promise<Contender & { startedAt: bigint; settings: Record<string, string | undefined>; url: string; apiKey: string }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stt-bench-'));
   mkdirSync(path.join(dataDir, 'models'));
   const runtime = o.runtime === undefined ? { id: 'whisper-base', file: 'ggml-base.bin' } : o.runtime;
@@ -152,6 +154,7 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
     // whisper-server has no deadline: ours must not cut a request it would have answered (in arrival order a 5-s clip waits for every long one).
     STT_DEADLINE_BASE_MS: '600000',
     ...(o.scheduling ? { STT_SCHEDULING: o.scheduling } : {}),
+    ...(o.databaseUrl ? { STT_DATABASE_URL: o.databaseUrl, STT_SECRET_KEY: 'ab'.repeat(32) } : {}),
   };
   const admin = (args: string[]) =>
     new Promise<string>((resolve, reject) => {
@@ -180,7 +183,9 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
     name: o.scheduling === 'arrival' ? 'stt-gateway, arrival order' : 'stt-gateway',
     pid: child.pid!,
     startedAt,
-    settings: Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('STT_') && k !== 'STT_ADMIN_KEY' && k !== 'STT_DATA_DIR')),
+    settings: Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('STT_') && !['STT_ADMIN_KEY', 'STT_DATA_DIR', 'STT_SECRET_KEY'].includes(k))),
+    url: `http://127.0.0.1:${port}`,
+    apiKey: key,
     transcribe: (wav) => send(wav),
     transcribeLogged: async (wav) => {
       const requestId = `${LOGGED_PREFIX}${logged++}`;

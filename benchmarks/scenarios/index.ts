@@ -7,7 +7,8 @@ import { floor } from './floor';
 import { load } from './load';
 import { naive } from './naive';
 import { coldStart } from './cold-start';
+import { store } from './store';
 
-export const SCENARIO_TYPES = { overhead, control, floor, load, naive, 'cold-start': coldStart } satisfies Record<string, ScenarioType>;
+export const SCENARIO_TYPES = { overhead, control, floor, load, naive, 'cold-start': coldStart, store } satisfies Record<string, ScenarioType>;
 export type ScenarioTypeName = keyof typeof SCENARIO_TYPES;
 export * from './context';

@@ -5,8 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT } from '../../fixtures';
-import { freePort } from './postgres';
+import { freePort, ROOT } from '../../fixtures';
 
 export class TempNginx {
   private constructor(readonly dir: string, readonly port: number, private readonly child: ChildProcess, private readonly log: () => string) {}

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { speechClip, startOpenAiLike, FAKE_OPENAI_KEY } from '../../fixtures';
 import { installStandInModels, tempDataDir, wavBlob } from '../helpers/server';
 import { startChild, waitForPort } from '../helpers/child-server';
-import { freePort, TempPostgres } from '../helpers/postgres';
+import { freePort, TempPostgres } from '../../fixtures';
 import { TempNginx } from '../helpers/nginx';
 import { openDatabase } from '../../src/store/open-database';
 import { SettingsStore } from '../../src/store/settings';

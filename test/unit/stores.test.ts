@@ -14,7 +14,7 @@ import type { Database } from '../../src/store/db';
 import { ApiKeyStore, KEY_PREFIX } from '../../src/store/api-keys';
 import { DEFAULT_ROUTING, SettingsStore } from '../../src/store/settings';
 import { SecretBox } from '../../src/store/secret-box';
-import { TempPostgres } from '../helpers/postgres';
+import { TempPostgres } from '../../fixtures/postgres';
 
 // Its own, not the server helper's: that one loads the native addon, which a unit test of the stores needs not.
 const tempDataDir = () => mkdtempSync(path.join(os.tmpdir(), 'stt-test-'));
