@@ -56,24 +56,33 @@ export class ApiKeyStore {
   private readonly known = new Map<string, Row>();
   /** When the cache was last re-read in full while notifications were lost. */
   private confirmedAt = 0;
+  /** Counts every emptying of the cache: a row read before one is not cached after it (it may predate a revoke). */
+  private generation = 0;
 
   constructor(private readonly db: Database, private readonly onError: (err: Error) => void = () => {}) {
     db.onChange((topic) => {
-      if (topic === 'api_keys') this.known.clear();
+      if (topic === 'api_keys') this.forget();
       else if (topic === 'resync') this.reread().catch(() => {}); // unreachable: the cache serves out its grace
     });
   }
 
   /** After this process changed a key: its own cache forgets at once, the other replicas when the notification reaches them. */
-  private async changed(): Promise<void> {
+  private forget(): void {
     this.known.clear();
+    this.generation++;
+  }
+
+  private async changed(): Promise<void> {
+    this.forget();
     await this.db.notify('api_keys');
   }
 
   /** Replaces every cached row with the database's (revoked or deleted keys leave). */
   private async reread(): Promise<void> {
     if (this.known.size === 0) return;
+    const generation = this.generation;
     const rows = await this.db.all<Row>('SELECT * FROM api_keys');
+    if (generation !== this.generation) return;
     const byPrefix = new Map(rows.map((r) => [r.prefix, r]));
     for (const prefix of this.known.keys()) {
       const row = byPrefix.get(prefix);
@@ -93,8 +102,9 @@ export class ApiKeyStore {
     if (!this.db.shared) return this.db.get<Row>('SELECT * FROM api_keys WHERE prefix = ?', [prefix]);
     const cached = this.known.get(prefix);
     if (cached && this.cacheCurrent()) return cached;
+    const generation = this.generation;
     const row = await this.db.get<Row>('SELECT * FROM api_keys WHERE prefix = ?', [prefix]);
-    if (row) this.known.set(prefix, row);
+    if (row && generation === this.generation) this.known.set(prefix, row);
     return row;
   }
 

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'n
 import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../../src/store/open-database';
-import type { Database } from '../../src/store/db';
+import { StoreUnavailableError, type Database } from '../../src/store/db';
 import { ApiKeyStore, KEY_PREFIX } from '../../src/store/api-keys';
 import { DEFAULT_ROUTING, SettingsStore } from '../../src/store/settings';
 import { SecretBox } from '../../src/store/secret-box';
@@ -226,4 +226,71 @@ test('secret box: a secret.key that cannot be read stops start-up naming the fil
   mkdirSync(file); // EISDIR on read: any error but "no such file"
   assert.throws(() => SecretBox.open(dir, null), (e: unknown) => e instanceof Error && e.message.startsWith(`${file} cannot be read (EISDIR`) && /stored provider keys need it$/.test(e.message));
   assert.ok(statSync(file).isDirectory());
+});
+
+/** Resolves after `count` key-change notifications have reached `db` (each key write sends one, its writer's own included). */
+function keyNotifications(db: Database, count: number): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    db.onChange((topic) => {
+      if (topic === 'api_keys' && ++seen === count) resolve();
+    });
+  });
+}
+
+test('shared database: a key another replica revoked leaves this one\'s cache when the notification arrives; a cached key costs no query', async () => {
+  const url = await (await (postgres ??= TempPostgres.create())).newDatabase();
+  const [dbA, dbB] = await Promise.all([1, 2].map(() => openDatabase({ dataDir: tempDataDir(), databaseUrl: url })));
+  try {
+    let lookups = 0;
+    const counted = new Proxy(dbB, {
+      get: (target, prop) => (prop === 'get' ? (...args: Parameters<Database['get']>) => (lookups++, target.get(...args)) : Reflect.get(target, prop, target)),
+    });
+    const a = new ApiKeyStore(dbA);
+    const b = new ApiKeyStore(counted);
+    const created = keyNotifications(dbB, 1);
+    const k = await a.create('roaming');
+    await created; // else it may empty B's cache between the two verifies below
+    assert.equal((await b.verify(k.key))?.id, k.id, 'created by A, found by B at once');
+    const before = lookups;
+    assert.equal((await b.verify(k.key))?.id, k.id);
+    assert.equal(lookups, before, 'the second verify is answered from the cache');
+    await a.revoke(k.id);
+    let refusedAfter = -1;
+    for (let i = 0; i < 1000 && refusedAfter < 0; i++) {
+      if ((await b.verify(k.key)) === null) refusedAfter = i;
+      else await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.ok(refusedAfter >= 0, 'refused once the notification arrived');
+  } finally {
+    await Promise.all([dbA.close(), dbB.close()]);
+  }
+});
+
+test('shared database down: a known key still verifies, an unseen key and every write get StoreUnavailableError; all resumes when it is back', async () => {
+  const server = await TempPostgres.create(); // its own: stopped in the middle
+  const db = await openDatabase({ dataDir: tempDataDir(), databaseUrl: await server.newDatabase() });
+  try {
+    const keys = new ApiKeyStore(db);
+    const created = keyNotifications(db, 2);
+    const known = await keys.create('known');
+    const unseen = await keys.create('unseen');
+    await created; // its own notifications empty its cache too
+    assert.equal((await keys.verify(known.key))?.id, known.id);
+    await server.stop();
+    for (let i = 0; i < 500 && db.notificationsLostAt === null; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.notEqual(db.notificationsLostAt, null, 'the notification connection noticed');
+    assert.equal((await keys.verify(known.key))?.id, known.id, 'known: served from the cache');
+    await assert.rejects(keys.verify(unseen.key), StoreUnavailableError);
+    await assert.rejects(keys.create('during'), StoreUnavailableError);
+    await assert.rejects(new SettingsStore(db).setRouting({ mode: 'local', localModel: null, cloud: null }), StoreUnavailableError);
+    await server.start();
+    for (let i = 0; i < 500 && db.notificationsLostAt !== null; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(db.notificationsLostAt, null, 'notifications flow again');
+    assert.equal((await keys.verify(unseen.key))?.id, unseen.id);
+    assert.ok((await keys.create('after')).key);
+  } finally {
+    await db.close();
+    await server.destroy();
+  }
 });
