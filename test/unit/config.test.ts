@@ -20,6 +20,8 @@ test('defaults follow the contract', () => {
   assert.equal(c.threads, os.availableParallelism());
   assert.equal(c.logLevel, 'info');
   assert.equal(c.shrinkEncoderWindow, false);
+  assert.equal(c.databaseUrl, null, 'SQLite in the data dir unless a database is named');
+  assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_DATABASE_URL: 'postgresql://u@db:5432/stt', STT_SECRET_KEY: 'ab'.repeat(32) }).databaseUrl, 'postgresql://u@db:5432/stt');
 });
 
 test('a bad value names its variable', () => {
@@ -40,6 +42,9 @@ test('a bad value names its variable', () => {
     [{ STT_SHRINK_ENCODER_WINDOW: 'maybe' }, 'STT_SHRINK_ENCODER_WINDOW'],
     [{ STT_SCHEDULING: 'fifo' }, 'STT_SCHEDULING'],
     [{ STT_THREADS: '2', STT_PARALLEL: '4' }, 'STT_PARALLEL'],
+    [{ STT_DATABASE_URL: 'mysql://db/stt', STT_SECRET_KEY: 'ab'.repeat(32) }, 'STT_DATABASE_URL'],
+    // Replicas must share the secret that seals provider keys: no per-replica key file.
+    [{ STT_DATABASE_URL: 'postgres://db/stt' }, 'STT_SECRET_KEY'],
   ];
   for (const [env, variable] of bad) {
     assert.throws(() => loadConfig({ STT_DATA_DIR: dataDir, ...env }), (e) => e instanceof ConfigError && e.variable === variable, variable);
