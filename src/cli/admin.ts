@@ -5,7 +5,8 @@
 //   npm run admin -- aliases set [<name>...]
 //   npm run admin -- status
 // Key changes apply to the next request; a running server picks up routing
-// changes within a few seconds (it re-reads routing; see services.ts). The
+// changes within a few seconds (it re-reads routing; see services.ts), at
+// once with a shared database (STT_DATABASE_URL: the change is notified). The
 // rules are the admin API's own (src/host): this file only adapts them.
 import { loadConfig, ConfigError } from '../config';
 import { openDatabase } from '../store/open-database';

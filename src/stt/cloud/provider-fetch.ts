@@ -43,7 +43,7 @@ export const answerTooLarge = (providerId: string, status: number) =>
   new ProviderError(providerId, status, 'bad_response', `answered with more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB`);
 
 /** The answer's bytes, at most MAX_ANSWER_BYTES of them. */
-export async function readBounded(res: Response, providerId: string): Promise<Buffer> {
+async function readBounded(res: Response, providerId: string): Promise<Buffer> {
   const declared = Number(res.headers.get('content-length') ?? NaN);
   if (declared > MAX_ANSWER_BYTES) {
     await res.body?.cancel();

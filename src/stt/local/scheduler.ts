@@ -220,12 +220,6 @@ export class Scheduler {
     return e.cost - (this.agingRate * (now - e.enqueuedAt)) / 1000;
   }
 
-  private best(entries: Entry[], now: number): Entry | undefined {
-    let best: Entry | undefined;
-    for (const e of entries) if (!best || this.key(e, now) < this.key(best, now)) best = e;
-    return best;
-  }
-
   /** Whether `a` comes before `b` in their owner's own order. */
   private ahead(a: Entry, b: Entry, now: number): boolean {
     const ka = this.key(a, now);
