@@ -84,6 +84,8 @@ export interface AdminStatus {
   firstStart: { model: string; state: 'downloading' | 'activated' | 'failed'; error: string | null } | null;
   /** Shared database only: every replica heard from in the last 10 s, this one included; absent with SQLite (one process). */
   replicas?: ReplicaView[];
+  /** Which store this replica uses, and (PostgreSQL) whether it hears other replicas' changes now. */
+  database: { backend: 'sqlite' | 'postgres'; notifications: boolean };
 }
 
 export interface DownloadView {

@@ -59,7 +59,9 @@ export async function firstStart(s: Services): Promise<FirstStart> {
       });
     }
   }
-  if (newHost && (await s.apiKeys.list()).length === 0) {
+  // Not with a shared database: replicas starting together would each make one (and keep it in their own data dir);
+  // their host makes keys through the admin API or CLI.
+  if (newHost && !s.db.shared && (await s.apiKeys.list()).length === 0) {
     const k = await s.apiKeys.create('first key');
     const file = path.join(s.config.dataDir, 'first-api.key');
     writeSecretFile(file, k.key);

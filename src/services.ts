@@ -89,10 +89,10 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     loadMarker,
     metrics,
   });
-  const providers = new ProviderStore(db, SecretBox.open(config.dataDir, config.secretKey));
+  const box = SecretBox.open(config.dataDir, config.secretKey);
+  const providers = new ProviderStore(db, box);
   await providers.seedBuiltIns();
-  // Replicas share the stored provider keys: one that cannot open them must not start and fail each cloud request later.
-  if (db.shared) await providers.checkKeysOpen();
+  if (db.shared) await checkSharedSecret(settings, providers, box);
   const cloud = new CloudService(providers, {
     timeoutBaseMs: config.providerTimeoutBaseMs,
     timeoutPerAudioSecondMs: config.providerTimeoutPerAudioSecondMs,
@@ -122,6 +122,22 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     routingPoll.set(services, setInterval(() => syncRouting(services).catch(() => {}), ROUTING_POLL_MS).unref());
   }
   return services;
+}
+
+/**
+ * Replicas share the stored provider keys: one whose STT_SECRET_KEY cannot
+ * open them must not start (and fail each cloud request later). Checked on
+ * the stored keys, and on a value sealed by the first replica ever started,
+ * so the check holds before any provider key exists.
+ */
+async function checkSharedSecret(settings: SettingsStore, providers: ProviderStore, box: SecretBox): Promise<void> {
+  await providers.checkKeysOpen();
+  const sealed = await settings.claim('secret_check', box.seal('stt-gateway'));
+  try {
+    box.open(sealed);
+  } catch {
+    throw new Error('STT_SECRET_KEY is not the one the other replicas sharing this database use (it cannot open what they sealed): give every replica the same STT_SECRET_KEY');
+  }
 }
 
 const ROUTING_POLL_MS = 2000;

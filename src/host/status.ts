@@ -17,5 +17,6 @@ export async function hostStatus(s: Services): Promise<AdminStatus> {
     providers: (await s.providers.list()).map((p) => ({ id: p.id, enabled: p.enabled, lastError: s.cloud.failures.get(p.id) ?? null })),
     firstStart: s.firstStart,
     ...(s.db.shared && { replicas: await s.replica.store.live(s.replica.id) }),
+    database: { backend: s.db.shared ? 'postgres' : 'sqlite', notifications: s.db.listening },
   };
 }

@@ -174,6 +174,7 @@ export function openApiDocument(version: string): Schema {
                 id: str(), self: bool, address: nullable(str()), version: str(), startedAt: str(), runtime: nullable(str()),
                 state: str({ enum: ['none', 'loading', 'ready', 'error'] }), queueDepth: int, lastHeartbeatAt: str(),
               }) },
+              database: obj({ backend: str({ enum: ['sqlite', 'postgres'] }), notifications: bool }),
             }, ['replicas'])),
             ...GUARDED,
           },

@@ -3,15 +3,14 @@
 // hash adds nothing); lookup is by prefix, comparison in constant time.
 //
 // With a shared database (PostgreSQL, several replicas) a key once verified
-// is kept in memory, so a request does not query the database: the cache is
-// emptied whenever any replica changes a key (a change notification), and
-// re-read once a second while notifications are not arriving. If the database
-// cannot be reached then, known keys keep working for OUTAGE_GRACE_MS from
-// the last moment the cache was known to be current; nobody can revoke a key
+// is kept in memory (SharedRowCache), so a request does not query the
+// database; any key change empties it. If the database cannot be reached,
+// known keys keep working for OUTAGE_GRACE_MS: nobody can revoke a key
 // meanwhile (revoking writes to the same database). SQLite is one process's
 // file: looked up on every request, as cheap as the cache.
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Database } from './db';
+import { SharedRowCache } from './shared-cache';
 import type { ApiKeyView, KeyLimits } from '../admin-api';
 
 /** As the admin API shows it (never the key itself). */
@@ -34,8 +33,6 @@ export const KEY_PREFIX = 'sk-stt-';
 const PREFIX_LENGTH = KEY_PREFIX.length + 8;
 /** lastUsedAt is written at most this often per key, off the request path. */
 const LAST_USED_RESOLUTION_MS = 10_000;
-/** How long known keys keep working while a shared database is unreachable. */
-export const OUTAGE_GRACE_MS = 5 * 60_000;
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
 const toRecord = (r: Row): ApiKeyRecord => ({
@@ -52,60 +49,11 @@ const toRecord = (r: Row): ApiKeyRecord => ({
 
 export class ApiKeyStore {
   private readonly lastWritten = new Map<string, number>();
-  /** Shared database only: rows of keys verified since the last change, by prefix. */
-  private readonly known = new Map<string, Row>();
-  /** When the cache was last re-read in full while notifications were lost. */
-  private confirmedAt = 0;
-  /** Counts every emptying of the cache: a row read before one is not cached after it (it may predate a revoke). */
-  private generation = 0;
+  /** Shared database only: rows of keys verified, by prefix (shared-cache.ts). */
+  private readonly known: SharedRowCache<Row>;
 
   constructor(private readonly db: Database, private readonly onError: (err: Error) => void = () => {}) {
-    db.onChange((topic) => {
-      if (topic === 'api_keys') this.forget();
-      else if (topic === 'resync') this.reread().catch(() => {}); // unreachable: the cache serves out its grace
-    });
-  }
-
-  /** After this process changed a key: its own cache forgets at once, the other replicas when the notification reaches them. */
-  private forget(): void {
-    this.known.clear();
-    this.generation++;
-  }
-
-  private async changed(): Promise<void> {
-    this.forget();
-    await this.db.notify('api_keys');
-  }
-
-  /** Replaces every cached row with the database's (revoked or deleted keys leave). */
-  private async reread(): Promise<void> {
-    if (this.known.size === 0) return;
-    const generation = this.generation;
-    const rows = await this.db.all<Row>('SELECT * FROM api_keys');
-    if (generation !== this.generation) return;
-    const byPrefix = new Map(rows.map((r) => [r.prefix, r]));
-    for (const prefix of this.known.keys()) {
-      const row = byPrefix.get(prefix);
-      if (row) this.known.set(prefix, row);
-      else this.known.delete(prefix);
-    }
-    this.confirmedAt = Date.now();
-  }
-
-  /** A cached row may answer: notifications flow, or were lost less than the grace ago (or the cache re-read since). */
-  private cacheCurrent(): boolean {
-    const lost = this.db.notificationsLostAt;
-    return lost === null || Date.now() - Math.max(lost, this.confirmedAt) < OUTAGE_GRACE_MS;
-  }
-
-  private async byPrefix(prefix: string): Promise<Row | undefined> {
-    if (!this.db.shared) return this.db.get<Row>('SELECT * FROM api_keys WHERE prefix = ?', [prefix]);
-    const cached = this.known.get(prefix);
-    if (cached && this.cacheCurrent()) return cached;
-    const generation = this.generation;
-    const row = await this.db.get<Row>('SELECT * FROM api_keys WHERE prefix = ?', [prefix]);
-    if (row && generation === this.generation) this.known.set(prefix, row);
-    return row;
+    this.known = new SharedRowCache<Row>(db, 'api_keys');
   }
 
   async create(name: string, limits: Partial<KeyLimits> = {}): Promise<ApiKeyRecord & { key: string }> {
@@ -126,7 +74,6 @@ export class ApiKeyStore {
       'INSERT INTO api_keys (id, name, prefix, hash, created_at, requests_per_minute, audio_seconds_per_day, local_only) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       [row.id, row.name, row.prefix, row.hash, row.created_at, row.requests_per_minute, row.audio_seconds_per_day, row.local_only],
     );
-    await this.changed();
     return { ...toRecord(row), key };
   }
 
@@ -149,7 +96,7 @@ export class ApiKeyStore {
     if (limits.localOnly !== undefined) sets.push('local_only = ?'), params.push(limits.localOnly ? 1 : 0);
     if (sets.length) {
       await this.db.run(`UPDATE api_keys SET ${sets.join(', ')} WHERE id = ?`, [...params, id]);
-      await this.changed();
+      this.known.forget();
     }
     return this.get(id);
   }
@@ -157,14 +104,15 @@ export class ApiKeyStore {
   /** Idempotent: a second revoke keeps the first revokedAt. */
   async revoke(id: string): Promise<ApiKeyRecord | undefined> {
     await this.db.run('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?', [new Date().toISOString(), id]);
-    await this.changed();
+    this.known.forget();
     return this.get(id);
   }
 
   /** The record for a presented key, or null for unknown, malformed or revoked keys. */
   async verify(presented: string): Promise<ApiKeyRecord | null> {
     if (!presented.startsWith(KEY_PREFIX) || presented.length < PREFIX_LENGTH + 8 || presented.length > 200) return null;
-    const row = await this.byPrefix(presented.slice(0, PREFIX_LENGTH));
+    const prefix = presented.slice(0, PREFIX_LENGTH);
+    const row = await this.known.read(prefix, () => this.db.get<Row>('SELECT * FROM api_keys WHERE prefix = ?', [prefix]));
     if (!row || row.revoked_at) return null;
     if (!timingSafeEqual(sha256(presented), Buffer.from(row.hash, 'hex'))) return null;
     this.touch(row.id);

@@ -4,31 +4,31 @@
 // `?` placeholders; each backend keeps its own versioned migrations.
 import { BusyError } from '../stt/errors';
 
-/** What a change notification names: the stores whose rows another replica (or this one) changed. */
-export type ChangeTopic = 'api_keys' | 'routing';
+/** What a change notification names: the table whose rows some replica changed (sent by the database's own triggers). */
+export type ChangeTopic = 'api_keys' | 'routing' | 'providers';
 
 export interface Database {
   /** True when other processes share it and tell of their changes (PostgreSQL). */
   readonly shared: boolean;
-  /** When change notifications stopped arriving (their connection dropped); null while they flow, and always for SQLite. */
-  readonly notificationsLostAt: number | null;
+  /** Change notifications are arriving (always false for SQLite, which has none). */
+  readonly listening: boolean;
+  /** The last attempt to reach it failed (always false for SQLite). */
+  readonly unreachable: boolean;
   run(sql: string, params?: unknown[]): Promise<{ changes: number }>;
   get<T>(sql: string, params?: unknown[]): Promise<T | undefined>;
   all<T>(sql: string, params?: unknown[]): Promise<T[]>;
-  /** Tells every replica that `topic` changed. Nothing to tell with SQLite: one process reads it. */
-  notify(topic: ChangeTopic): Promise<void>;
   /**
    * Called with each topic any replica changed, and with 'resync' when
-   * notifications may have been missed (the notification connection dropped:
-   * then once a second until it is back, and once when it is): a cache re-reads.
+   * notifications may have been missed (the notification connection was lost:
+   * then once a second until it is back, and once when it is).
    */
   onChange(listener: (topic: ChangeTopic | 'resync') => void): void;
   close(): Promise<void>;
 }
 
-/** The shared database cannot be reached: 503, the request may be retried. */
+/** The shared database cannot be reached: 503, the request may be retried. The cause is for logs, not clients. */
 export class StoreUnavailableError extends BusyError {
-  constructor(cause: string) {
-    super('store_unavailable', `The service's database cannot be reached (${cause}); try again shortly.`, 5);
+  constructor(readonly detail: string) {
+    super('store_unavailable', "The service's database cannot be reached; try again shortly.", 5);
   }
 }

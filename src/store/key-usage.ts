@@ -4,7 +4,7 @@
 // also kept in memory (read once per key and day), so the daily budget is
 // checked without a query per request, except with a shared database, where
 // other replicas add to it.
-import type { Database } from './db';
+import { StoreUnavailableError, type Database } from './db';
 import type { KeyUsage } from '../admin-api';
 
 interface Row {
@@ -28,11 +28,18 @@ export class KeyUsageStore {
 
   /** Audio seconds the key has used on `day`: with a shared database, what every replica has counted, read each time. */
   async audioSeconds(keyId: string, day: string): Promise<number> {
-    if (this.db.shared) {
-      const row = await this.db.get<Row>('SELECT audio_seconds FROM key_usage WHERE key_id = ? AND day = ?', [keyId, day]);
-      return row?.audio_seconds ?? 0;
-    }
     const slot = `${keyId} ${day}`;
+    if (this.db.shared) {
+      try {
+        const row = await this.db.get<Row>('SELECT audio_seconds FROM key_usage WHERE key_id = ? AND day = ?', [keyId, day]);
+        this.todaySeconds.set(slot, row?.audio_seconds ?? 0);
+        return row?.audio_seconds ?? 0;
+      } catch (err) {
+        // Unreachable: the last count read plus what this replica has served since, rather than refuse the key.
+        if (err instanceof StoreUnavailableError) return this.todaySeconds.get(slot) ?? 0;
+        throw err;
+      }
+    }
     const pending = this.reading.get(slot);
     if (pending) return pending;
     const known = this.todaySeconds.get(slot);

@@ -2,7 +2,9 @@
 // replicas sharing one database: migrations applied at start under an
 // advisory lock (replicas starting together: one migrates, the others wait),
 // and change notifications through LISTEN/NOTIFY on one dedicated
-// connection, re-established when it drops.
+// connection, pinged every few seconds (a half-open socket raises no error)
+// and re-established when lost. The notifications come from triggers, so a
+// change and its notification commit together: no write can land unannounced.
 import pg from 'pg';
 import { StoreUnavailableError, type ChangeTopic, type Database } from './db';
 
@@ -28,12 +30,26 @@ const MIGRATIONS: string[] = [
   // Requests per key and clock minute, counted by every replica (request-windows.ts).
   `CREATE TABLE request_windows (
      key_id TEXT NOT NULL, window_start BIGINT NOT NULL, requests INTEGER NOT NULL, PRIMARY KEY (key_id, window_start));`,
+  // Change notifications, sent in the writing transaction. A key's last use
+  // (written every 10 s per key and replica) is not a change any cache holds.
+  `CREATE FUNCTION stt_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN PERFORM pg_notify('stt_changes', TG_ARGV[0]); RETURN NULL; END $$; -- CHANNEL
+   CREATE TRIGGER api_keys_added AFTER INSERT OR DELETE ON api_keys FOR EACH ROW EXECUTE FUNCTION stt_notify('api_keys');
+   CREATE TRIGGER api_keys_changed AFTER UPDATE ON api_keys FOR EACH ROW
+     WHEN ((OLD.revoked_at, OLD.requests_per_minute, OLD.audio_seconds_per_day, OLD.local_only, OLD.hash, OLD.prefix)
+       IS DISTINCT FROM (NEW.revoked_at, NEW.requests_per_minute, NEW.audio_seconds_per_day, NEW.local_only, NEW.hash, NEW.prefix))
+     EXECUTE FUNCTION stt_notify('api_keys');
+   CREATE TRIGGER routing_changed AFTER INSERT OR UPDATE ON settings FOR EACH ROW WHEN (NEW.key = 'routing') EXECUTE FUNCTION stt_notify('routing');
+   CREATE TRIGGER providers_changed AFTER INSERT OR UPDATE OR DELETE ON providers FOR EACH ROW EXECUTE FUNCTION stt_notify('providers');`,
 ];
 
 /** pg_advisory_lock's key for migrations: any constant that no other application on the database uses. */
 const MIGRATION_LOCK = 0x5717_0001;
 const CHANNEL = 'stt_changes';
 const RESYNC_MS = 1000;
+/** How often the notification connection is asked whether it is alive, and how long it may take to say so. */
+const PING_MS = 3000;
+const PING_TIMEOUT_MS = 2000;
 
 /** `?` placeholders (the SQL both backends share) as PostgreSQL's `$1, $2, ...`; the stores put no `?` inside literals. */
 const numbered = (sql: string): string => {
@@ -44,17 +60,20 @@ const numbered = (sql: string): string => {
 /** Errors that mean the server is unreachable or going away, not that the query is wrong. */
 function unreachable(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
-  if (typeof e.code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|57P0[1-3]|08\d\d\d)$/.test(e.code)) return true;
+  // Connection refused, reset or timed out; DNS failures (EAI_AGAIN when a container's name stops resolving); server shutting down
+  // (57P01-03), too many connections (53300), connection exceptions (08xxx).
+  if (typeof e.code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|57P0[1-3]|53300|08\d\d\d)$/.test(e.code)) return true;
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(e.message ?? '');
 }
 
 export class PostgresDatabase implements Database {
   readonly shared = true;
+  unreachable = false;
   private readonly listeners: ((topic: ChangeTopic | 'resync') => void)[] = [];
   private listenClient: pg.Client | null = null;
   private resyncTimer: NodeJS.Timeout | null = null;
-  notificationsLostAt: number | null = null;
   private connecting = false;
+  private pingTimer: NodeJS.Timeout | null = null;
   private closed = false;
 
   private constructor(private readonly url: string, private readonly pool: pg.Pool) {}
@@ -66,16 +85,18 @@ export class PostgresDatabase implements Database {
     const db = new PostgresDatabase(url, pool);
     try {
       await db.migrate();
+      await db.listen();
     } catch (err) {
-      await pool.end();
+      await db.close();
       throw err;
     }
-    await db.listen();
+    db.pingTimer = setInterval(() => db.ping(), PING_MS).unref();
     return db;
   }
 
   private async migrate(): Promise<void> {
     const client = await this.pool.connect();
+    let clean = false;
     try {
       // Held for the session: a second replica starting now waits here, then finds nothing left to do.
       await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
@@ -93,18 +114,24 @@ export class PostgresDatabase implements Database {
           throw err;
         }
       }
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      clean = true;
     } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
-      client.release();
+      // A connection that may still hold the lock (or sit in a failed transaction) is closed, never pooled:
+      // closing it is what releases the lock for the replicas waiting on it.
+      client.release(!clean);
     }
   }
 
   private async query<T extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<T>> {
     try {
-      return await this.pool.query<T>(numbered(sql), params);
+      const result = await this.pool.query<T>(numbered(sql), params);
+      this.unreachable = false;
+      return result;
     } catch (err) {
-      if (unreachable(err)) throw new StoreUnavailableError((err as Error).message);
-      throw err;
+      if (!unreachable(err)) throw err;
+      this.unreachable = true;
+      throw new StoreUnavailableError((err as Error).message);
     }
   }
 
@@ -120,8 +147,8 @@ export class PostgresDatabase implements Database {
     return (await this.query(sql, params)).rows as T[];
   }
 
-  async notify(topic: ChangeTopic): Promise<void> {
-    await this.query('SELECT pg_notify(?, ?)', [CHANNEL, topic]);
+  get listening(): boolean {
+    return this.listenClient !== null;
   }
 
   onChange(listener: (topic: ChangeTopic | 'resync') => void): void {
@@ -138,7 +165,7 @@ export class PostgresDatabase implements Database {
    * re-established, and once more when it is back.
    */
   private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 3000 });
+    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 3000, keepAlive: true });
     client.on('notification', (msg) => this.emit(msg.payload as ChangeTopic));
     client.on('error', () => this.listenerLost(client));
     client.on('end', () => this.listenerLost(client));
@@ -150,12 +177,24 @@ export class PostgresDatabase implements Database {
       throw err;
     }
     this.listenClient = client;
+    this.unreachable = false;
+  }
+
+  /** A notification connection that cannot answer SELECT 1 in time is lost, whatever its socket says. */
+  private ping(): void {
+    const client = this.listenClient;
+    if (!client) return;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('ping timed out')), PING_TIMEOUT_MS)));
+    Promise.race([client.query('SELECT 1'), late]).then(() => clearTimeout(timer), () => {
+      clearTimeout(timer);
+      this.listenerLost(client);
+    });
   }
 
   private listenerLost(client: pg.Client): void {
     if (this.listenClient !== client) return;
     this.listenClient = null;
-    this.notificationsLostAt = Date.now();
     client.end().catch(() => {});
     if (this.closed || this.resyncTimer) return;
     this.resyncTimer = setInterval(() => this.relisten(), RESYNC_MS);
@@ -172,7 +211,6 @@ export class PostgresDatabase implements Database {
         if (this.resyncTimer) clearInterval(this.resyncTimer);
         this.resyncTimer = null;
         if (this.closed) return void this.listenClient?.end().catch(() => {});
-        this.notificationsLostAt = null;
         this.emit('resync');
       }, () => {})
       .finally(() => (this.connecting = false));
@@ -181,6 +219,7 @@ export class PostgresDatabase implements Database {
   async close(): Promise<void> {
     this.closed = true;
     if (this.resyncTimer) clearInterval(this.resyncTimer);
+    if (this.pingTimer) clearInterval(this.pingTimer);
     const listener = this.listenClient;
     this.listenClient = null;
     await listener?.end().catch(() => {});

@@ -1,6 +1,7 @@
 // Cloud provider records. Keys are sealed with SecretBox; the API only ever
 // sees whether a key is set and a short hint.
 import type { Database } from './db';
+import { SharedRowCache } from './shared-cache';
 import type { SecretBox } from './secret-box';
 
 export type ProviderKind = 'openai' | 'deepgram';
@@ -75,7 +76,16 @@ function toRecord(r: Row): ProviderRecord {
 }
 
 export class ProviderStore {
-  constructor(private readonly db: Database, private readonly box: SecretBox) {}
+  /** Shared database only: rows by id, so a cloud request does not query it (shared-cache.ts). */
+  private readonly rows: SharedRowCache<Row>;
+
+  constructor(private readonly db: Database, private readonly box: SecretBox) {
+    this.rows = new SharedRowCache<Row>(db, 'providers');
+  }
+
+  private row(id: string): Promise<Row | undefined> {
+    return this.rows.read(id, () => this.db.get<Row>('SELECT * FROM providers WHERE id = ?', [id]));
+  }
 
   async seedBuiltIns(): Promise<void> {
     const now = new Date().toISOString();
@@ -92,13 +102,13 @@ export class ProviderStore {
   }
 
   async get(id: string): Promise<ProviderRecord | undefined> {
-    const row = await this.db.get<Row>('SELECT * FROM providers WHERE id = ?', [id]);
+    const row = await this.row(id);
     return row && toRecord(row);
   }
 
   /** The decrypted key, for adapters only. */
   async apiKey(id: string): Promise<string | null> {
-    const row = await this.db.get<Row>('SELECT api_key_enc FROM providers WHERE id = ?', [id]);
+    const row = await this.row(id);
     if (!row?.api_key_enc) return null;
     try {
       return this.box.open(row.api_key_enc);
@@ -140,6 +150,7 @@ export class ProviderStore {
       [id, row.name, row.kind, row.base_url, row.enabled,
         keyChange ? this.box.seal(keyChange) : null, keyChange ? hintOf(keyChange) : null, row.models, now, now],
     );
+    this.rows.forget();
     return (await this.get(id))!;
   }
 }

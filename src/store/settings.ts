@@ -26,11 +26,13 @@ export class SettingsStore {
 
   /** Created once, kept across restarts. */
   async serviceId(): Promise<string> {
-    const existing = await this.read<string>('service_id');
-    if (existing) return existing;
-    const id = randomUUID();
-    await this.db.run('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING', ['service_id', JSON.stringify(id)]);
-    return (await this.read<string>('service_id')) ?? id;
+    return (await this.read<string>('service_id')) ?? this.claim('service_id', randomUUID());
+  }
+
+  /** The value stored under `key`, storing `value` first if there is none (the first writer wins a race). */
+  async claim<T>(key: string, value: T): Promise<T> {
+    await this.db.run('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING', [key, JSON.stringify(value)]);
+    return (await this.read<T>(key)) as T;
   }
 
   async routing(): Promise<Routing> {
@@ -45,6 +47,5 @@ export class SettingsStore {
   /** Aliases left out are none. */
   async setRouting(routing: Omit<Routing, 'aliases' | 'spillover'> & Partial<Pick<Routing, 'aliases' | 'spillover'>>): Promise<void> {
     await this.write('routing', { aliases: [], spillover: null, ...routing });
-    await this.db.notify('routing');
   }
 }

@@ -25,7 +25,8 @@ const MIGRATIONS: string[] = [
 
 export class SqliteDatabase implements Database {
   readonly shared = false;
-  readonly notificationsLostAt = null;
+  readonly listening = false;
+  readonly unreachable = false;
 
   private constructor(private readonly db: sqlite3.Database) {}
 
@@ -94,9 +95,8 @@ export class SqliteDatabase implements Database {
   }
   private queue: Promise<void> = Promise.resolve();
 
-  // One process: the stores read the file for themselves (the admin CLI's
-  // routing changes reach the server through its poll, services.ts).
-  async notify(): Promise<void> {}
+  // One process: nothing to be told (the admin CLI's routing changes reach
+  // the server through its poll, services.ts).
   onChange(): void {}
 
   close(): Promise<void> {

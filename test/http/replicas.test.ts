@@ -124,7 +124,7 @@ test('two replicas started at the same moment against an empty database both com
     assert.equal(health[0].serviceId, health[1].serviceId, 'one service id, stored once');
     const db = await openDatabase({ dataDir: tempDataDir(), databaseUrl: url });
     try {
-      assert.deepEqual(await db.all('SELECT version FROM schema_version'), [{ version: 2 }], 'migrated once (both migrations), one version row');
+      assert.deepEqual(await db.all('SELECT version FROM schema_version'), [{ version: 3 }], 'migrated once (every migration), one version row');
       assert.equal((await db.all('SELECT id FROM providers')).length, 3, 'the built-in providers seeded once');
     } finally {
       await db.close();
@@ -134,16 +134,19 @@ test('two replicas started at the same moment against an empty database both com
   }
 });
 
-test('a replica whose STT_SECRET_KEY cannot open the stored provider keys refuses to start and says why', async () => {
+test('a replica whose STT_SECRET_KEY differs from the others\' refuses to start and says why, provider keys stored or not', async () => {
   const { url } = await sharedDatabase();
   const first = await startReplica(url);
+  const wrongSecret = (dataDir: string) => startChild({ PORT: '0', STT_DATA_DIR: dataDir, STT_DATABASE_URL: url, STT_SECRET_KEY: 'ef'.repeat(32) });
+  const before = wrongSecret(tempDataDir());
+  assert.equal(await before.exited, 1, 'no provider key stored yet: the value the first replica sealed tells');
+  assert.match(before.output(), /STT_SECRET_KEY is not the one the other replicas sharing this database use/);
   try {
     assert.equal((await admin(first.url, 'PUT', '/admin/providers/openai', { apiKey: 'sk-stored-by-the-first' })).status, 200);
   } finally {
     await stopReplica(first);
   }
-  const dataDir = tempDataDir();
-  const other = startChild({ PORT: '0', STT_DATA_DIR: dataDir, STT_DATABASE_URL: url, STT_SECRET_KEY: 'ef'.repeat(32) });
+  const other = wrongSecret(tempDataDir());
   assert.equal(await other.exited, 1);
   assert.match(other.output(), /STT_SECRET_KEY does not open the key stored for provider "openai"/);
 });
@@ -314,11 +317,14 @@ test('6. PostgreSQL stopped for 5 s under load: known keys keep working, admin w
   await pg.stop();
   stopped = true;
   const outageStarted = Date.now();
-  const writes = await Promise.all(replicas.map((r) => admin(r.url, 'POST', '/admin/api-keys', { name: 'during-the-outage' })));
-  assert.deepEqual(writes.map((w) => [w.status, w.json?.error?.code]), replicas.map(() => [503, 'store_unavailable']));
+  const writes = await Promise.all([...replicas.map((r) => r.url), nginx!.url, nginx!.url, nginx!.url].map((base) => admin(base, 'POST', '/admin/api-keys', { name: 'during-the-outage' })));
+  assert.deepEqual(writes.map((w) => [w.status, w.json?.error?.code]), writes.map(() => [503, 'store_unavailable']), 'admin writes: 503, directly and through nginx');
   for (const r of replicas) assert.equal(await models(r.url, key), 200, 'a known key works while the database is down');
-  const unseen = await fetch(`${replicas[0].url}/v1/models`, { headers: { Authorization: `Bearer sk-stt-${'x'.repeat(43)}` } });
-  assert.deepEqual([unseen.status, (await unseen.json()).error.code], [503, 'store_unavailable'], 'a key it has not seen cannot be checked: 503, not 401');
+  // Keys no replica has seen cannot be checked: 500 (retried by clients, not by nginx, which would count a 503 against each replica).
+  for (let i = 0; i < 6; i++) {
+    const unseen = await fetch(`${nginx!.url}/v1/audio/transcriptions`, { method: 'POST', headers: { Authorization: `Bearer sk-stt-${String(i).repeat(43)}` }, body: new FormData() });
+    assert.deepEqual([unseen.status, (await unseen.json()).error.code], [500, 'store_unavailable']);
+  }
   await new Promise((r) => setTimeout(r, Math.max(0, 5000 - (Date.now() - outageStarted))));
   const duringOutage = statuses.length;
   await pg.start();
@@ -334,4 +340,12 @@ test('6. PostgreSQL stopped for 5 s under load: known keys keep working, admin w
   assert.ok(Number.isFinite(resumedAfter));
   const fresh = await admin(replicas[1].url, 'POST', '/admin/api-keys', { name: 'fresh' });
   for (const r of replicas) assert.equal(await models(r.url, fresh.json.key), 200, 'a key created after the outage works everywhere');
+  // Notifications flow again (not only the reads that stand in while they do not): a revoke reaches every replica.
+  const hearing = await Promise.all(replicas.map((r) => msUntil(async () => (await admin(r.url, 'GET', '/admin/status')).json.database.notifications === true, Date.now())));
+  assert.ok(hearing.every(Number.isFinite), `every replica listens again: ${hearing}`);
+  const started = Date.now();
+  assert.equal((await admin(replicas[2].url, 'POST', `/admin/api-keys/${fresh.json.id}/revoke`)).status, 200);
+  const refusedAfter = await Promise.all(replicas.map((r) => msUntil(async () => (await models(r.url, fresh.json.key)) === 401, started)));
+  t.diagnostic(`after the outage, a revoked key refused after ${refusedAfter.join(', ')} ms`);
+  assert.ok(refusedAfter.every(Number.isFinite));
 });

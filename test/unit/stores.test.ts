@@ -15,6 +15,11 @@ import { ApiKeyStore, KEY_PREFIX } from '../../src/store/api-keys';
 import { DEFAULT_ROUTING, SettingsStore } from '../../src/store/settings';
 import { SecretBox } from '../../src/store/secret-box';
 import { TempPostgres } from '../../fixtures/postgres';
+import { OUTAGE_GRACE_MS } from '../../src/store/shared-cache';
+import { KeyUsageStore } from '../../src/store/key-usage';
+import { SharedRequestWindows } from '../../src/store/request-windows';
+import { ProviderStore } from '../../src/store/providers';
+import { ReplicaStore } from '../../src/store/replicas';
 
 // Its own, not the server helper's: that one loads the native addon, which a unit test of the stores needs not.
 const tempDataDir = () => mkdtempSync(path.join(os.tmpdir(), 'stt-test-'));
@@ -228,12 +233,12 @@ test('secret box: a secret.key that cannot be read stops start-up naming the fil
   assert.ok(statSync(file).isDirectory());
 });
 
-/** Resolves after `count` key-change notifications have reached `db` (each key write sends one, its writer's own included). */
-function keyNotifications(db: Database, count: number): Promise<void> {
+/** Resolves after `count` notifications of `topic` have reached `db` (each change sends one, its writer's own included). */
+function keyNotifications(db: Database, count: number, topic = 'api_keys'): Promise<void> {
   return new Promise((resolve) => {
     let seen = 0;
-    db.onChange((topic) => {
-      if (topic === 'api_keys' && ++seen === count) resolve();
+    db.onChange((t) => {
+      if (t === topic && ++seen === count) resolve();
     });
   });
 }
@@ -278,15 +283,25 @@ test('shared database down: a known key still verifies, an unseen key and every 
     await created; // its own notifications empty its cache too
     assert.equal((await keys.verify(known.key))?.id, known.id);
     await server.stop();
-    for (let i = 0; i < 500 && db.notificationsLostAt === null; i++) await new Promise((r) => setTimeout(r, 10));
-    assert.notEqual(db.notificationsLostAt, null, 'the notification connection noticed');
+    for (let i = 0; i < 500 && db.listening; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(db.listening, false, 'the notification connection noticed');
     assert.equal((await keys.verify(known.key))?.id, known.id, 'known: served from the cache');
     await assert.rejects(keys.verify(unseen.key), StoreUnavailableError);
     await assert.rejects(keys.create('during'), StoreUnavailableError);
     await assert.rejects(new SettingsStore(db).setRouting({ mode: 'local', localModel: null, cloud: null }), StoreUnavailableError);
+    const realNow = Date.now;
+    const readAt = realNow();
+    try {
+      Date.now = () => readAt + OUTAGE_GRACE_MS - 1000;
+      assert.equal((await keys.verify(known.key))?.id, known.id, 'still within the grace');
+      Date.now = () => readAt + OUTAGE_GRACE_MS + 1000;
+      await assert.rejects(keys.verify(known.key), StoreUnavailableError, 'past the grace: not served from memory');
+    } finally {
+      Date.now = realNow;
+    }
     await server.start();
-    for (let i = 0; i < 500 && db.notificationsLostAt !== null; i++) await new Promise((r) => setTimeout(r, 10));
-    assert.equal(db.notificationsLostAt, null, 'notifications flow again');
+    for (let i = 0; i < 500 && !db.listening; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(db.listening, true, 'notifications flow again');
     assert.equal((await keys.verify(unseen.key))?.id, unseen.id);
     assert.ok((await keys.create('after')).key);
   } finally {
@@ -294,3 +309,67 @@ test('shared database down: a known key still verifies, an unseen key and every 
     await server.destroy();
   }
 });
+
+/** Two handles on one fresh shared database, as two replicas have. */
+async function twoReplicas<T>(fn: (a: Database, b: Database) => Promise<T>): Promise<T> {
+  const url = await (await (postgres ??= TempPostgres.create())).newDatabase();
+  const [a, b] = await Promise.all([1, 2].map(() => openDatabase({ dataDir: tempDataDir(), databaseUrl: url })));
+  try {
+    return await fn(a, b);
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+}
+
+test('shared database: five processes opening an empty database at once all come up, the migrations applied once', async () => {
+  const url = await (await (postgres ??= TempPostgres.create())).newDatabase();
+  const dbs = await Promise.all([1, 2, 3, 4, 5].map(() => openDatabase({ dataDir: tempDataDir(), databaseUrl: url })));
+  try {
+    assert.deepEqual(await dbs[0].all('SELECT version FROM schema_version'), [{ version: 3 }]);
+    assert.equal(new Set(await Promise.all(dbs.map((db) => new SettingsStore(db).serviceId()))).size, 1, 'one service id');
+  } finally {
+    await Promise.all(dbs.map((db) => db.close()));
+  }
+});
+
+test('shared database: usage, request windows, providers and replica rows are one across replicas', () =>
+  twoReplicas(async (a, b) => {
+    const day = '2026-11-24';
+    const usageA = new KeyUsageStore(a);
+    const usageB = new KeyUsageStore(b);
+    assert.equal(await usageB.audioSeconds('k', day), 0);
+    usageA.record('k', day, { audioSeconds: 3, error: false });
+    usageB.record('k', day, { audioSeconds: 2, error: true });
+    let usage = await usageA.onDay(day);
+    for (let i = 0; i < 100 && usage.get('k')?.requests !== 2; i++) usage = await usageA.onDay(day);
+    assert.deepEqual(usage.get('k'), { day, requests: 2, audioSeconds: 5, errors: 1 }, 'both replicas counted, atomically');
+    assert.equal(await usageB.audioSeconds('k', day), 5, 'the budget reads what every replica counted');
+
+    const windowsA = new SharedRequestWindows(a);
+    const windowsB = new SharedRequestWindows(b);
+    const now = Date.UTC(2026, 10, 24, 12, 0, 10);
+    const counts = [await windowsA.count('k', 3, now), await windowsB.count('k', 3, now), await windowsA.count('k', 3, now), await windowsB.count('k', 3, now)];
+    assert.deepEqual(counts.map((c) => [c.admitted, c.count]), [[true, 1], [true, 2], [true, 3], [false, 3]]);
+    assert.equal(counts[3].resetMs, 50_000, 'the clock minute');
+    assert.deepEqual((await windowsB.count('k', 3, now + 50_000)).count, 1, 'the next minute starts again');
+
+    const box = SecretBox.open(tempDataDir(), 'ab'.repeat(32));
+    const providersA = new ProviderStore(a, box);
+    const providersB = new ProviderStore(b, box);
+    await providersA.seedBuiltIns();
+    assert.equal((await providersB.get('openai'))?.enabled, false);
+    const changed = keyNotifications(b, 1, 'providers');
+    await providersA.upsert('openai', await providersA.get('openai'), { enabled: true, apiKey: 'sk-shared' });
+    await changed;
+    assert.equal((await providersB.get('openai'))?.enabled, true, 'B\'s cached row left when A changed it');
+    assert.equal(await providersB.apiKey('openai'), 'sk-shared', 'sealed by A, opened by B with the same secret');
+
+    const replicasA = new ReplicaStore(a);
+    const beat = { address: '127.0.0.1:1', version: '1', startedAt: new Date().toISOString(), runtime: 'whisper-base', state: 'ready' as const, queueDepth: 2 };
+    await replicasA.beat({ id: 'r1', ...beat });
+    await new ReplicaStore(b).beat({ id: 'r2', ...beat, queueDepth: 0 });
+    const live = await replicasA.live('r1');
+    assert.deepEqual(live.map((r) => [r.id, r.self, r.queueDepth]), [['r1', true, 2], ['r2', false, 0]]);
+    await replicasA.leave('r1');
+    assert.deepEqual((await replicasA.live('r1')).map((r) => r.id), ['r2']);
+  }));

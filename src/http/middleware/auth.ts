@@ -1,8 +1,9 @@
 // Bearer authentication for the two scopes. External API keys work only on
 // /v1/*, the admin key only on /admin/*.
 import type { Context, Next } from 'koa';
-import { unauthorized } from '../errors';
-import type { ApiKeyStore } from '../../store/api-keys';
+import { ApiError, unauthorized } from '../errors';
+import type { ApiKeyRecord, ApiKeyStore } from '../../store/api-keys';
+import { StoreUnavailableError } from '../../store/db';
 import { adminKeyMatches } from '../../store/admin-key';
 import { markAuthenticated } from '../connections';
 
@@ -11,10 +12,26 @@ function bearer(ctx: Context): string | null {
   return m ? m[1] : null;
 }
 
+/**
+ * A key a replica has not seen while the shared database is down cannot be
+ * checked: 500, not 503. nginx sends a 503 on to the next replica and counts
+ * it against this one (deploy/nginx.conf); every replica shares the database,
+ * so anyone sending made-up keys during an outage would take them all out of
+ * the upstream. Clients retry a 500 as they do a 503.
+ */
+async function verify(keys: ApiKeyStore, token: string): Promise<ApiKeyRecord | null> {
+  try {
+    return await keys.verify(token);
+  } catch (err) {
+    if (err instanceof StoreUnavailableError) throw new ApiError(500, err.code, err.message, null, { 'Retry-After': String(err.retryAfterSeconds) });
+    throw err;
+  }
+}
+
 export function requireApiKey(keys: ApiKeyStore) {
   return async function authenticateApiKey(ctx: Context, next: Next): Promise<void> {
     const token = bearer(ctx);
-    const record = token ? await keys.verify(token) : null;
+    const record = token ? await verify(keys, token) : null;
     if (!record) throw unauthorized(token ? 'Invalid or revoked API key.' : 'Missing bearer token.');
     ctx.state.apiKeyId = record.id;
     ctx.state.apiKey = record;
