@@ -4,6 +4,7 @@
 import os from 'node:os';
 import type { Services } from '../services';
 import { HEARTBEAT_MS } from '../store/replicas';
+import { StoreUnavailableError } from '../store/db';
 
 /** host:port as other machines would name this replica. */
 export const replicaAddress = (host: string, port: number): string =>
@@ -26,7 +27,7 @@ export function startHeartbeat(s: Services, address: string): () => Promise<void
         if (failing) log.info('heartbeat written again');
         failing = false;
       }, (err: Error) => {
-        if (!failing) log.warn({ err: err.message }, 'could not write the heartbeat');
+        if (!failing) log.warn({ err: err instanceof StoreUnavailableError ? err.detail : err.message }, 'could not write the heartbeat');
         failing = true;
       });
   };
