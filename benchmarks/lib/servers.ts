@@ -1,10 +1,9 @@
 // Starts the contenders as real processes on 127.0.0.1 and talks to them.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { requireBin, ROOT, textTokens } from '../../fixtures';
+import { freePort, requireBin, ROOT, textTokens } from '../../fixtures';
 import { onLines } from './lines';
 
 /** One answer: the latency, and what was transcribed (checked across contenders). */
@@ -48,18 +47,6 @@ function waitForLine(child: ChildProcess, pattern: RegExp, what: string): Promis
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
     child.once('exit', (code) => reject(new Error(`${what} exited (${code}) before it was ready`)));
-  });
-}
-
-/** A port free on 127.0.0.1 right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
   });
 }
 
