@@ -1,4 +1,5 @@
-// `npx tsx benchmarks/faster-whisper.ts [--quick]`: the addon against
+// `npx tsx benchmarks/faster-whisper.ts [--quick]` (and the faster-whisper
+// scenario of `npm run bench`, benchmarks/scenarios/faster-whisper.ts): the addon against
 // faster-whisper (CTranslate2), the engine behind most self-hosted
 // OpenAI-compatible servers, on the same Whisper base weights: the CTranslate2
 // model.bin that models:real converted our ggml files from. Clips of real
@@ -6,9 +7,9 @@
 // by every contender in turn, the order reversed on every other clip. Ours:
 // base-q8_0 and base-f16, in-process. faster-whisper: int8 and float32, in a
 // Python process this script starts (benchmarks/lib/faster_whisper_runner.py,
-// in a venv it makes under the cache on first use). Greedy, English, 2
-// threads, no temperature fallback, no VAD on both sides; faster-whisper with
-// beam 5 (its default) as information only: the addon has no beam search.
+// in a venv it makes under the cache on first use). Greedy and beam 5 (the
+// default of faster-whisper and whisper-cli), English, 2 threads, no
+// temperature fallback, no VAD on both sides.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -31,13 +32,17 @@ const RUNNER = path.join(__dirname, 'lib', 'faster_whisper_runner.py');
 const SETTLE_MS = 100;
 
 interface Clip { id: string; seconds: number; wav: string; pcm: Float32Array; reference: string }
-type Contender = { name: string; matched?: string } & ({ ggml: RealModelName } | { computeType: 'int8' | 'float32'; beam: number });
+type Contender = { name: string; beam: number; matched?: string } & ({ ggml: RealModelName } | { computeType: 'int8' | 'float32' });
+/** Ours on each weight type and decoding, each matched with faster-whisper on the nearest compute type and the same decoding. */
 const CONTENDERS: Contender[] = [
-  { name: 'ours base-q8_0, greedy', ggml: 'base-q8_0', matched: 'faster-whisper int8, greedy' },
-  { name: 'ours base-f16, greedy', ggml: 'base-f16', matched: 'faster-whisper float32, greedy' },
+  { name: 'ours base-q8_0, greedy', ggml: 'base-q8_0', beam: 1, matched: 'faster-whisper int8, greedy' },
+  { name: 'ours base-f16, greedy', ggml: 'base-f16', beam: 1, matched: 'faster-whisper float32, greedy' },
+  { name: 'ours base-q8_0, beam 5', ggml: 'base-q8_0', beam: 5, matched: 'faster-whisper int8, beam 5' },
+  { name: 'ours base-f16, beam 5', ggml: 'base-f16', beam: 5, matched: 'faster-whisper float32, beam 5' },
   { name: 'faster-whisper int8, greedy', computeType: 'int8', beam: 1 },
   { name: 'faster-whisper float32, greedy', computeType: 'float32', beam: 1 },
   { name: 'faster-whisper int8, beam 5', computeType: 'int8', beam: 5 },
+  { name: 'faster-whisper float32, beam 5', computeType: 'float32', beam: 5 },
 ];
 
 /** The venv's python with faster-whisper installed, made on first use. */
@@ -143,8 +148,8 @@ async function clipSets(quick: boolean, dir: string): Promise<Record<string, Cli
   return out;
 }
 
-async function main(): Promise<void> {
-  const quick = process.argv.includes('--quick');
+/** Runs the comparison and returns its report (markdown lines). */
+export async function compareWithFasterWhisper(quick: boolean): Promise<string[]> {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'fw-bench-'));
   const sets = await clipSets(quick, tmp);
   const fw = startFasterWhisper(modelDir());
@@ -156,7 +161,7 @@ async function main(): Promise<void> {
     await sleep(SETTLE_MS);
     if ('computeType' in c) return fw.ask({ wav: clip.wav, compute_type: c.computeType, beam_size: c.beam });
     const t0 = performance.now();
-    const r = await ours[c.ggml]!.transcribe(clip.pcm, { threads: THREADS, language: 'en', temperatureFallback: false });
+    const r = await ours[c.ggml]!.transcribe(clip.pcm, { threads: THREADS, language: 'en', temperatureFallback: false, beamSize: c.beam });
     return { text: r.text, ms: performance.now() - t0 };
   };
   const first = sets['5 s'][0];
@@ -192,25 +197,34 @@ async function main(): Promise<void> {
     for (const [k, c] of CONTENDERS.entries()) {
       const t = totals[label][k];
       const m = c.matched ? totals[label][CONTENDERS.findIndex((x) => x.name === c.matched)] : undefined;
-      const ratio = m ? `${fmt(t.ms / m.ms, 2)}, ${fmt(wer(t) / wer(m), 2)} (÷ ${c.matched!.replace('faster-whisper ', '').replace(', greedy', '')})` : '—';
+      const ratio = m ? `${fmt(t.ms / m.ms, 2)}, ${fmt(wer(t) / wer(m), 2)} (÷ ${c.matched!.replace('faster-whisper ', '')})` : '—';
       lines.push(`| ${label} | ${clips.length} | ${fmt(seconds, 0)} s | ${c.name} | ${fmt(t.ms / clips.length, 0)} | ${fmt(t.ms / 1000 / seconds, 3)} | ${fmt(wer(t), 2)} % (${t.errors}/${t.words}) | ${ratio} |`);
     }
   }
-  const date = today();
-  const md = [
-    `# Ours against faster-whisper on the same Whisper base weights, ${date}${quick ? ' (quick)' : ''}`, '',
-    `\`npx tsx benchmarks/faster-whisper.ts${quick ? ' --quick' : ''}\`: ${os.cpus().length} cores (${os.cpus()[0]?.model}), ${THREADS} threads on both sides, greedy, English, temperature 0 without fallback, no VAD, timestamps on, each 30-s window conditioned on the text before it (whisper.cpp's default within a request; faster-whisper's condition_on_previous_text).`,
-    `Ours: the addon in-process (whisper.cpp ${JSON.parse(readFileSync(path.join(ROOT, 'third_party', 'whisper.cpp.json'), 'utf8')).version}), base-q8_0 and base-f16 as models:real converts them. faster-whisper ${versions['faster-whisper']}, CTranslate2 ${versions.ctranslate2}, in its own Python process with cpu_threads=${THREADS}, num_workers=1, loading the same CTranslate2 float16 model.bin with compute_type int8 or float32; its time covers transcribe() and consuming its segments, not loading the audio. Each engine keeps its own token suppression (faster-whisper suppresses non-speech symbols, suppress_tokens=[-1]; whisper.cpp does not, suppress_nst=false). Beam 5 (faster-whisper's default) for information only: the addon has no beam search.`,
+  return [
+    `${os.cpus().length} cores (${os.cpus()[0]?.model}), ${THREADS} threads on both sides, greedy and beam 5, English, temperature 0 without fallback, no VAD, timestamps on, each 30-s window conditioned on the text before it (whisper.cpp's default within a request; faster-whisper's condition_on_previous_text).`,
+    `Ours: the addon in-process (whisper.cpp ${JSON.parse(readFileSync(path.join(ROOT, 'third_party', 'whisper.cpp.json'), 'utf8')).version}), base-q8_0 and base-f16 as models:real converts them. faster-whisper ${versions['faster-whisper']}, CTranslate2 ${versions.ctranslate2}, in its own Python process with cpu_threads=${THREADS}, num_workers=1, loading the same CTranslate2 float16 model.bin with compute_type int8 or float32; its time covers transcribe() and consuming its segments, not loading the audio. Each engine keeps its own token suppression (faster-whisper suppresses non-speech symbols, suppress_tokens=[-1]; whisper.cpp does not, suppress_nst=false). Beam 5: whisper.cpp's beam search and faster-whisper's (5 is the default of whisper-cli and of faster-whisper), each ranking beams by log-probability over length (their defaults).`,
     `CTranslate2 on this CPU: ${backends.join('; ') || 'not reported'}.`,
     `Clips: ${Object.entries(sets).map(([l, c]) => `${c.length} of ${l}`).join(', ')}; 5 s: corpus clips of 4-6 s; 30 and 120 s: consecutive hifitts clips (one speaker) joined whole up to that length. Every clip decoded by every contender in turn, the order reversed on every other clip, ${SETTLE_MS} ms apart; one warm-up run each first. RTF: time over audio.`, '',
     ...lines, '',
     `The first 5-s clip (${first.id}), reference: "${first.reference}"`, '',
-    ...CONTENDERS.map((c, k) => `- ${c.name}: "${firstTexts[k]}"`), '',
-  ].join('\n');
-  saveReport(`faster-whisper-${date}-base${quick ? '-quick' : ''}`, md);
+    ...CONTENDERS.map((c, k) => `- ${c.name}: "${firstTexts[k]}"`),
+  ];
 }
 
-main().catch((err) => {
-  process.stderr.write(`faster-whisper: ${(err as Error).stack}\n`);
-  process.exit(1);
-});
+async function main(): Promise<void> {
+  const quick = process.argv.includes('--quick');
+  const date = today();
+  const lines = await compareWithFasterWhisper(quick);
+  saveReport(`faster-whisper-${date}-base${quick ? '-quick' : ''}`, [
+    `# Ours against faster-whisper on the same Whisper base weights, ${date}${quick ? ' (quick)' : ''}`, '',
+    `\`npx tsx benchmarks/faster-whisper.ts${quick ? ' --quick' : ''}\`: ${lines[0]}`, ...lines.slice(1), '',
+  ].join('\n'));
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    process.stderr.write(`faster-whisper: ${(err as Error).stack}\n`);
+    process.exit(1);
+  });
+}

@@ -31,6 +31,7 @@ struct TranscribeOptions {
   std::string prompt;
   float temperature = 0.0f;
   bool temperature_fallback = true;  // whisper.cpp's +0.2 retries on low-confidence windows
+  int beam_size = 1;  // Whisper: 1 greedy; more searches that many beams (whisper.cpp's beam search)
   int threads = 1;
   bool word_timestamps = false;
   int max_tokens = 0;  // per segment; 0 = the model's own limit

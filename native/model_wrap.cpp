@@ -36,6 +36,7 @@ TranscribeOptions options_from(const Napi::Object& o) {
   t.prompt = get_string(o, "prompt");
   t.temperature = static_cast<float>(get_number(o, "temperature", 0.0));
   t.temperature_fallback = get_bool(o, "temperatureFallback", true);
+  t.beam_size = static_cast<int>(get_number(o, "beamSize", 1));
   t.threads = static_cast<int>(get_number(o, "threads", 1));
   t.word_timestamps = get_bool(o, "wordTimestamps", false);
   t.max_tokens = static_cast<int>(get_number(o, "maxTokens", 0));

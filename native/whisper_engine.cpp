@@ -124,7 +124,8 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
   // whisper.cpp's parameters for one job: the options, and the callbacks
   // through which the job's control is polled and its windows are traced.
   static whisper_full_params full_params(const TranscribeOptions& o, JobTrace& trace) {
-    whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+    whisper_full_params p = whisper_full_default_params(o.beam_size > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
+    if (o.beam_size > 1) p.beam_search.beam_size = o.beam_size;
     p.n_threads = o.threads;
     p.print_progress = false;
     p.print_realtime = false;

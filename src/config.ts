@@ -30,6 +30,8 @@ export interface Config {
   scheduling: SchedulingOrder;
   maxTokens: number;
   temperatureFallback: boolean;
+  /** Whisper beams per window (STT_BEAM_SIZE); 1 is greedy. */
+  beamSize: number;
   deadlineBaseMs: number;
   deadlinePerAudioSecondMs: number;
   shutdownTimeoutMs: number;
@@ -167,6 +169,7 @@ export function loadConfig(env: Env = process.env): Config {
     scheduling: scheduling(env.STT_SCHEDULING),
     maxTokens: int(env, 'STT_MAX_TOKENS', 0, 0, 100000),
     temperatureFallback: env.STT_TEMPERATURE_FALLBACK === undefined ? true : bool(env, 'STT_TEMPERATURE_FALLBACK'),
+    beamSize: int(env, 'STT_BEAM_SIZE', 1, 1, 8),
     deadlineBaseMs: int(env, 'STT_DEADLINE_BASE_MS', 60000, 100, 3_600_000),
     deadlinePerAudioSecondMs: int(env, 'STT_DEADLINE_PER_AUDIO_SECOND_MS', 3000, 0, 600_000),
     shutdownTimeoutMs: int(env, 'STT_SHUTDOWN_TIMEOUT_MS', 30000, 0, 3_600_000),

@@ -86,6 +86,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     vad: config.vad,
     maxTokens: config.maxTokens,
     temperatureFallback: config.temperatureFallback,
+    beamSize: config.beamSize,
     loadMarker,
     metrics,
   });

@@ -67,6 +67,8 @@ export interface StoreResult {
 /** What the scenarios measured for one model shape. */
 export interface ScenarioResults {
   store?: StoreResult;
+  /** benchmarks/scenarios/faster-whisper.ts: the comparison's report, as its lines. */
+  fasterWhisper?: { lines: string[] };
   overhead?: OverheadResult;
   control?: ControlResult | null;
   /** The harness's own time for a 5-s clip, warm (benchmarks/scenarios/floor.ts). */

@@ -26,7 +26,7 @@ type Push = (...lines: string[]) => void;
 type Section = (push: Push, meta: BenchMeta, results: ShapeResult[]) => void;
 
 /** The sections, in report order. */
-const SECTIONS: Section[] = [header, outputsChecked, headlineTable, loadTables, overheadTable, naiveTable, coldStartTable, storeTable, encoderTable];
+const SECTIONS: Section[] = [header, outputsChecked, headlineTable, loadTables, overheadTable, naiveTable, coldStartTable, fasterWhisperTable, storeTable, encoderTable];
 
 export function report(name: string, meta: BenchMeta, results: ShapeResult[]): string {
   const L: string[] = [];
@@ -76,7 +76,7 @@ const oneOff = (runs: number[]) => (runs.length > 1 ? `${fmt(median(runs), 0)} (
 type With<R extends ShapeResult, K extends keyof ShapeResult> = R & { [P in K]-?: NonNullable<ShapeResult[P]> };
 
 /** The shapes that have a scenario's result (an older result file, or a run without that scenario, may not). */
-function having<R extends ShapeResult, K extends 'overhead' | 'control' | 'load' | 'naive' | 'cold' | 'store'>(results: R[], key: K): With<R, K>[] {
+function having<R extends ShapeResult, K extends 'overhead' | 'control' | 'load' | 'naive' | 'cold' | 'store' | 'fasterWhisper'>(results: R[], key: K): With<R, K>[] {
   return results.filter((r): r is With<R, K> => r[key] !== undefined && r[key] !== null);
 }
 
@@ -200,6 +200,11 @@ function coldStartTable(push: Push, meta: BenchMeta, results: ShapeResult[]): vo
   for (const r of having(results, 'cold')) {
     push(`| ${r.shape} | ${oneOff(r.cold.runs.map((c) => c.oursMs))} | ${oneOff(r.cold.runs.map((c) => c.harnessMs))} | ${fmt(r.cold.oursRss / 1e6, 0)} | ${fmt(r.cold.harnessRss / 1e6, 0)} |`);
   }
+}
+
+/** Ours against faster-whisper on the same weights (benchmarks/faster-whisper.ts renders it). */
+function fasterWhisperTable(push: Push, _meta: BenchMeta, results: ShapeResult[]): void {
+  for (const r of having(results, 'fasterWhisper')) push('', `## Against faster-whisper (${r.shape})`, '', ...r.fasterWhisper.lines);
 }
 
 /** Latency per store backend, with no model loaded: what PostgreSQL adds to a request. */

@@ -8,7 +8,8 @@ import { load } from './load';
 import { naive } from './naive';
 import { coldStart } from './cold-start';
 import { store } from './store';
+import { fasterWhisper } from './faster-whisper';
 
-export const SCENARIO_TYPES = { overhead, control, floor, load, naive, 'cold-start': coldStart, store } satisfies Record<string, ScenarioType>;
+export const SCENARIO_TYPES = { overhead, control, floor, load, naive, 'cold-start': coldStart, store, 'faster-whisper': fasterWhisper } satisfies Record<string, ScenarioType>;
 export type ScenarioTypeName = keyof typeof SCENARIO_TYPES;
 export * from './context';

@@ -29,6 +29,8 @@ export interface TranscribeOptions {
   temperature?: number;
   /** whisper.cpp's +0.2 temperature retries on low-confidence windows (default true). */
   temperatureFallback?: boolean;
+  /** Whisper: beams searched per window at temperature 0 (whisper.cpp's beam search); 1 (default) is greedy. */
+  beamSize?: number;
   threads?: number;
   wordTimestamps?: boolean;
   /** Tokens per segment; 0 = the model's own limit. */
@@ -338,6 +340,7 @@ function validateOptions(o: Omit<TranscribeOptions, 'signal'>): void {
   };
   intIn(o.threads, 'threads', 1, 256);
   intIn(o.maxTokens, 'maxTokens', 0, 100000);
+  intIn(o.beamSize, 'beamSize', 1, 8);
   intIn(o.audioCtx, 'audioCtx', 0, 100000);
   if (o.temperature !== undefined && !(typeof o.temperature === 'number' && o.temperature >= 0 && o.temperature <= 1)) {
     throw new RangeError('temperature must be a number in 0..1');

@@ -160,9 +160,10 @@ export class PostgresDatabase implements Database {
   }
 
   /**
-   * One connection outside the pool LISTENs. When it drops, caches are told
-   * to re-read once a second (they may have missed notifications) while it is
-   * re-established, and once more when it is back.
+   * One connection outside the pool LISTENs. While it is lost, caches read
+   * the database instead of trusting memory (`listening` is false), and
+   * 'resync' is sent once a second (the routing is read again) until it is
+   * re-established, and once more when it is.
    */
   private async listen(): Promise<void> {
     const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 3000, keepAlive: true });

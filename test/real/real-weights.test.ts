@@ -52,6 +52,24 @@ test('parity on real weights: the server\'s tokens are whisper-cli\'s on three c
   }
 });
 
+test('parity with beam search: with STT_BEAM_SIZE=5 the server\'s tokens are whisper-cli\'s with -bs 5', async () => {
+  const model = realModelPath('base-q8_0');
+  const server = await startRealServer('base-q8_0', { env: { STT_BEAM_SIZE: '5' } });
+  try {
+    for (const clip of [path.join(AUDIO_DIR, 'jfk.wav'), evalClips().find((c) => c.set === 'hifitts_6097' && c.seconds > 5)!.file]) {
+      const res = await transcribe(server, form(clip, { response_format: 'verbose_json' }), server.auth);
+      const body = await res.json();
+      assert.equal(res.status, 200, JSON.stringify(body));
+      const ours = (body.segments as { tokens: number[] }[]).flatMap((s) => textTokens(s.tokens));
+      const cli = await whisperCli(model, clip, 2, ['-bs', '5']);
+      assert.ok(cli.tokens.length > 5, 'the reference decoded real text');
+      assert.deepEqual(ours, cli.tokens, path.basename(clip));
+    }
+  } finally {
+    await server.close();
+  }
+});
+
 // Measured: 7.8 % on the full set (benchmarks/results/eval-2026-11-23.md) and 10.9 % on this
 // subset (about 280 words; greedy, no fallback, as the test server decodes). 15 % allows about a
 // dozen more errors for decoding differences across CPUs and ggml kernels; a broken resampler, mel

@@ -43,6 +43,8 @@ export interface LocalEngineOptions {
   maxTokens: number;
   /** whisper.cpp's temperature retries on low-confidence windows (STT_TEMPERATURE_FALLBACK). */
   temperatureFallback: boolean;
+  /** Whisper beams (STT_BEAM_SIZE); 1 is greedy. */
+  beamSize: number;
   /** Marks native loads in progress, so a load that kills the process is not repeated at the next start. */
   loadMarker: LoadMarker;
   /** Load times go to stt_model_load_seconds. */
@@ -228,6 +230,7 @@ export class LocalEngine {
           const result = await loaded.model.transcribe(req.pcm, {
             maxTokens: this.opts.maxTokens,
             temperatureFallback: this.opts.temperatureFallback,
+            beamSize: this.opts.beamSize,
             ...req.options,
             threads,
             audioCtx: this.audioCtxFor(loaded.spec, req.durationSeconds),
