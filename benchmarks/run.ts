@@ -140,7 +140,8 @@ async function main(): Promise<void> {
   bench.log(`matmul ceiling ${JSON.stringify(ceiling)}`);
   const results: ShapeResult[] = [];
   const date = today();
-  const name = `${date}${quick ? '-quick' : full ? '-full' : ''}${flag('--models') || ROUNDS !== undefined || ONLY ? '-narrowed' : ''}`;
+  // A run of named scenarios is named after them (its report holds only theirs).
+  const name = `${date}${quick ? '-quick' : full ? '-full' : ''}${ONLY ? `-${ONLY.join('+')}` : flag('--models') || ROUNDS !== undefined ? '-narrowed' : ''}`;
   let nodeBaselineRss = 0;
   const meta = (): BenchMeta => ({
     date, ...source, threads: THREADS, quick, full, command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(), ggml: systemInfo().trim(), pairs: PAIRS, oneOffRuns: ONE_OFF_RUNS,
