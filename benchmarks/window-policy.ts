@@ -1,4 +1,4 @@
-// `npx tsx benchmarks/window-policy.ts [--model base-q8_0] [--fallback] [--guarded]`:
+// `npx tsx benchmarks/window-policy.ts [--model base-q8_0] [--fallback] [--guarded | --floors]`:
 // Whisper's encoder window for short clips. Every clip of ../shared/audio
 // (1-11 s) and concatenations of them to about 10, 20 and 29 s are decoded by
 // the addon with the full 30-s window and with windows shrunk to the clip's
@@ -7,6 +7,7 @@
 // and the ratio of each to the full window's. Greedy, English, 2 threads,
 // temperature fallback off unless --fallback (then whisper.cpp's default).
 // --guarded: shrunk windows whose result looks wrong are decoded again at full size.
+// --floors: windows never shorter than 10, 15 or 20 s (shrunk only part way).
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { decodeWav, loadModel, type Model, type Transcription } from '../src/native';
@@ -27,6 +28,12 @@ const shrink = (margin: number, guarded = false): Policy => ({
   audioCtx: (s) => (s >= 30 ? 0 : Math.min(1500, Math.ceil(s * FRAMES_PER_SECOND) + margin)),
   guarded,
 });
+/** At least `positions` encoder positions (a window of positions ÷ 50 s), more for a longer clip: short windows are where Whisper loops. */
+const floor = (positions: number): Policy => ({
+  name: `floor ${positions / FRAMES_PER_SECOND} s`,
+  audioCtx: (s) => (s >= 30 ? 0 : Math.min(1500, Math.max(positions, Math.ceil(s * FRAMES_PER_SECOND) + 64))),
+});
+const FLOORS: Policy[] = [{ name: 'full', audioCtx: () => 0 }, floor(500), floor(750), floor(1000)];
 const PLAIN: Policy[] = [{ name: 'full', audioCtx: () => 0 }, shrink(0), shrink(32), shrink(64), shrink(128), shrink(256)];
 const GUARDED: Policy[] = [{ name: 'full', audioCtx: () => 0 }, shrink(0, true), shrink(64, true), shrink(128, true)];
 
@@ -74,7 +81,7 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const name = (args.includes('--model') ? args[args.indexOf('--model') + 1] : 'base-q8_0') as RealModelName;
   const fallback = args.includes('--fallback');
-  const POLICIES = args.includes('--guarded') ? GUARDED : PLAIN;
+  const POLICIES = args.includes('--guarded') ? GUARDED : args.includes('--floors') ? FLOORS : PLAIN;
   const model: Model = await loadModel(realModelPath(name));
   const all = await clips();
   // [policy][clip] -> errors, words, ms
@@ -120,13 +127,13 @@ async function main(): Promise<void> {
   const count = (b: string) => all.filter((c) => band(c.seconds) === b).length;
   const md = [
     `# Encoder window for short clips, ${today()}`, '',
-    `\`npx tsx benchmarks/window-policy.ts --model ${name}${fallback ? ' --fallback' : ''}${POLICIES === GUARDED ? ' --guarded' : ''}\`: real Whisper ${name}, the addon in-process, ${THREADS} threads, greedy, English, temperature fallback ${fallback ? 'on (whisper.cpp default)' : 'off'}, ${os.cpus().length} cores (${os.cpus()[0]?.model}).`,
+    `\`npx tsx benchmarks/window-policy.ts --model ${name}${fallback ? ' --fallback' : ''}${POLICIES === GUARDED ? ' --guarded' : POLICIES === FLOORS ? ' --floors' : ''}\`: real Whisper ${name}, the addon in-process, ${THREADS} threads, greedy, English, temperature fallback ${fallback ? 'on (whisper.cpp default)' : 'off'}, ${os.cpus().length} cores (${os.cpus()[0]?.model}).`,
     `${all.length} clips: ${bands.map((b) => `${count(b)} of ${b}`).join(', ')} (the shared corpus and concatenations of consecutive hifitts clips); every clip decoded by every policy in turn.`,
-    '`shrink +m`: audio_ctx = ceil(seconds × 50) + m encoder positions (20 ms each), the full 1500 from 30 s.',
+    '`shrink +m`: audio_ctx = ceil(seconds × 50) + m encoder positions (20 ms each), the full 1500 from 30 s. `floor N s`: the larger of N × 50 positions and the clip\'s + 64.',
     `\`guarded\`: a result with compression ratio over ${GUARD.compressionRatio}, mean log-probability under ${GUARD.avgLogprob} or over ${GUARD.tokensPerSecond} tokens per second of audio is decoded again with the full window (its time counts both).`, '',
     ...lines, '', 'Clips a shrunk window made worse than the full one (most added errors first):', '', ...worst, '',
   ].join('\n');
-  saveReport(`window-policy-${today()}-${name}${fallback ? '-fallback' : ''}${POLICIES === GUARDED ? '-guarded' : ''}`, md);
+  saveReport(`window-policy-${today()}-${name}${fallback ? '-fallback' : ''}${POLICIES === GUARDED ? '-guarded' : POLICIES === FLOORS ? '-floors' : ''}`, md);
 }
 
 main().catch((err) => {

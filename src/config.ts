@@ -6,6 +6,7 @@ import { accessSync, constants, mkdirSync } from 'node:fs';
 import { checkRemoteUrl } from './net/remote-url';
 import { runtimeById } from './stt/catalogue';
 import type { SchedulingOrder } from './stt/local/scheduler';
+import type { EncoderWindow } from './stt/local/encoder-window';
 
 export interface Config {
   port: number;
@@ -21,7 +22,8 @@ export interface Config {
   maxAudioSeconds: number;
   modelBaseUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  shrinkEncoderWindow: boolean;
+  /** Whisper's encoder window for clips under 30 s (STT_ENCODER_WINDOW; STT_SHRINK_ENCODER_WINDOW=true is `shrink`). */
+  encoderWindow: EncoderWindow;
   /** Transcribe only the speech Silero VAD finds, unless a request asks otherwise (STT_VAD). */
   vad: boolean;
   /** Where the Silero VAD model is fetched from when a local runtime is installed. */
@@ -163,7 +165,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxAudioSeconds: int(env, 'STT_MAX_AUDIO_SECONDS', 3600, 1, 134_217),
     modelBaseUrl,
     logLevel,
-    shrinkEncoderWindow: bool(env, 'STT_SHRINK_ENCODER_WINDOW'),
+    encoderWindow: encoderWindow(env),
     vad: bool(env, 'STT_VAD'),
     vadModelUrl,
     scheduling: scheduling(env.STT_SCHEDULING),
@@ -195,6 +197,16 @@ function metricsAccess(raw: string | undefined): Config['metrics'] {
   const value = raw?.trim() || 'admin';
   if (value !== 'off' && value !== 'admin' && value !== 'public') throw new ConfigError('STT_METRICS', `expected off, admin or public, got "${value}"`);
   return value;
+}
+
+/** STT_ENCODER_WINDOW, or the older STT_SHRINK_ENCODER_WINDOW=true (`shrink`); `full` by default. */
+function encoderWindow(env: Env): EncoderWindow {
+  const raw = env.STT_ENCODER_WINDOW?.trim();
+  if (raw) {
+    if (raw !== 'full' && raw !== 'floor' && raw !== 'shrink') throw new ConfigError('STT_ENCODER_WINDOW', `expected full, floor or shrink, got "${raw}"`);
+    return raw;
+  }
+  return bool(env, 'STT_SHRINK_ENCODER_WINDOW') ? 'shrink' : 'full';
 }
 
 function scheduling(raw: string | undefined): SchedulingOrder {

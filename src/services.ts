@@ -82,7 +82,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     modelsDir: config.modelsDir,
     scheduler,
     logger,
-    shrinkEncoderWindow: config.shrinkEncoderWindow,
+    encoderWindow: config.encoderWindow,
     vad: config.vad,
     maxTokens: config.maxTokens,
     temperatureFallback: config.temperatureFallback,

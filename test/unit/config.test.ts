@@ -19,7 +19,9 @@ test('defaults follow the contract', () => {
   assert.equal(c.modelsDir, path.join(dataDir, 'models'));
   assert.equal(c.threads, os.availableParallelism());
   assert.equal(c.logLevel, 'info');
-  assert.equal(c.shrinkEncoderWindow, false);
+  assert.equal(c.encoderWindow, 'full');
+  assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_SHRINK_ENCODER_WINDOW: 'true' }).encoderWindow, 'shrink', 'the older switch still works');
+  assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_SHRINK_ENCODER_WINDOW: 'true', STT_ENCODER_WINDOW: 'floor' }).encoderWindow, 'floor', 'the newer one wins');
   assert.equal(c.databaseUrl, null, 'SQLite in the data dir unless a database is named');
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_DATABASE_URL: 'postgresql://u@db:5432/stt', STT_SECRET_KEY: 'ab'.repeat(32) }).databaseUrl, 'postgresql://u@db:5432/stt');
 });
@@ -40,6 +42,7 @@ test('a bad value names its variable', () => {
     [{ STT_MODEL_BASE_URL: 'ftp://x' }, 'STT_MODEL_BASE_URL'],
     [{ STT_ADMIN_KEY: 'short' }, 'STT_ADMIN_KEY'],
     [{ STT_SHRINK_ENCODER_WINDOW: 'maybe' }, 'STT_SHRINK_ENCODER_WINDOW'],
+    [{ STT_ENCODER_WINDOW: 'half' }, 'STT_ENCODER_WINDOW'],
     [{ STT_SCHEDULING: 'fifo' }, 'STT_SCHEDULING'],
     [{ STT_THREADS: '2', STT_PARALLEL: '4' }, 'STT_PARALLEL'],
     [{ STT_DATABASE_URL: 'mysql://db/stt', STT_SECRET_KEY: 'ab'.repeat(32) }, 'STT_DATABASE_URL'],

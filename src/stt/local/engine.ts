@@ -10,6 +10,7 @@ import { QueueFullError, Scheduler } from './scheduler';
 import { AbortedError, BackendError, BusyError, cannotTranslate, InvalidInputError, SttError } from '../errors';
 import type { LoadMarker, LoadRecord } from './load-marker';
 import type { Metrics } from '../../metrics';
+import { encoderWindowFor, type EncoderWindow } from './encoder-window';
 
 export type LocalState = 'none' | 'loading' | 'ready' | 'error';
 
@@ -35,8 +36,8 @@ export interface LocalEngineOptions {
   modelsDir: string;
   scheduler: Scheduler;
   logger: Logger;
-  /** Shrink Whisper's 30-s encoder window for short clips (STT_SHRINK_ENCODER_WINDOW). */
-  shrinkEncoderWindow: boolean;
+  /** Whisper's encoder window for clips under 30 s (STT_ENCODER_WINDOW). */
+  encoderWindow: EncoderWindow;
   /** VAD unless a request asks for it by itself (STT_VAD). */
   vad: boolean;
   /** Tokens per segment, 0 = the model's limit (STT_MAX_TOKENS). */
@@ -58,12 +59,6 @@ export interface LocalStatus {
   /** The load the previous process died in; that runtime stays unloaded until the host activates a runtime. */
   crashedLoad: LoadRecord | null;
 }
-
-/** Whisper's encoder sees 50 frames per second of audio, 1500 for the full window. */
-const WHISPER_FRAMES_PER_SECOND = 50;
-const WHISPER_FULL_WINDOW = 1500;
-/** Margin so the last words are not cut off by a window that ends exactly at the audio's end. */
-const SHRINK_MARGIN_FRAMES = 64;
 
 export class LocalEngine {
   private current: Loaded | null = null;
@@ -284,8 +279,7 @@ export class LocalEngine {
   }
 
   private audioCtxFor(spec: RuntimeSpec, seconds: number): number {
-    if (!this.opts.shrinkEncoderWindow || spec.family !== 'whisper' || seconds >= 30) return 0;
-    return Math.min(WHISPER_FULL_WINDOW, Math.ceil(seconds * WHISPER_FRAMES_PER_SECOND) + SHRINK_MARGIN_FRAMES);
+    return spec.family === 'whisper' ? encoderWindowFor(this.opts.encoderWindow, seconds) : 0;
   }
 
   /** Waits for running and queued jobs, then frees the model. */
