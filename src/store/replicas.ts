@@ -1,7 +1,7 @@
 // One row per running replica in a shared database: who it is, what it runs
 // and how busy it is, written every HEARTBEAT_MS. /admin/status lists the rows
-// heard from within LIVE_MS; rows silent for a day are deleted by whichever
-// replica beats next.
+// heard from within LIVE_MS; rows silent for a day are deleted (each replica
+// sweeps once an hour).
 import type { Database } from './db';
 import type { ReplicaView } from '../admin-api';
 
@@ -23,6 +23,8 @@ interface Row {
 export type ReplicaBeat = Omit<ReplicaView, 'lastHeartbeatAt' | 'self'>;
 
 export class ReplicaStore {
+  private lastSweep = 0;
+
   constructor(private readonly db: Database) {}
 
   async beat(r: ReplicaBeat): Promise<void> {
@@ -32,6 +34,9 @@ export class ReplicaStore {
        queue_depth = excluded.queue_depth, heartbeat_at = excluded.heartbeat_at`,
       [r.id, r.address, r.version, r.startedAt, r.runtime, r.state, r.queueDepth],
     );
+    // Rows silent for a day go, swept once an hour by each replica rather than on every beat.
+    if (Date.now() - this.lastSweep < 3_600_000) return;
+    this.lastSweep = Date.now();
     await this.db.run("DELETE FROM replicas WHERE heartbeat_at < now() - interval '1 day'");
   }
 

@@ -234,7 +234,7 @@ test('secret box: a secret.key that cannot be read stops start-up naming the fil
 });
 
 /** Resolves after `count` notifications of `topic` have reached `db` (each change sends one, its writer's own included). */
-function keyNotifications(db: Database, count: number, topic = 'api_keys'): Promise<void> {
+function notifications(db: Database, count: number, topic = 'api_keys'): Promise<void> {
   return new Promise((resolve) => {
     let seen = 0;
     db.onChange((t) => {
@@ -253,7 +253,7 @@ test('shared database: a key another replica revoked leaves this one\'s cache wh
     });
     const a = new ApiKeyStore(dbA);
     const b = new ApiKeyStore(counted);
-    const created = keyNotifications(dbB, 1);
+    const created = notifications(dbB, 1);
     const k = await a.create('roaming');
     await created; // else it may empty B's cache between the two verifies below
     assert.equal((await b.verify(k.key))?.id, k.id, 'created by A, found by B at once');
@@ -277,7 +277,7 @@ test('shared database down: a known key still verifies, an unseen key and every 
   const db = await openDatabase({ dataDir: tempDataDir(), databaseUrl: await server.newDatabase() });
   try {
     const keys = new ApiKeyStore(db);
-    const created = keyNotifications(db, 2);
+    const created = notifications(db, 2);
     const known = await keys.create('known');
     const unseen = await keys.create('unseen');
     await created; // its own notifications empty its cache too
@@ -358,7 +358,7 @@ test('shared database: usage, request windows, providers and replica rows are on
     const providersB = new ProviderStore(b, box);
     await providersA.seedBuiltIns();
     assert.equal((await providersB.get('openai'))?.enabled, false);
-    const changed = keyNotifications(b, 1, 'providers');
+    const changed = notifications(b, 1, 'providers');
     await providersA.upsert('openai', await providersA.get('openai'), { enabled: true, apiKey: 'sk-shared' });
     await changed;
     assert.equal((await providersB.get('openai'))?.enabled, true, 'B\'s cached row left when A changed it');
