@@ -6,7 +6,7 @@ import { accessSync, constants, mkdirSync } from 'node:fs';
 import { checkRemoteUrl } from './net/remote-url';
 import { runtimeById } from './stt/catalogue';
 import type { SchedulingOrder } from './stt/local/scheduler';
-import type { EncoderWindow } from './stt/local/encoder-window';
+import { DEFAULT_ENCODER_WINDOW, type EncoderWindow } from './stt/local/encoder-window';
 
 export interface Config {
   port: number;
@@ -199,14 +199,14 @@ function metricsAccess(raw: string | undefined): Config['metrics'] {
   return value;
 }
 
-/** STT_ENCODER_WINDOW, or the older STT_SHRINK_ENCODER_WINDOW=true (`shrink`); `full` by default. */
+/** STT_ENCODER_WINDOW, or the older STT_SHRINK_ENCODER_WINDOW=true (`shrink`); `floor` by default. */
 function encoderWindow(env: Env): EncoderWindow {
   const raw = env.STT_ENCODER_WINDOW?.trim();
   if (raw) {
     if (raw !== 'full' && raw !== 'floor' && raw !== 'shrink') throw new ConfigError('STT_ENCODER_WINDOW', `expected full, floor or shrink, got "${raw}"`);
     return raw;
   }
-  return bool(env, 'STT_SHRINK_ENCODER_WINDOW') ? 'shrink' : 'full';
+  return bool(env, 'STT_SHRINK_ENCODER_WINDOW') ? 'shrink' : DEFAULT_ENCODER_WINDOW;
 }
 
 function scheduling(raw: string | undefined): SchedulingOrder {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
-import { AUDIO_DIR, speechClip, makeWhisperModel, textTokens, whisperCli } from '../../fixtures';
+import { AUDIO_DIR, speechClip, makeWhisperModel, serverWindowArgs, textTokens, whisperCli } from '../../fixtures';
 
 const JFK_PATH = path.join(AUDIO_DIR, 'jfk.wav');
 const JFK = readFileSync(JFK_PATH);
@@ -150,12 +150,32 @@ async function decode(s: TestServer, fields: Record<string, string>): Promise<{ 
   return { tokens: segments.flatMap((x) => textTokens(x.tokens)), text: body.text, temperatures: segments.map((x) => x.temperature) };
 }
 
+test("the encoder window reaches whisper.cpp: by default the clip's (never under 15 s) as whisper-cli -ac gives it; STT_ENCODER_WINDOW=full the whole 30 s", async () => {
+  const model = await makeWhisperModel('tiny-f16');
+  const windowed = await whisperCli(model, JFK_PATH, 2, serverWindowArgs(JFK_PATH));
+  const full = await whisperCli(model, JFK_PATH, 2);
+  assert.deepEqual(serverWindowArgs(JFK_PATH), ['-ac', '768'], 'an 11-s clip gets the 15.36-s floor');
+  assert.notDeepEqual(windowed.tokens, full.tokens, 'the two windows decode this clip differently, so the comparison can fail');
+  const s = await tinyServer();
+  try {
+    assert.deepEqual((await decode(s, {})).tokens, windowed.tokens);
+  } finally {
+    await s.close();
+  }
+  const fullServer = await startTestServer({ whisper: 'tiny-f16', routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_TOKENS: '0', STT_ENCODER_WINDOW: 'full' } });
+  try {
+    assert.deepEqual((await decode(fullServer, {})).tokens, full.tokens);
+  } finally {
+    await fullServer.close();
+  }
+});
+
 test("prompt reaches whisper.cpp: the tokens are whisper-cli's with the same --prompt, and differ from no prompt", async () => {
   const s = await tinyServer();
   try {
     const prompt = 'Kennedy';
     const ours = await decode(s, { prompt });
-    const cli = await whisperCli(await makeWhisperModel('tiny-f16'), JFK_PATH, 2, ['--prompt', prompt]);
+    const cli = await whisperCli(await makeWhisperModel('tiny-f16'), JFK_PATH, 2, ['--prompt', prompt, ...serverWindowArgs(JFK_PATH)]);
     assert.ok(cli.tokens.length > 1, 'the reference says several tokens');
     assert.deepEqual(ours.tokens, cli.tokens);
     assert.equal(ours.text, cli.text.trim());
@@ -172,7 +192,7 @@ test("temperature reaches whisper.cpp: at 0.4 without fallback the tokens are wh
   const s = await tinyServer();
   try {
     const sampled = await decode(s, { temperature: '0.4' });
-    const cli = await whisperCli(await makeWhisperModel('tiny-f16'), JFK_PATH, 2, ['--temperature', '0.4']);
+    const cli = await whisperCli(await makeWhisperModel('tiny-f16'), JFK_PATH, 2, ['--temperature', '0.4', ...serverWindowArgs(JFK_PATH)]);
     assert.ok(cli.tokens.length > 0);
     assert.deepEqual(sampled.tokens, cli.tokens);
     assert.equal(sampled.text, cli.text.trim());

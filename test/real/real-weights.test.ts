@@ -4,10 +4,11 @@
 // mel front end or converter would exceed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { transcribe, wavBlob } from '../helpers/server';
-import { realModelPath, AUDIO_DIR, whisperCli, textTokens, evalClips } from '../../fixtures';
+import { realModelPath, AUDIO_DIR, whisperCli, serverWindowArgs, speechClip, textTokens, evalClips } from '../../fixtures';
 import { startRealServer } from '../helpers/real-models';
 import { normalizeEnglish, wer } from '../../scripts/lib/english-normalizer';
 
@@ -42,13 +43,39 @@ test('parity on real weights: the server\'s tokens are whisper-cli\'s on three c
       const body = await res.json();
       assert.equal(res.status, 200, JSON.stringify(body));
       const ours = (body.segments as { tokens: number[] }[]).flatMap((s) => textTokens(s.tokens));
-      const cli = await whisperCli(model, clip);
+      const cli = await whisperCli(model, clip, 2, serverWindowArgs(clip));
       assert.ok(cli.tokens.length > 5, 'the reference decoded real text');
       assert.deepEqual(ours, cli.tokens, path.basename(clip));
       assert.equal(body.text.trim(), cli.text.trim(), path.basename(clip));
     }
   } finally {
     await server.close();
+  }
+});
+
+test("parity whatever came before: clips given three encoder windows in turn each get whisper-cli's tokens for that clip alone", { timeout: 600_000 }, async () => {
+  // whisper.cpp's flash attention reads its K/V caches padded to 256
+  // positions: a full 30-s window (1500, padded to 1536) after a shorter one
+  // read rows another layout left behind (cmake/whisper-patches.cmake).
+  const model = realModelPath('base-q8_0');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'stt-windows-'));
+  const server = await startRealServer('base-q8_0');
+  try {
+    const files = { long: path.join(dir, 'long.wav'), mid: path.join(dir, 'mid.wav'), short: path.join(AUDIO_DIR, 'jfk.wav') };
+    writeFileSync(files.long, speechClip(45));
+    writeFileSync(files.mid, speechClip(20));
+    assert.deepEqual([files.long, files.mid, files.short].map((f) => serverWindowArgs(f)[1]), ['0', '1280', '768'], 'three windows');
+    const expected: Record<string, number[]> = {};
+    for (const [name, file] of Object.entries(files)) expected[name] = (await whisperCli(model, file, 2, serverWindowArgs(file))).tokens;
+    for (const name of ['long', 'short', 'mid', 'long', 'short', 'long'] as const) {
+      const res = await transcribe(server, form(files[name], { response_format: 'verbose_json' }), server.auth);
+      const body = await res.json();
+      assert.equal(res.status, 200, JSON.stringify(body));
+      assert.deepEqual((body.segments as { tokens: number[] }[]).flatMap((s) => textTokens(s.tokens)), expected[name], name);
+    }
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -61,11 +88,11 @@ test('parity with beam search: with STT_BEAM_SIZE=5 the server\'s tokens are whi
       const body = await res.json();
       assert.equal(res.status, 200, JSON.stringify(body));
       const ours = (body.segments as { tokens: number[] }[]).flatMap((s) => textTokens(s.tokens));
-      const cli = await whisperCli(model, clip, 2, ['-bs', '5']);
+      const cli = await whisperCli(model, clip, 2, ['-bs', '5', ...serverWindowArgs(clip)]);
       assert.ok(cli.tokens.length > 5, 'the reference decoded real text');
       assert.deepEqual(ours, cli.tokens, path.basename(clip));
       if (clip.endsWith('jfk.wav')) {
-        assert.notDeepEqual((await whisperCli(model, clip)).tokens, cli.tokens, 'greedy decodes jfk.wav otherwise: the comparison tests the beams');
+        assert.notDeepEqual((await whisperCli(model, clip, 2, serverWindowArgs(clip))).tokens, cli.tokens, 'greedy decodes jfk.wav otherwise: the comparison tests the beams');
       }
     }
   } finally {

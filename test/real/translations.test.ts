@@ -1,7 +1,8 @@
 // /v1/audio/translations with real base weights on speech that is not
 // English: German and Spanish sentences spoken by Debian's espeak-ng (the
 // shared audio is all English). Whisper's translate task gives the same
-// tokens as whisper-cli -tr, and English text that the transcription is not.
+// tokens as whisper-cli -tr (in the full 30-s window: the server does not shorten
+// it for translations), and English text that the transcription is not.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -3,13 +3,21 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encoderWindowFor } from '../../src/stt/local/encoder-window';
 
-test('full is always the whole window; shrink fits the clip plus 64 positions; floor fits it but never under 15 s', () => {
+test('full is always the whole window; shrink fits the clip plus 64 positions; floor fits it but never under 15.36 s; in blocks of 256', () => {
   const at = (seconds: number) => ['full', 'floor', 'shrink'].map((p) => encoderWindowFor(p as 'full', seconds));
-  assert.deepEqual(at(1), [0, 750, 114]);
-  assert.deepEqual(at(5), [0, 750, 314]);
-  assert.deepEqual(at(13.72), [0, 750, 750], 'where the clip meets the floor');
-  assert.deepEqual(at(20), [0, 1064, 1064]);
-  assert.deepEqual(at(28.72), [0, 0, 0], 'a fit of 1500 or more is the full window');
+  assert.deepEqual(at(1), [0, 768, 256]);
+  assert.deepEqual(at(5), [0, 768, 512]);
+  assert.deepEqual(at(14.08), [0, 768, 768], 'where the clip and its margin fill the floor');
+  assert.deepEqual(at(14.1), [0, 1024, 1024], 'one position more: the next block');
+  assert.deepEqual(at(20), [0, 1280, 1280]);
+  assert.deepEqual(at(24.32), [0, 1280, 1280]);
+  assert.deepEqual(at(24.34), [0, 0, 0], 'a window of 1536 or more is the full window');
   assert.deepEqual(at(30), [0, 0, 0]);
   assert.deepEqual(at(600), [0, 0, 0], 'long audio: every 30-s window in full');
+});
+
+test("a model with a smaller encoder context is never given more than it has (whisper.cpp would refuse it)", () => {
+  assert.equal(encoderWindowFor('floor', 5, 1000), 768);
+  assert.equal(encoderWindowFor('floor', 16, 1000), 0, 'a window of 1024 positions in a 1000-position model is its whole window');
+  assert.equal(encoderWindowFor('shrink', 5, 300), 0);
 });

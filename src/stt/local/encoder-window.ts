@@ -2,23 +2,36 @@
 // (whisper.cpp's audio_ctx, in encoder positions of 20 ms). `full` always
 // encodes 30 s, as Whisper was trained; `shrink` encodes the clip plus a
 // margin (about 3x faster on 1-12-s clips, but base loops on short windows:
-// WER 6.3 % → 24 %); `floor` never goes under 15 s (0.48x the time of full on
-// clips of 1-30 s, the same WER in one run on real base q8_0:
-// benchmarks/results/window-policy-2026-11-24-base-q8_0-floors.md).
+// WER 6.3 % → 24 %); `floor`, the default, never goes under 15 s (0.48x the
+// time of full on clips of 1-30 s, the same WER in one run on real base q8_0:
+// benchmarks/results/window-policy-2026-11-24-base-q8_0-floors.md; `npm run
+// eval` measures the default against the full window on every run).
+//
+// Windows are whole blocks of 256 positions: whisper.cpp's flash attention
+// pads K and V to 256 positions with no mask, so a window of 750 positions
+// attends to 18 more that hold no audio (zeros, or an earlier run's values:
+// cmake/whisper-patches.cmake); a window of 768 has none to attend to.
 export type EncoderWindow = 'full' | 'floor' | 'shrink';
+
+export const DEFAULT_ENCODER_WINDOW: EncoderWindow = 'floor';
 
 /** Whisper's encoder sees 50 positions per second of audio, 1500 for the full window. */
 const POSITIONS_PER_SECOND = 50;
 const FULL_WINDOW = 1500;
 /** Margin so the last words are not cut off by a window that ends exactly at the audio's end. */
 const MARGIN = 64;
-/** `floor`: the shortest window, 15 s. */
-const FLOOR = 750;
+/** Flash attention's padding in whisper.cpp (GGML_PAD(n_ctx, 256)). */
+const BLOCK = 256;
+/** `floor`: the shortest window, 3 blocks (15.36 s). */
+const FLOOR = 3 * BLOCK;
 
-/** audio_ctx for a clip: 0 means the full window. */
-export function encoderWindowFor(policy: EncoderWindow, seconds: number): number {
+/**
+ * audio_ctx for a clip: 0 means the model's full window (`modelWindow`, its
+ * n_audio_ctx: whisper.cpp refuses an audio_ctx larger than that).
+ */
+export function encoderWindowFor(policy: EncoderWindow, seconds: number, modelWindow = FULL_WINDOW): number {
   if (policy === 'full' || seconds >= 30) return 0;
   const fitted = Math.ceil(seconds * POSITIONS_PER_SECOND) + MARGIN;
-  const positions = policy === 'floor' ? Math.max(FLOOR, fitted) : fitted;
-  return positions >= FULL_WINDOW ? 0 : positions;
+  const positions = Math.ceil((policy === 'floor' ? Math.max(FLOOR, fitted) : fitted) / BLOCK) * BLOCK;
+  return positions >= Math.min(FULL_WINDOW, modelWindow) ? 0 : positions;
 }
