@@ -7,6 +7,10 @@
 #include "graph_hooks.h"
 #include "state_pool.h"
 
+// Defined in the patched copy of whisper.cpp (cmake/whisper-patches.cmake): an
+// unpatched whisper.cpp leaves it undefined and the addon does not link.
+extern "C" const char* stt_whisper_patches(void);
+
 namespace stt {
 namespace {
 
@@ -46,6 +50,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("setLogHandler", Napi::Function::New(env, set_log_handler, "setLogHandler"));
   exports.Set("systemInfo", Napi::Function::New(env, system_info, "systemInfo"));
   exports.Set("whisperVersion", Napi::String::New(env, whisper_version()));
+  exports.Set("whisperPatches", Napi::String::New(env, stt_whisper_patches()));
   exports.Set("enginesFreedOnJsThread", Napi::Function::New(env, engines_freed_on_js_thread, "enginesFreedOnJsThread"));
   exports.Set("liveObjects", Napi::Function::New(env, live_objects, "liveObjects"));
   exports.Set("graphHooks", Napi::Boolean::New(env, graph_hooks_linked()));

@@ -6,6 +6,7 @@
 // `npm run build:peers` (pretest, prebench). (node-gyp-build's own install
 // command always runs node-gyp, which does not build CMake projects.)
 'use strict';
+const fs = require('node:fs');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 
@@ -13,7 +14,10 @@ const root = path.resolve(__dirname, '..');
 if (!process.env.STT_BUILD_FROM_SOURCE) {
   try {
     const file = require('node-gyp-build').path(root);
-    require(file);
+    // One built before a change to our whisper.cpp patches is built again.
+    const pin = JSON.parse(fs.readFileSync(path.join(root, 'third_party', 'whisper.cpp.json'), 'utf8'));
+    const patches = pin.patches.map((p) => p.id).join(',');
+    if (require(file).whisperPatches !== patches) throw new Error(`built without the patches ${patches}`);
     console.log(`stt-gateway: using the native addon at ${path.relative(root, file)}`);
     process.exit(0);
   } catch {

@@ -33,6 +33,8 @@ export interface ControlResult {
 export interface LoadResult {
   /** Ours, one request at a time, per clip length: the capacity the Poisson mixes are drawn at. */
   serviceMs: Record<number, number>;
+  /** Every contender one request at a time, median ms per clip length (5 and 30 s; 120 s for ours). */
+  alone?: Record<string, Record<number, number>>;
   mixes: Mix[];
   rounds: MixRound[];
 }

@@ -18,11 +18,11 @@ export interface HarnessRun {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const toRun = (e: Record<string, any>): HarnessRun => ({ ms: e.ms, tokens: e.tokens, encodeMs: e.encodeMs, decodeMsPerToken: e.decodeMsPerToken, ids: e.ids });
-/** The harness's optional arguments: no token cap, the full encoder window, and the fallback setting. */
-const tail = (fallback: boolean) => ['0', '0', fallback ? '1' : '0'];
+/** The harness's optional arguments: no token cap, the encoder window (audio_ctx, 0: the full 30 s), and the fallback setting. */
+const tail = (fallback: boolean, audioCtx: number) => ['0', String(audioCtx), fallback ? '1' : '0'];
 
-export async function harness(family: 'whisper' | 'parakeet', model: string, wav: string, threads: number, runs: number, fallback = false): Promise<{ loadMs: number; runs: HarnessRun[]; maxRssBytes: number }> {
-  const { stdout } = await run(requireBin('stt-harness'), [family, model, wav, String(threads), String(runs), ...tail(fallback)], { maxBuffer: 1 << 24 });
+export async function harness(family: 'whisper' | 'parakeet', model: string, wav: string, threads: number, runs: number, fallback = false, audioCtx = 0): Promise<{ loadMs: number; runs: HarnessRun[]; maxRssBytes: number }> {
+  const { stdout } = await run(requireBin('stt-harness'), [family, model, wav, String(threads), String(runs), ...tail(fallback, audioCtx)], { maxBuffer: 1 << 24 });
   const events = stdout.trim().split('\n').map((l) => JSON.parse(l));
   return {
     loadMs: events.find((e) => e.event === 'loaded').ms,
@@ -42,8 +42,8 @@ export class HarnessSession {
   private readonly events: Record<string, number>[] = [];
   private exited: Promise<void>;
 
-  constructor(family: 'whisper' | 'parakeet', model: string, wav: string, threads: number, fallback = false) {
-    this.child = spawn(requireBin('stt-harness'), [family, model, wav, String(threads), '0', ...tail(fallback)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  constructor(family: 'whisper' | 'parakeet', model: string, wav: string, threads: number, fallback = false, audioCtx = 0) {
+    this.child = spawn(requireBin('stt-harness'), [family, model, wav, String(threads), '0', ...tail(fallback, audioCtx)], { stdio: ['pipe', 'pipe', 'inherit'] });
     onLines(this.child.stdout, (line) => {
       const event = JSON.parse(line);
       const next = this.waiting.shift();

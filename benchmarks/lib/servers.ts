@@ -4,7 +4,9 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, requireBin, ROOT, textTokens } from '../../fixtures';
+import { readWavHeader } from '../../src/stt/wav-header';
 import { onLines } from './lines';
+import { DEFAULT_ENCODER_WINDOW } from '../../src/stt/local/encoder-window';
 
 /** One answer: the latency, and what was transcribed (checked across contenders). */
 export interface Reply {
@@ -138,6 +140,8 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
     ...process.env, PORT: '0', HOST: '127.0.0.1', STT_DATA_DIR: dataDir, STT_ADMIN_KEY: 'bench-admin-key-0123456789',
     STT_THREADS: String(o.threads), ...(o.parallel ? { STT_PARALLEL: String(o.parallel) } : {}), STT_QUEUE_CAPACITY: '64',
     STT_TEMPERATURE_FALLBACK: String(o.fallback), STT_MAX_TOKENS: '0', LOG_LEVEL: 'info', STT_DEFAULT_MODEL: 'none',
+    // The window the output check and the report assume (benchmarks/scenarios/context.ts), whatever the caller's environment says.
+    STT_ENCODER_WINDOW: DEFAULT_ENCODER_WINDOW,
     // whisper-server has no deadline: ours must not cut a request it would have answered (in arrival order a 5-s clip waits for every long one).
     STT_DEADLINE_BASE_MS: '600000',
     ...(o.scheduling ? { STT_SCHEDULING: o.scheduling } : {}),
@@ -191,8 +195,13 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
  */
 export const whisperDecodingArgs = (fallback: boolean) => ['-l', 'en', '-bs', '1', '-bo', '5', ...(fallback ? [] : ['-nf'])];
 
-/** whisper.cpp's whisper-server from the same source tree, same model, threads and decoding. */
-export async function startWhisperServer(modelFile: string, threads: number, fallback: boolean): Promise<Contender & { args: string[] }> {
+/**
+ * whisper.cpp's whisper-server from the same source tree, same model, threads
+ * and decoding. `transcribe` leaves the encoder window at its default (the
+ * full 30 s, as hosts run it); `transcribeIn` sends an audio_ctx, for the
+ * output check against ours.
+ */
+export async function startWhisperServer(modelFile: string, threads: number, fallback: boolean): Promise<Contender & { args: string[]; transcribeIn(wav: Buffer, audioCtx: number): Promise<Reply> }> {
   const port = await freePort();
   const args = ['-m', modelFile, '-t', String(threads), ...whisperDecodingArgs(fallback), '-ng', '--host', '127.0.0.1', '--port', String(port)];
   // Its output is not read: a pipe nobody drains would block it (it logs every request) after a few hundred requests.
@@ -210,11 +219,7 @@ export async function startWhisperServer(modelFile: string, threads: number, fal
     }
   }
   const url = `http://127.0.0.1:${port}/inference`;
-  return {
-    name: 'whisper-server',
-    args,
-    pid: child.pid!,
-    transcribe: (wav) => {
+  const send = (wav: Buffer, audioCtx = 0) => {
       const form = new FormData();
       form.append('file', new Blob([wav as unknown as BlobPart], { type: 'audio/wav' }), 'clip.wav');
       form.append('response_format', 'verbose_json');
@@ -224,8 +229,15 @@ export async function startWhisperServer(modelFile: string, threads: number, fal
       form.append('token_timestamps', 'false');
       // verbose_json otherwise runs whisper_lang_auto_detect, a second encoder pass, for its language probabilities.
       form.append('no_language_probabilities', 'true');
+      if (audioCtx) form.append('audio_ctx', String(audioCtx));
       return post(url, form);
-    },
+  };
+  return {
+    name: 'whisper-server',
+    args,
+    pid: child.pid!,
+    transcribe: (wav) => send(wav),
+    transcribeIn: send,
     rssBytes: () => procRss(child.pid!),
     stop: () => stopChild(child),
   };
@@ -233,10 +245,12 @@ export async function startWhisperServer(modelFile: string, threads: number, fal
 
 /**
  * The naive wrapper: one whisper-cli (or parakeet-cli) process per request,
- * with the same decoding and timestamp settings as the servers (timestamps
- * on: whisper-cli's -nt would change what is decoded); the text comes from its -otxt file.
+ * with the same decoding, timestamp settings and encoder window (`windowOf`
+ * a clip's seconds, whisper-cli's -ac) as ours (timestamps on: whisper-cli's
+ * -nt would change what is decoded); the text comes from its -otxt file.
  */
-export function naiveCli(family: 'whisper' | 'parakeet', modelFile: string, threads: number, workDir: string, fallback: boolean): Contender {
+export function naiveCli(family: 'whisper' | 'parakeet', modelFile: string, threads: number, workDir: string, fallback: boolean,
+  windowOf: (seconds: number) => number): Contender {
   const bin = family === 'whisper' ? 'whisper-cli' : 'parakeet-cli';
   const args = family === 'whisper' ? [...whisperDecodingArgs(fallback), '-ng', '-np', '-otxt'] : ['-ng', '-np', '-otxt'];
   let n = 0;
@@ -250,7 +264,8 @@ export function naiveCli(family: 'whisper' | 'parakeet', modelFile: string, thre
       writeFileSync(file, wav);
       const t = process.hrtime.bigint();
       await new Promise<void>((resolve, reject) => {
-        const p = spawn(requireBin(bin), ['-m', modelFile, '-f', file, '-t', String(threads), ...args, '-of', base], { stdio: 'ignore' });
+        const window = family === 'whisper' ? ['-ac', String(windowOf(readWavHeader(wav)!.durationSeconds))] : [];
+        const p = spawn(requireBin(bin), ['-m', modelFile, '-f', file, '-t', String(threads), ...args, ...window, '-of', base], { stdio: 'ignore' });
         const timer = setInterval(() => (peak = Math.max(peak, procRss(p.pid!, 'VmHWM'))), 100);
         p.on('exit', (code) => {
           clearInterval(timer);

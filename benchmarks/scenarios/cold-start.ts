@@ -1,10 +1,11 @@
 // Cold start and memory: process start to the first 5-s transcription, ours
-// against the harness, which goes first alternating run by run.
+// against the harness (in ours' encoder window), which goes first alternating
+// run by run.
 import { harness } from '../lib/harness';
 import { procRss, startOurs } from '../lib/servers';
 import { fmt, median } from '../lib/stats';
 import type { ColdStart } from '../lib/bench-types';
-import type { ScenarioType, ShapeRun } from './context';
+import { oursWindow, type ScenarioType, type ShapeRun } from './context';
 
 export const coldStart: ScenarioType = {
   phase: 'alone',
@@ -21,7 +22,7 @@ export const coldStart: ScenarioType = {
 async function once({ bench, shape }: ShapeRun, harnessFirst: boolean): Promise<ColdStart> {
   const timeHarness = async () => {
     const t = process.hrtime.bigint();
-    const h = await harness(shape.family, shape.file, bench.clipFile(5), bench.threads, 1, shape.fallback);
+    const h = await harness(shape.family, shape.file, bench.clipFile(5), bench.threads, 1, shape.fallback, oursWindow(shape, 5));
     return { harnessMs: Number(process.hrtime.bigint() - t) / 1e6, harnessRss: h.maxRssBytes };
   };
   const first = harnessFirst ? await timeHarness() : null;

@@ -167,6 +167,8 @@ interface NativeAddon {
   setLogHandler(handler: ((level: number, line: string) => void) | null): void;
   systemInfo(): string;
   whisperVersion: string;
+  /** The ids of our patches to whisper.cpp the addon was built with (cmake/whisper-patches.cmake). */
+  whisperPatches: string;
   graphHooks: boolean;
   enginesFreedOnJsThread(): number;
   liveObjects(): LiveObjects;
@@ -205,6 +207,7 @@ export function abortAllJobs(): void {
 process.on('exit', abortAllJobs);
 
 export const whisperVersion: string = addon.whisperVersion;
+export const whisperPatches: string = addon.whisperPatches;
 /** Whether jobs can pause and abort inside a ggml graph (the Linux link-time hooks), not only between graphs. */
 export const graphHooks: boolean = addon.graphHooks;
 export const systemInfo = (): string => addon.systemInfo();

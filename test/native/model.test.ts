@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import {
-  createJobControl, decodeWav, enginesFreedOnJsThread, graphHooks, liveObjects, loadModel, ModelLoadError, TranscriptionError, WavError,
+  createJobControl, decodeWav, enginesFreedOnJsThread, graphHooks, liveObjects, whisperPatches, loadModel, ModelLoadError, TranscriptionError, WavError,
   type JobControl, type JobControlStats, type Transcription,
 } from '../../src/native';
 import { AUDIO_DIR, BIN_DIR, ROOT, SHARED, microModel, tinyModel, PARAKEET_FIXTURE, makeWhisperModel, speechClip, whisperCli } from '../../fixtures';
@@ -36,6 +36,12 @@ test('the addon keeps whisper.cpp and ggml private: no symbol another module cou
   const leaked = stdout.split('\n').filter((l) => / (ggml|gguf|whisper|parakeet)_/.test(l));
   assert.deepEqual(leaked, []);
   assert.match(stdout, / napi_register_module_v1\n/);
+});
+
+test("the addon carries our whisper.cpp patches, as third_party/whisper.cpp.json lists them (scripts/install.js rebuilds one that does not)", () => {
+  const pin = JSON.parse(readFileSync(path.join(ROOT, 'third_party', 'whisper.cpp.json'), 'utf8')) as { patches: { id: string }[] };
+  assert.ok(pin.patches.length > 0);
+  assert.equal(whisperPatches, pin.patches.map((p) => p.id).join(','));
 });
 
 test('loadModel reads the family from the file', async () => {

@@ -56,7 +56,8 @@ test('parity on real weights: the server\'s tokens are whisper-cli\'s on three c
 test("parity whatever came before: clips given three encoder windows in turn each get whisper-cli's tokens for that clip alone", { timeout: 600_000 }, async () => {
   // whisper.cpp's flash attention reads its K/V caches padded to 256
   // positions: a full 30-s window (1500, padded to 1536) after a shorter one
-  // read rows another layout left behind (cmake/whisper-patches.cmake).
+  // read rows another layout left behind, and language detection encoded in
+  // the previous request's window (cmake/whisper-patches.cmake).
   const model = realModelPath('base-q8_0');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'stt-windows-'));
   const server = await startRealServer('base-q8_0');
@@ -67,12 +68,17 @@ test("parity whatever came before: clips given three encoder windows in turn eac
     assert.deepEqual([files.long, files.mid, files.short].map((f) => serverWindowArgs(f)[1]), ['0', '1280', '768'], 'three windows');
     const expected: Record<string, number[]> = {};
     for (const [name, file] of Object.entries(files)) expected[name] = (await whisperCli(model, file, 2, serverWindowArgs(file))).tokens;
-    for (const name of ['long', 'short', 'mid', 'long', 'short', 'long'] as const) {
-      const res = await transcribe(server, form(files[name], { response_format: 'verbose_json' }), server.auth);
+    const detected = (await whisperCli(model, files.short, 2, ['-l', 'auto', ...serverWindowArgs(files.short)])).tokens;
+    const ask = async (file: string, fields: Record<string, string>) => {
+      const res = await transcribe(server, { file: wavBlob(readFileSync(file)), response_format: 'verbose_json', ...fields }, server.auth);
       const body = await res.json();
       assert.equal(res.status, 200, JSON.stringify(body));
-      assert.deepEqual((body.segments as { tokens: number[] }[]).flatMap((s) => textTokens(s.tokens)), expected[name], name);
+      return (body.segments as { tokens: number[] }[]).flatMap((s) => textTokens(s.tokens));
+    };
+    for (const name of ['long', 'short', 'mid', 'long', 'short', 'long'] as const) {
+      assert.deepEqual(await ask(files[name], { language: 'en' }), expected[name], name);
     }
+    assert.deepEqual(await ask(files.short, {}), detected, 'no language: detected, then decoded, as a fresh whisper-cli -l auto does');
   } finally {
     await server.close();
     rmSync(dir, { recursive: true, force: true });
