@@ -4,10 +4,12 @@
 // end: does VAD cost accuracy?) and speech with long gaps of quiet noise
 // (hifitts utterances with 5-60 s between them, fixtures/clips.ts gappedClip:
 // time saved, WER, and words Whisper puts in the silences). Greedy, English,
-// 2 threads, temperature fallback off unless --fallback (whisper.cpp's default).
+// 2 threads, temperature fallback off unless --fallback (whisper.cpp's default),
+// the server's default encoder window for the clip as sent (as the server does).
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { decodeWav, loadModel, type Transcription } from '../src/native';
+import { DEFAULT_ENCODER_WINDOW, encoderWindowFor } from '../src/stt/local/encoder-window';
 import { textErrors } from '../scripts/lib/english-normalizer';
 import { evalClips, gappedClip, realModelPath, VAD_FIXTURE, type RealModelName } from '../fixtures';
 import { saveReport, today } from './lib/results';
@@ -50,6 +52,7 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     const r = await model.transcribe(clip.pcm, {
       threads: THREADS, language: 'en', temperatureFallback: fallback, wordTimestamps: true, vad: vad ? { modelPath: VAD_FIXTURE } : undefined,
+      audioCtx: encoderWindowFor(DEFAULT_ENCODER_WINDOW, clip.seconds),
     });
     const ms = performance.now() - t0;
     const e = textErrors(clip.reference, r.text);

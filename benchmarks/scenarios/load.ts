@@ -10,7 +10,7 @@ import { runMix, type MixRound } from '../lib/load';
 import { mixes } from '../lib/mixes';
 import { startOurs, startWhisperServer, type Contender } from '../lib/servers';
 import { fmt, median } from '../lib/stats';
-import { oursWindow, windowScope, type ScenarioType, type ShapeRun } from './context';
+import { oursWindow, windowScope, type ScenarioType, type Shape, type ShapeRun } from './context';
 
 export const load: ScenarioType = {
   phase: 'alone',
@@ -35,6 +35,9 @@ export const load: ScenarioType = {
   },
 };
 
+/** The output-check scope of a contender's answer: whisper-server at its default (the full window), ours in its window. */
+const answerScope = (shape: Shape, c: Contender, seconds: number) => windowScope(shape, c.name === 'whisper-server' ? 0 : oursWindow(shape, seconds));
+
 /**
  * One request at a time, the median of 3 warm runs per clip length, every
  * contender in turn: a clip's time with nothing else running (its RTF), and
@@ -47,7 +50,7 @@ async function oneAtATime({ bench, shape }: ShapeRun, contenders: Contender[]): 
     for (const s of [5, 30, 120]) {
       for (const c of s === 120 ? contenders.slice(0, 1) : contenders) {
         const reply = await c.transcribe(bench.clips[s]);
-        bench.check.record(windowScope(shape, c.name === 'whisper-server' ? 0 : oursWindow(shape, s)), s, c.name, reply);
+        bench.check.record(answerScope(shape, c, s), s, c.name, reply);
         runs[c.name][s].push(reply.ms);
       }
     }
@@ -63,8 +66,7 @@ async function rounds({ bench, shape, loadRounds }: ShapeRun, contenders: Conten
     for (const mix of chosen) {
       const order = contenders.map((_, i) => contenders[(i + round + chosen.indexOf(mix)) % contenders.length]);
       for (const c of order) {
-        const window = (seconds: number) => (c.name === 'whisper-server' ? 0 : oursWindow(shape, seconds));
-        const r = await runMix(c, mix, bench.clips, (seconds, reply) => bench.check.record(windowScope(shape, window(seconds)), seconds, c.name, reply));
+        const r = await runMix(c, mix, bench.clips, (seconds, reply) => bench.check.record(answerScope(shape, c, seconds), seconds, c.name, reply));
         results.push(r);
         bench.log(`${shape.name} round ${round + 1} ${mix.name} ${c.name}: makespan ${fmt(r.makespanS, 1)} s, refused ${r.requests.filter((q) => q.ms === null).length}`);
       }
