@@ -1,4 +1,4 @@
-// `npx tsx benchmarks/window-policy.ts [--model base-q8_0] [--fallback] [--guarded | --floors]`:
+// `npx tsx benchmarks/window-policy.ts [--model base-q8_0] [--fallback] [--guarded | --floors | --default | --shipped]`:
 // Whisper's encoder window for short clips. Every clip of ../shared/audio
 // (1-11 s) and concatenations of them to about 10, 20 and 29 s are decoded by
 // the addon with the full 30-s window and with windows shrunk to the clip's
@@ -9,13 +9,14 @@
 // --guarded: shrunk windows whose result looks wrong are decoded again at full size.
 // --floors: windows never shorter than 10, 15 or 20 s (shrunk only part way).
 // --default: the server's default window (src/stt/local/encoder-window.ts) against the full one.
+// --shipped: every window policy the server offers (STT_ENCODER_WINDOW) but shrink.
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { decodeWav, loadModel, type Model, type Transcription } from '../src/native';
 import { compressionRatio } from '../src/stt/formats';
 import { textErrors } from '../scripts/lib/english-normalizer';
 import { concat, evalClips, realModelPath, type RealModelName } from '../fixtures';
-import { DEFAULT_ENCODER_WINDOW, encoderWindowFor } from '../src/stt/local/encoder-window';
+import { DEFAULT_ENCODER_WINDOW, ENCODER_WINDOWS, encoderWindowFor } from '../src/stt/local/encoder-window';
 import { saveReport, today } from './lib/results';
 import { fmt } from './lib/stats';
 
@@ -38,6 +39,10 @@ const floor = (positions: number): Policy => ({
 const FLOORS: Policy[] = [{ name: 'full', audioCtx: () => 0 }, floor(500), floor(750), floor(1000)];
 const PLAIN: Policy[] = [{ name: 'full', audioCtx: () => 0 }, shrink(0), shrink(32), shrink(64), shrink(128), shrink(256)];
 const DEFAULT: Policy[] = [{ name: 'full', audioCtx: () => 0 }, { name: 'default', audioCtx: (s) => encoderWindowFor(DEFAULT_ENCODER_WINDOW, s) }];
+/** Every policy the server offers but `shrink` (measured by the plain run), as it computes them. */
+const SHIPPED: Policy[] = ENCODER_WINDOWS.filter((w) => w !== 'shrink').map((w) => ({
+  name: w === DEFAULT_ENCODER_WINDOW ? `${w} (default)` : w, audioCtx: (s: number) => encoderWindowFor(w, s),
+}));
 const GUARDED: Policy[] = [{ name: 'full', audioCtx: () => 0 }, shrink(0, true), shrink(64, true), shrink(128, true)];
 
 /**
@@ -84,8 +89,8 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const name = (args.includes('--model') ? args[args.indexOf('--model') + 1] : 'base-q8_0') as RealModelName;
   const fallback = args.includes('--fallback');
-  const POLICIES = args.includes('--guarded') ? GUARDED : args.includes('--floors') ? FLOORS : args.includes('--default') ? DEFAULT : PLAIN;
-  const variant = POLICIES === GUARDED ? '--guarded' : POLICIES === FLOORS ? '--floors' : POLICIES === DEFAULT ? '--default' : '';
+  const VARIANTS: [string, Policy[]][] = [['--guarded', GUARDED], ['--floors', FLOORS], ['--default', DEFAULT], ['--shipped', SHIPPED]];
+  const [variant, POLICIES] = VARIANTS.find(([flag]) => args.includes(flag)) ?? ['', PLAIN];
   const model: Model = await loadModel(realModelPath(name));
   const all = await clips();
   // [policy][clip] -> errors, words, ms
@@ -134,6 +139,7 @@ async function main(): Promise<void> {
     `\`npx tsx benchmarks/window-policy.ts --model ${name}${fallback ? ' --fallback' : ''}${variant ? ` ${variant}` : ''}\`: real Whisper ${name}, the addon in-process, ${THREADS} threads, greedy, English, temperature fallback ${fallback ? 'on (whisper.cpp default)' : 'off'}, ${os.cpus().length} cores (${os.cpus()[0]?.model}).`,
     `${all.length} clips: ${bands.map((b) => `${count(b)} of ${b}`).join(', ')} (the shared corpus and concatenations of consecutive hifitts clips); every clip decoded by every policy in turn.`,
     '`shrink +m`: audio_ctx = ceil(seconds × 50) + m encoder positions (20 ms each), the full 1500 from 30 s. `floor N s`: the larger of N × 50 positions and the clip\'s + 64.',
+    'The server\'s policies (`full`, `floor`, `tail`, src/stt/local/encoder-window.ts) round up to whole blocks of 256 positions: `floor` = at least 768 and the clip + 64, `tail` = the clip + 250 (5 s after its end).',
     `\`guarded\`: a result with compression ratio over ${GUARD.compressionRatio}, mean log-probability under ${GUARD.avgLogprob} or over ${GUARD.tokensPerSecond} tokens per second of audio is decoded again with the full window (its time counts both).`, '',
     ...lines, '', 'Clips a shrunk window made worse than the full one (most added errors first):', '', ...worst, '',
   ].join('\n');

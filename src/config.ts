@@ -6,7 +6,7 @@ import { accessSync, constants, mkdirSync } from 'node:fs';
 import { checkRemoteUrl } from './net/remote-url';
 import { runtimeById } from './stt/catalogue';
 import type { SchedulingOrder } from './stt/local/scheduler';
-import { DEFAULT_ENCODER_WINDOW, type EncoderWindow } from './stt/local/encoder-window';
+import { DEFAULT_ENCODER_WINDOW, ENCODER_WINDOWS, type EncoderWindow } from './stt/local/encoder-window';
 
 export interface Config {
   port: number;
@@ -203,8 +203,9 @@ function metricsAccess(raw: string | undefined): Config['metrics'] {
 function encoderWindow(env: Env): EncoderWindow {
   const raw = env.STT_ENCODER_WINDOW?.trim();
   if (raw) {
-    if (raw !== 'full' && raw !== 'floor' && raw !== 'shrink') throw new ConfigError('STT_ENCODER_WINDOW', `expected full, floor or shrink, got "${raw}"`);
-    return raw;
+    const policy = ENCODER_WINDOWS.find((w) => w === raw);
+    if (!policy) throw new ConfigError('STT_ENCODER_WINDOW', `expected ${ENCODER_WINDOWS.join(', ')}, got "${raw}"`);
+    return policy;
   }
   return bool(env, 'STT_SHRINK_ENCODER_WINDOW') ? 'shrink' : DEFAULT_ENCODER_WINDOW;
 }

@@ -89,6 +89,9 @@ test('parity with beam search: with STT_BEAM_SIZE=5 the server\'s tokens are whi
   const model = realModelPath('base-q8_0');
   const server = await startRealServer('base-q8_0', { env: { STT_BEAM_SIZE: '5' } });
   try {
+    // Whether greedy decoding differs on a given clip changes with the ggml kernels
+    // (jfk.wav did before llamafile's, not after): the guard below is over both clips.
+    let greedyDiffers = 0;
     for (const clip of [path.join(AUDIO_DIR, 'jfk.wav'), evalClips().find((c) => c.set === 'hifitts_6097' && c.seconds > 5)!.file]) {
       const res = await transcribe(server, form(clip, { response_format: 'verbose_json' }), server.auth);
       const body = await res.json();
@@ -97,10 +100,10 @@ test('parity with beam search: with STT_BEAM_SIZE=5 the server\'s tokens are whi
       const cli = await whisperCli(model, clip, 2, ['-bs', '5', ...serverWindowArgs(clip)]);
       assert.ok(cli.tokens.length > 5, 'the reference decoded real text');
       assert.deepEqual(ours, cli.tokens, path.basename(clip));
-      if (clip.endsWith('jfk.wav')) {
-        assert.notDeepEqual((await whisperCli(model, clip, 2, serverWindowArgs(clip))).tokens, cli.tokens, 'greedy decodes jfk.wav otherwise: the comparison tests the beams');
-      }
+      const greedy = (await whisperCli(model, clip, 2, serverWindowArgs(clip))).tokens;
+      if (JSON.stringify(greedy) !== JSON.stringify(cli.tokens)) greedyDiffers++;
     }
+    assert.ok(greedyDiffers > 0, 'greedy decodes at least one clip otherwise: the comparison tests the beams');
   } finally {
     await server.close();
   }

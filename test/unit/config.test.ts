@@ -21,6 +21,7 @@ test('defaults follow the contract', () => {
   assert.equal(c.logLevel, 'info');
   assert.equal(c.encoderWindow, 'floor');
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_ENCODER_WINDOW: 'full' }).encoderWindow, 'full');
+  assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_ENCODER_WINDOW: 'tail' }).encoderWindow, 'tail');
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_SHRINK_ENCODER_WINDOW: 'true' }).encoderWindow, 'shrink', 'the older switch still works');
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_SHRINK_ENCODER_WINDOW: 'true', STT_ENCODER_WINDOW: 'floor' }).encoderWindow, 'floor', 'the newer one wins');
   assert.equal(c.databaseUrl, null, 'SQLite in the data dir unless a database is named');

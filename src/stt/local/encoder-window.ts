@@ -11,7 +11,13 @@
 // pads K and V to 256 positions with no mask, so a window of 750 positions
 // attends to 18 more that hold no audio (zeros, or an earlier run's values:
 // cmake/whisper-patches.cmake); a window of 768 has none to attend to.
-export type EncoderWindow = 'full' | 'floor' | 'shrink';
+//
+// `tail` encodes the clip and at least 5 s after it: a 5-s clip gets 512
+// positions, where `floor` gives it 768. What the model needs is to see the
+// speech end in silence, as nearly every training window did; `floor` gives
+// clips of 10-15 s less than that and clips of 1-5 s far more.
+export type EncoderWindow = 'full' | 'floor' | 'tail' | 'shrink';
+export const ENCODER_WINDOWS: readonly EncoderWindow[] = ['full', 'floor', 'tail', 'shrink'];
 
 export const DEFAULT_ENCODER_WINDOW: EncoderWindow = 'floor';
 
@@ -24,6 +30,8 @@ const MARGIN = 64;
 const BLOCK = 256;
 /** `floor`: the shortest window, 3 blocks (15.36 s). */
 const FLOOR = 3 * BLOCK;
+/** `tail`: positions after the clip's end, 5 s. */
+const TAIL = 5 * POSITIONS_PER_SECOND;
 
 /**
  * audio_ctx for a clip: 0 means the model's full window (`modelWindow`, its
@@ -31,7 +39,8 @@ const FLOOR = 3 * BLOCK;
  */
 export function encoderWindowFor(policy: EncoderWindow, seconds: number, modelWindow = FULL_WINDOW): number {
   if (policy === 'full' || seconds >= 30) return 0;
-  const fitted = Math.ceil(seconds * POSITIONS_PER_SECOND) + MARGIN;
-  const positions = Math.ceil((policy === 'floor' ? Math.max(FLOOR, fitted) : fitted) / BLOCK) * BLOCK;
+  const clip = Math.ceil(seconds * POSITIONS_PER_SECOND);
+  const wanted = policy === 'floor' ? Math.max(FLOOR, clip + MARGIN) : policy === 'tail' ? clip + TAIL : clip + MARGIN;
+  const positions = Math.ceil(wanted / BLOCK) * BLOCK;
   return positions >= Math.min(FULL_WINDOW, modelWindow) ? 0 : positions;
 }
