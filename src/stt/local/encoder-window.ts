@@ -2,24 +2,31 @@
 // (whisper.cpp's audio_ctx, in encoder positions of 20 ms). `full` always
 // encodes 30 s, as Whisper was trained; `shrink` encodes the clip plus a
 // margin (about 3x faster on 1-12-s clips, but base loops on short windows:
-// WER 6.3 % → 24 %); `floor`, the default, never goes under 15 s (0.48x the
-// time of full on clips of 1-30 s, the same WER in one run on real base q8_0:
-// benchmarks/results/window-policy-2026-11-24-base-q8_0-floors.md; `npm run
+// WER 6.3 % → 24 %); `floor` never goes under 15 s; `tail`, the default,
+// encodes the clip and at least 5 s after it. What the model needs is to see
+// the speech end in silence, as nearly every training window did: `floor`
+// gives clips of 10-15 s less than 5 s of it and clips of 1-5 s far more.
+// On real base q8_0, 145 clips of 1-30 s: tail 6.51 % WER in 0.36x the full
+// window's time, floor 6.65 % in 0.47x, full 6.80 %
+// (benchmarks/results/window-policy-2026-11-25-base-q8_0-shipped.md; `npm run
 // eval` measures the default against the full window on every run).
 //
 // Windows are whole blocks of 256 positions: whisper.cpp's flash attention
 // pads K and V to 256 positions with no mask, so a window of 750 positions
 // attends to 18 more that hold no audio (zeros, or an earlier run's values:
 // cmake/whisper-patches.cmake); a window of 768 has none to attend to.
-//
-// `tail` encodes the clip and at least 5 s after it: a 5-s clip gets 512
-// positions, where `floor` gives it 768. What the model needs is to see the
-// speech end in silence, as nearly every training window did; `floor` gives
-// clips of 10-15 s less than that and clips of 1-5 s far more.
 export type EncoderWindow = 'full' | 'floor' | 'tail' | 'shrink';
 export const ENCODER_WINDOWS: readonly EncoderWindow[] = ['full', 'floor', 'tail', 'shrink'];
 
-export const DEFAULT_ENCODER_WINDOW: EncoderWindow = 'floor';
+export const DEFAULT_ENCODER_WINDOW: EncoderWindow = 'tail';
+
+/** Each policy in one line, for reports and docs. */
+export const ENCODER_WINDOW_RULES: Record<EncoderWindow, string> = {
+  full: 'the whole 1500 positions (30 s)',
+  floor: 'the clip plus 64 positions, never under 768 (15.36 s), in blocks of 256',
+  tail: 'the clip plus 250 positions (5 s after its end), in blocks of 256',
+  shrink: 'the clip plus 64 positions, in blocks of 256',
+};
 
 /** Whisper's encoder sees 50 positions per second of audio, 1500 for the full window. */
 const POSITIONS_PER_SECOND = 50;
