@@ -199,7 +199,7 @@ function metricsAccess(raw: string | undefined): Config['metrics'] {
   return value;
 }
 
-/** STT_ENCODER_WINDOW, or the older STT_SHRINK_ENCODER_WINDOW=true (`shrink`); `floor` by default. */
+/** STT_ENCODER_WINDOW, or the older STT_SHRINK_ENCODER_WINDOW=true (`shrink`); DEFAULT_ENCODER_WINDOW otherwise. */
 function encoderWindow(env: Env): EncoderWindow {
   const raw = env.STT_ENCODER_WINDOW?.trim();
   if (raw) {

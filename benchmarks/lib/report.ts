@@ -9,6 +9,7 @@ import type { BenchMeta, LoadResult, ShapeResult } from './bench-types';
 import { figures, type MixRound, type RoundFigures } from './load';
 import { chartSvg, type ChartRow } from './chart';
 import { fmt, median, medianIntervalWithCoverage, range } from './stats';
+import { ENCODER_WINDOWS, ENCODER_WINDOW_RULES } from '../../src/stt/local/encoder-window';
 
 const OURS = 'stt-gateway';
 const ARRIVAL = 'stt-gateway, arrival order';
@@ -129,15 +130,17 @@ function headlineTable(push: Push, meta: BenchMeta, results: ShapeResult[]): voi
       push(`| ${r.shape} | ${mix} | ${q(o, 'shortP50')} | ${q(o, 'shortMax')} | ${q(o, 'longP50')} | ${q(o, 'longMax')} | ${q(o, 'meanMs')} | ${q(o, 'makespanS')} | ${q(o, 'peakRssMb')} | ${q(a, 'shortP50')} | ${q(a, 'longP50')} | ${q(a, 'meanMs')} |`);
     }
   }
-  aloneTable(push, loaded);
+  aloneTable(push, meta, loaded);
 }
 
 /** One request at a time: each contender's time per clip, its RTF, and ours ÷ whisper-server. */
-function aloneTable(push: Push, loaded: With<ShapeResult, 'load'>[]): void {
+function aloneTable(push: Push, meta: BenchMeta, loaded: With<ShapeResult, 'load'>[]): void {
   const measured = loaded.filter((r) => r.load.alone);
   if (!measured.length) return;
+  // The policy the run pinned (startOurs), so an older run's results render as they ran.
+  const policy = ENCODER_WINDOWS.find((w) => w === meta.serverSettings?.STT_ENCODER_WINDOW);
   push('', '### One request at a time', '',
-    'Each contender alone, the median of 3 warm runs per clip, in turn; RTF = time from send to answer ÷ audio time. Each runs its default encoder window: ours (and the control) fit it to a clip under 30 s but never under 768 positions (15.36 s), whisper-server encodes 30 s. ' +
+    `Each contender alone, the median of 3 warm runs per clip, in turn; RTF = time from send to answer ÷ audio time. Each runs its default encoder window: ours (and the control) ${policy ? `\`${policy}\`, for a clip under 30 s ${ENCODER_WINDOW_RULES[policy]}` : 'its own (not recorded)'}; whisper-server encodes 30 s. ` +
     'That both decode the same thing in the same window is checked: whisper-server asked once more with ours\' window (`audio_ctx`) answered each clip as ours did (under "Outputs checked"); what the shorter window costs in accuracy is in the eval report (`npm run eval`: the default window\'s WER beside the full window\'s).', '',
     '| model | clip | ours ms (RTF) | control ms (RTF) | whisper-server ms (RTF) | ours ÷ whisper-server |', '|---|---|---|---|---|---|');
   for (const r of measured) {

@@ -3,7 +3,7 @@
 // encodes 30 s, as Whisper was trained; `shrink` encodes the clip plus a
 // margin (about 3x faster on 1-12-s clips, but base loops on short windows:
 // WER 6.3 % → 24 %); `floor` never goes under 15 s; `tail`, the default,
-// encodes the clip and at least 5 s after it. What the model needs is to see
+// encodes the clip and at least 5 s after it, up to the full 30 s. What the model needs is to see
 // the speech end in silence, as nearly every training window did: `floor`
 // gives clips of 10-15 s less than 5 s of it and clips of 1-5 s far more.
 // On real base q8_0, 145 clips of 1-30 s: tail 6.51 % WER in 0.36x the full
@@ -15,8 +15,8 @@
 // pads K and V to 256 positions with no mask, so a window of 750 positions
 // attends to 18 more that hold no audio (zeros, or an earlier run's values:
 // cmake/whisper-patches.cmake); a window of 768 has none to attend to.
-export type EncoderWindow = 'full' | 'floor' | 'tail' | 'shrink';
-export const ENCODER_WINDOWS: readonly EncoderWindow[] = ['full', 'floor', 'tail', 'shrink'];
+export const ENCODER_WINDOWS = ['full', 'floor', 'tail', 'shrink'] as const;
+export type EncoderWindow = (typeof ENCODER_WINDOWS)[number];
 
 export const DEFAULT_ENCODER_WINDOW: EncoderWindow = 'tail';
 
@@ -46,7 +46,8 @@ const TAIL = 5 * POSITIONS_PER_SECOND;
  */
 export function encoderWindowFor(policy: EncoderWindow, seconds: number, modelWindow = FULL_WINDOW): number {
   if (policy === 'full' || seconds >= 30) return 0;
-  const clip = Math.ceil(seconds * POSITIONS_PER_SECOND);
+  // The epsilon keeps a whole number of positions whole: 8.96 s × 50 is 448.00000000000006.
+  const clip = Math.ceil(seconds * POSITIONS_PER_SECOND - 1e-9);
   const wanted = policy === 'floor' ? Math.max(FLOOR, clip + MARGIN) : policy === 'tail' ? clip + TAIL : clip + MARGIN;
   const positions = Math.ceil(wanted / BLOCK) * BLOCK;
   return positions >= Math.min(FULL_WINDOW, modelWindow) ? 0 : positions;
