@@ -26,9 +26,12 @@ FLAGS=""
 for kernels in off on; do
   flag=$([ $kernels = on ] && echo ON || echo OFF)
   if [ ! -x "$OUT/$kernels/bin/whisper-cli" ]; then
-    cmake -S "$SRC" -B "$OUT/$kernels" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DGGML_OPENMP=OFF \
-      -DBUILD_SHARED_LIBS=OFF -DGGML_LLAMAFILE=$flag -DCMAKE_C_FLAGS="$FLAGS" -DCMAKE_CXX_FLAGS="$FLAGS" >/dev/null
-    cmake --build "$OUT/$kernels" --target whisper-cli --parallel 2 >/dev/null
+    mkdir -p "$OUT"
+    # ggml's own compiler warnings are many; the log is shown only if the build fails.
+    { cmake -S "$SRC" -B "$OUT/$kernels" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DGGML_OPENMP=OFF \
+        -DBUILD_SHARED_LIBS=OFF -DGGML_LLAMAFILE=$flag -DCMAKE_C_FLAGS="$FLAGS" -DCMAKE_CXX_FLAGS="$FLAGS" &&
+      cmake --build "$OUT/$kernels" --target whisper-cli --parallel 2; } >"$OUT/build-$kernels.log" 2>&1 ||
+      { tail -30 "$OUT/build-$kernels.log" >&2; exit 1; }
   fi
 done
 

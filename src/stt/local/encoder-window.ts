@@ -3,9 +3,10 @@
 // encodes 30 s, as Whisper was trained; `shrink` encodes the clip plus a
 // margin (about 3x faster on 1-12-s clips, but base loops on short windows:
 // WER 6.3 % → 24 %); `floor` never goes under 15 s; `tail`, the default,
-// encodes the clip and at least 5 s after it, up to the full 30 s. What the model needs is to see
-// the speech end in silence, as nearly every training window did: `floor`
-// gives clips of 10-15 s less than 5 s of it and clips of 1-5 s far more.
+// encodes the clip and at least 5 s after it, up to the full 30 s. What the
+// model needs is to see the speech end in silence, as nearly every training
+// window did: `floor` gives clips of 10-15 s less than 5 s of it and clips of
+// 1-5 s far more.
 // On real base q8_0, 145 clips of 1-30 s: tail 6.51 % WER in 0.36x the full
 // window's time, floor 6.65 % in 0.47x, full 6.80 %
 // (benchmarks/results/window-policy-2026-11-25-base-q8_0-shipped.md; `npm run
