@@ -25,6 +25,8 @@ export interface Contender {
   transcribeLogged?(wav: Buffer): Promise<Reply & { sttMs: number }>;
   rssBytes(): number;
   stop(): Promise<void>;
+  /** Encodes every clip in the full 30-s window, whatever its length (whisper-server's default); else ours' window. */
+  fullWindow?: boolean;
 }
 
 /** The HTTP status of a refused request, for the load scenarios to count. */
@@ -220,22 +222,23 @@ export async function startWhisperServer(modelFile: string, threads: number, fal
   }
   const url = `http://127.0.0.1:${port}/inference`;
   const send = (wav: Buffer, audioCtx = 0) => {
-      const form = new FormData();
-      form.append('file', new Blob([wav as unknown as BlobPart], { type: 'audio/wav' }), 'clip.wav');
-      form.append('response_format', 'verbose_json');
-      form.append('temperature', '0');
-      form.append('temperature_inc', fallback ? '0.2' : '0');
-      // On by default per request in whisper-server, off in ours and the library: DTW-free token times cost time.
-      form.append('token_timestamps', 'false');
-      // verbose_json otherwise runs whisper_lang_auto_detect, a second encoder pass, for its language probabilities.
-      form.append('no_language_probabilities', 'true');
-      if (audioCtx) form.append('audio_ctx', String(audioCtx));
-      return post(url, form);
+    const form = new FormData();
+    form.append('file', new Blob([wav as unknown as BlobPart], { type: 'audio/wav' }), 'clip.wav');
+    form.append('response_format', 'verbose_json');
+    form.append('temperature', '0');
+    form.append('temperature_inc', fallback ? '0.2' : '0');
+    // On by default per request in whisper-server, off in ours and the library: DTW-free token times cost time.
+    form.append('token_timestamps', 'false');
+    // verbose_json otherwise runs whisper_lang_auto_detect, a second encoder pass, for its language probabilities.
+    form.append('no_language_probabilities', 'true');
+    if (audioCtx) form.append('audio_ctx', String(audioCtx));
+    return post(url, form);
   };
   return {
     name: 'whisper-server',
     args,
     pid: child.pid!,
+    fullWindow: true,
     transcribe: (wav) => send(wav),
     transcribeIn: send,
     rssBytes: () => procRss(child.pid!),

@@ -35,8 +35,8 @@ export const load: ScenarioType = {
   },
 };
 
-/** The output-check scope of a contender's answer: whisper-server at its default (the full window), ours in its window. */
-const answerScope = (shape: Shape, c: Contender, seconds: number) => windowScope(shape, c.name === 'whisper-server' ? 0 : oursWindow(shape, seconds));
+/** The output-check scope of a contender's answer: in the full window (whisper-server at its default) or in ours'. */
+const answerScope = (shape: Shape, c: Contender, seconds: number) => windowScope(shape, c.fullWindow ? 0 : oursWindow(shape, seconds));
 
 /**
  * One request at a time, the median of 3 warm runs per clip length, every

@@ -21,14 +21,6 @@ export type EncoderWindow = (typeof ENCODER_WINDOWS)[number];
 
 export const DEFAULT_ENCODER_WINDOW: EncoderWindow = 'tail';
 
-/** Each policy in one line, for reports and docs. */
-export const ENCODER_WINDOW_RULES: Record<EncoderWindow, string> = {
-  full: 'the whole 1500 positions (30 s)',
-  floor: 'the clip plus 64 positions, never under 768 (15.36 s), in blocks of 256',
-  tail: 'the clip plus 250 positions (5 s after its end), in blocks of 256',
-  shrink: 'the clip plus 64 positions, in blocks of 256',
-};
-
 /** Whisper's encoder sees 50 positions per second of audio, 1500 for the full window. */
 const POSITIONS_PER_SECOND = 50;
 const FULL_WINDOW = 1500;
@@ -40,6 +32,15 @@ const BLOCK = 256;
 const FLOOR = 3 * BLOCK;
 /** `tail`: positions after the clip's end, 5 s. */
 const TAIL = 5 * POSITIONS_PER_SECOND;
+
+const asSeconds = (positions: number) => `${positions / POSITIONS_PER_SECOND} s`;
+/** Each policy in one line, for reports and docs, from the constants above. */
+export const ENCODER_WINDOW_RULES: Record<EncoderWindow, string> = {
+  full: `the whole ${FULL_WINDOW} positions (${asSeconds(FULL_WINDOW)})`,
+  floor: `the clip plus ${MARGIN} positions, never under ${FLOOR} (${asSeconds(FLOOR)}), in blocks of ${BLOCK}`,
+  tail: `the clip plus ${TAIL} positions (${asSeconds(TAIL)} after its end), in blocks of ${BLOCK}`,
+  shrink: `the clip plus ${MARGIN} positions, in blocks of ${BLOCK}`,
+};
 
 /**
  * audio_ctx for a clip: 0 means the model's full window (`modelWindow`, its
