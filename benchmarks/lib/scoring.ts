@@ -1,0 +1,104 @@
+// Scoring for `npm run eval`: word errors split into substitutions, deletions
+// and insertions; the failures a corpus WER hides; and paired bootstrap
+// intervals, so a difference between two systems is read with its
+// uncertainty over the clips. Pure functions, unit-tested
+// (test/unit/eval-scoring.test.ts).
+import { normalizeEnglish } from '../../scripts/lib/english-normalizer';
+
+export interface Errors { sub: number; del: number; ins: number; words: number }
+
+/** Words for scoring: Whisper's English normaliser for English, otherwise case and punctuation folded. */
+export function scoringWords(text: string, language: string): string[] {
+  const s = language === 'en' ? normalizeEnglish(text) : text.toLowerCase().normalize('NFKC').replace(/[^\p{L}\p{N}']+/gu, ' ');
+  return s.split(/\s+/).filter(Boolean);
+}
+
+/** Levenshtein alignment of words, counting each kind of error (ties prefer substitutions, as sclite does). */
+export function alignErrors(ref: string[], hyp: string[]): Errors {
+  type Cell = { cost: number; sub: number; del: number; ins: number };
+  let prev: Cell[] = Array.from({ length: hyp.length + 1 }, (_, j) => ({ cost: j, sub: 0, del: 0, ins: j }));
+  for (let i = 1; i <= ref.length; i++) {
+    const row: Cell[] = [{ cost: i, sub: 0, del: i, ins: 0 }];
+    for (let j = 1; j <= hyp.length; j++) {
+      const same = ref[i - 1] === hyp[j - 1];
+      const diag = prev[j - 1];
+      const up = prev[j];
+      const left = row[j - 1];
+      const viaDiag = diag.cost + (same ? 0 : 1);
+      if (viaDiag <= up.cost + 1 && viaDiag <= left.cost + 1) row.push({ cost: viaDiag, sub: diag.sub + (same ? 0 : 1), del: diag.del, ins: diag.ins });
+      else if (up.cost <= left.cost) row.push({ cost: up.cost + 1, sub: up.sub, del: up.del + 1, ins: up.ins });
+      else row.push({ cost: left.cost + 1, sub: left.sub, del: left.del, ins: left.ins + 1 });
+    }
+    prev = row;
+  }
+  const last = prev[hyp.length];
+  return { sub: last.sub, del: last.del, ins: last.ins, words: ref.length };
+}
+
+export const errorCount = (e: Errors): number => e.sub + e.del + e.ins;
+
+/** The ways an answer fails that a corpus WER averages away. */
+export interface Failures { loop: boolean; long: boolean; empty: boolean; lastWordMissing: boolean }
+
+export function failuresOf(ref: string[], hyp: string[]): Failures {
+  const grams = new Map<string, number>();
+  for (let i = 0; i + 4 <= hyp.length; i++) {
+    const g = hyp.slice(i, i + 4).join(' ');
+    grams.set(g, (grams.get(g) ?? 0) + 1);
+  }
+  return {
+    loop: [...grams.values()].some((n) => n >= 3), // a 4-gram repeated 3 or more times
+    long: hyp.length > 1.5 * ref.length,
+    empty: hyp.length === 0 && ref.length > 0,
+    lastWordMissing: ref.length > 0 && !hyp.slice(-3).includes(ref[ref.length - 1]),
+  };
+}
+
+/** A small seeded generator (mulberry32): the same intervals on every run of the same data. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface PerClip { errors: number; words: number; ms: number }
+
+const wer = (xs: PerClip[], idx: number[]): number => {
+  let e = 0;
+  let w = 0;
+  for (const i of idx) { e += xs[i].errors; w += xs[i].words; }
+  return w ? e / w : 0;
+};
+const time = (xs: PerClip[], idx: number[]): number => idx.reduce((s, i) => s + xs[i].ms, 0);
+
+const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))];
+
+/**
+ * Paired bootstrap over clips: `a` and `b` are the same clips in the same
+ * order, scored for two systems. Resamples clips with replacement and gives
+ * the point value and 95 % interval of WER(a) - WER(b) (in points) and of
+ * time(a) ÷ time(b).
+ */
+export function pairedBootstrap(a: PerClip[], b: PerClip[], rounds = 2000, seed = 1): { werDiff: [number, number, number]; timeRatio: [number, number, number] } {
+  if (a.length !== b.length) throw new Error('paired bootstrap needs the same clips on both sides');
+  const all = a.map((_, i) => i);
+  const rand = seededRandom(seed);
+  const diffs: number[] = [];
+  const ratios: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const idx = all.map(() => Math.floor(rand() * all.length));
+    diffs.push(100 * (wer(a, idx) - wer(b, idx)));
+    ratios.push(time(a, idx) / time(b, idx));
+  }
+  diffs.sort((x, y) => x - y);
+  ratios.sort((x, y) => x - y);
+  return {
+    werDiff: [100 * (wer(a, all) - wer(b, all)), quantile(diffs, 0.025), quantile(diffs, 0.975)],
+    timeRatio: [time(a, all) / time(b, all), quantile(ratios, 0.025), quantile(ratios, 0.975)],
+  };
+}

@@ -1,0 +1,64 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { alignErrors, errorCount, failuresOf, pairedBootstrap, scoringWords, seededRandom } from '../../benchmarks/lib/scoring';
+import { wordErrors } from '../../scripts/lib/english-normalizer';
+import { splitOf } from '../../scripts/eval-set';
+
+const w = (s: string) => s.split(' ').filter(Boolean);
+
+test('alignment splits the edit distance into substitutions, deletions and insertions', () => {
+  assert.deepEqual(alignErrors(w('a b c d'), w('a b c d')), { sub: 0, del: 0, ins: 0, words: 4 });
+  assert.deepEqual(alignErrors(w('a b c d'), w('a x c d')), { sub: 1, del: 0, ins: 0, words: 4 });
+  assert.deepEqual(alignErrors(w('a b c d'), w('a c d')), { sub: 0, del: 1, ins: 0, words: 4 });
+  assert.deepEqual(alignErrors(w('a b c d'), w('a b y c d z')), { sub: 0, del: 0, ins: 2, words: 4 });
+  assert.deepEqual(alignErrors(w('a b'), []), { sub: 0, del: 2, ins: 0, words: 2 });
+  assert.deepEqual(alignErrors([], w('a b')), { sub: 0, del: 0, ins: 2, words: 0 });
+  // The total always equals the plain edit distance.
+  const rand = seededRandom(7);
+  const words = ['a', 'b', 'c', 'd'];
+  for (let n = 0; n < 200; n++) {
+    const pick = () => Array.from({ length: Math.floor(rand() * 8) }, () => words[Math.floor(rand() * 4)]);
+    const [ref, hyp] = [pick(), pick()];
+    assert.equal(errorCount(alignErrors(ref, hyp)), wordErrors(ref, hyp).errors, `${ref} / ${hyp}`);
+  }
+});
+
+test('non-English text is scored with case and punctuation folded, not the English rules', () => {
+  assert.deepEqual(scoringWords('Testar en, två tre!', 'sv'), ['testar', 'en', 'två', 'tre']);
+  assert.deepEqual(scoringWords('Ten dogs.', 'en'), ['10', 'dogs']);
+});
+
+test('failures: loops, overlong and empty answers, and a lost last word', () => {
+  const ref = w('the cat sat on the mat');
+  assert.deepEqual(failuresOf(ref, ref), { loop: false, long: false, empty: false, lastWordMissing: false });
+  assert.equal(failuresOf(ref, w('on the mat on the mat on the mat on the mat')).loop, true);
+  assert.equal(failuresOf(ref, w('on the mat on the mat')).loop, false);
+  assert.equal(failuresOf(ref, w('the cat sat on the mat and then it sat')).long, true);
+  assert.equal(failuresOf(ref, []).empty, true);
+  assert.equal(failuresOf(ref, w('the cat sat on the')).lastWordMissing, true);
+});
+
+test('paired bootstrap: no difference between identical systems, a clear one between different ones', () => {
+  const a = Array.from({ length: 50 }, (_, i) => ({ errors: i % 5, words: 20, ms: 100 }));
+  const same = pairedBootstrap(a, a, 500);
+  assert.deepEqual(same.werDiff, [0, 0, 0]);
+  assert.deepEqual(same.timeRatio, [1, 1, 1]);
+  const worse = a.map((x) => ({ ...x, errors: x.errors + 1, ms: 200 }));
+  const d = pairedBootstrap(worse, a, 500);
+  assert.ok(Math.abs(d.werDiff[0] - 5) < 1e-9); // one more error in 20 words on every clip
+  assert.ok(d.werDiff[1] <= 5 + 1e-9 && d.werDiff[2] >= 5 - 1e-9);
+  assert.equal(d.timeRatio[0], 2);
+  // A noisy difference has an interval that spans its point value and is seeded.
+  const noisy = a.map((x, i) => ({ ...x, errors: x.errors + (i % 3 === 0 ? 2 : -0) }));
+  const n1 = pairedBootstrap(noisy, a, 500, 3);
+  assert.ok(n1.werDiff[1] < n1.werDiff[0] && n1.werDiff[0] < n1.werDiff[2]);
+  assert.deepEqual(pairedBootstrap(noisy, a, 500, 3), n1);
+});
+
+test('the eval set split is fixed by the clip id and puts clips on both sides', () => {
+  const ids = Array.from({ length: 200 }, (_, i) => `src/clip-${i}`);
+  const sides = ids.map(splitOf);
+  assert.deepEqual(ids.map(splitOf), sides);
+  const dev = sides.filter((s) => s === 'dev').length;
+  assert.ok(dev > 70 && dev < 130, `${dev} of 200 on dev`);
+});
