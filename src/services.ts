@@ -25,6 +25,7 @@ import type { FirstStartStatus } from './first-start';
 import { Host } from './host/host';
 import { followRouting } from './host/follow-routing';
 import { Metrics } from './metrics';
+import { FreeCoresMonitor, threadsForFreeCores } from './stt/local/free-cores';
 import { KeyUsageStore } from './store/key-usage';
 import { KeyLimiter } from './http/middleware/key-limits';
 import { requestWindows } from './store/request-windows';
@@ -75,7 +76,11 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   const settings = new SettingsStore(db);
   const apiKeys = new ApiKeyStore(db, (err) => logger.warn({ err: err.message }, 'could not record key use'));
   const adminKey = resolveAdminKey(config.dataDir, config.adminKey);
-  const scheduler = new Scheduler({ threads: config.threads, order: config.scheduling, slots: config.parallel, capacity: config.queueCapacity, maxPaused: config.maxPaused });
+  const freeCores = config.followFreeCores ? new FreeCoresMonitor() : null;
+  const scheduler = new Scheduler({
+    threads: config.threads, order: config.scheduling, slots: config.parallel, capacity: config.queueCapacity, maxPaused: config.maxPaused,
+    threadsFor: freeCores ? (share) => threadsForFreeCores(share, freeCores.freeCores()) : undefined,
+  });
   const metrics = new Metrics(() => scheduler.stats());
   const loadMarker = new LoadMarker(config.dataDir);
   const local = new LocalEngine({
@@ -112,6 +117,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, host, serviceId, version: VERSION, startedAt: Date.now(), firstStart: null, shuttingDown: new AbortController(), metrics,
     keyUsage, keyLimiter: new KeyLimiter(keyUsage, requestWindows(db), metrics), replica: { id: randomUUID(), store: new ReplicaStore(db) },
   };
+  if (freeCores) freeCoresMonitors.set(services, freeCores);
   await syncRouting(services);
   if (db.shared) {
     // Another replica (or the admin CLI) changed routing: follow at once; re-read whenever notifications may have been missed.
@@ -143,6 +149,7 @@ async function checkSharedSecret(settings: SettingsStore, providers: ProviderSto
 
 const ROUTING_POLL_MS = 2000;
 const routingPoll = new WeakMap<Services, NodeJS.Timeout>();
+const freeCoresMonitors = new WeakMap<Services, FreeCoresMonitor>();
 
 /** Follows the stored routing, which the admin CLI may have changed; never retries a failed load by itself. */
 export async function syncRouting(s: Services): Promise<void> {
@@ -153,6 +160,7 @@ export async function syncRouting(s: Services): Promise<void> {
 
 export async function closeServices(s: Services): Promise<void> {
   clearInterval(routingPoll.get(s));
+  freeCoresMonitors.get(s)?.close();
   s.downloader.abortAll();
   await s.local.close();
   setLogHandler(null);

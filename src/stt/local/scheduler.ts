@@ -55,6 +55,12 @@ export interface SchedulerOptions {
   /** Paused jobs at most; defaults to `slots`. */
   maxPaused?: number;
   now?: () => number;
+  /**
+   * Threads a job starts with, given the slot's share: by default the share;
+   * the server passes one that follows the cores other processes leave free
+   * (free-cores.ts, STT_FOLLOW_FREE_CORES).
+   */
+  threadsFor?: (share: number) => number;
 }
 
 /** What a job hands the scheduler so it can be paused at a safe point. */
@@ -329,7 +335,8 @@ export class Scheduler {
   private startEntry(entry: Entry): void {
     this.waiting.splice(this.waiting.indexOf(entry), 1);
     this.active.add(entry);
-    entry.start({ threads: this.threadsPerJob, attach: (p) => (entry.pausable = p) });
+    const threads = this.options.threadsFor ? this.options.threadsFor(this.threadsPerJob) : this.threadsPerJob;
+    entry.start({ threads, attach: (p) => (entry.pausable = p) });
   }
 
   private finish(entry: Entry, startedAt: number): void {

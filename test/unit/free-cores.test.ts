@@ -1,0 +1,59 @@
+// The thread count that follows the cores other processes leave free.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freeCoresBetween, readCpuSample, threadsForFreeCores } from '../../src/stt/local/free-cores';
+import { Scheduler } from '../../src/stt/local/scheduler';
+
+test('free cores: the cores less what other processes used, never below zero', () => {
+  const a = { at: 0, busy: 100, own: 10 };
+  // Over 2 s the machine was busy 3 s, 1 s of it ours: others used one core.
+  assert.equal(freeCoresBetween(a, { at: 2000, busy: 103, own: 11 }, 2), 1);
+  // All the busy time was ours: every core is free to us.
+  assert.equal(freeCoresBetween(a, { at: 2000, busy: 104, own: 14 }, 2), 2);
+  // Others used more than there is (rounding of the tick counts): none free, not negative.
+  assert.equal(freeCoresBetween(a, { at: 1000, busy: 103, own: 10 }, 2), 0);
+  // No time passed: assume everything is free.
+  assert.equal(freeCoresBetween(a, a, 2), 2);
+});
+
+test('threads for the free cores: one per free core, rounded, at least one, never over the share', () => {
+  assert.equal(threadsForFreeCores(2, 2), 2);
+  assert.equal(threadsForFreeCores(2, 1.8), 2); // a process busy a fifth of the time does not cost a thread
+  assert.equal(threadsForFreeCores(2, 1.2), 1);
+  assert.equal(threadsForFreeCores(2, 0), 1);
+  assert.equal(threadsForFreeCores(1, 4), 1);
+  assert.equal(threadsForFreeCores(4, 2.6), 3);
+});
+
+test('a busy process is seen in /proc and this process\'s own work is not', { skip: process.platform !== 'linux' }, async () => {
+  const cores = 2;
+  // Our own busy loop is not another process's: read beside it, then beside a busy child.
+  const a = readCpuSample()!;
+  const until = Date.now() + 700;
+  while (Date.now() < until);
+  const b = readCpuSample()!;
+  const hog = spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' });
+  try {
+    await sleep(300);
+    const c = readCpuSample()!;
+    await sleep(700);
+    const d = readCpuSample()!;
+    const [own, other] = [freeCoresBetween(a, b, cores), freeCoresBetween(c, d, cores)];
+    // Whatever else the machine runs shows in both readings; the child takes most of a core more.
+    assert.ok(own - other > 0.6, `free beside our own work ${own}, beside a busy process ${other}`);
+  } finally {
+    hog.kill();
+  }
+});
+
+test('the scheduler starts a job with the threads threadsFor gives for its share', async () => {
+  const shares: number[] = [];
+  const s = new Scheduler({ threads: 2, slots: 1, capacity: 4, threadsFor: (share) => (shares.push(share), 1) });
+  const threads = await s.submit(1, undefined, async ({ threads }) => threads);
+  assert.equal(threads, 1);
+  assert.deepEqual(shares, [2]);
+  const plain = new Scheduler({ threads: 2, slots: 1, capacity: 4 });
+  assert.equal(await plain.submit(1, undefined, async ({ threads }) => threads), 2);
+});
