@@ -47,8 +47,9 @@ async function main(): Promise<void> {
   };
   // Per condition, contender and round: the time of the whole clip set, and each clip's.
   const raw: Record<string, Record<Contender, number[][]>> = {};
+  let hog: ChildProcess | undefined;
+  process.on('exit', () => hog?.kill()); // never leave the busy process behind, whatever fails
   for (const condition of ['alone', 'shared'] as const) {
-    let hog: ChildProcess | undefined;
     if (condition === 'shared') {
       hog = spawn('python3', ['-c', 'while True: pass'], { stdio: 'ignore' });
       await sleep(1500); // the monitor sees it
@@ -63,8 +64,8 @@ async function main(): Promise<void> {
       }
       process.stdout.write('.');
     }
-    hog?.kill();
   }
+  hog?.kill();
   process.stdout.write('\n');
   monitor.close();
   await fw.stop();

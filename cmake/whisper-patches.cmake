@@ -32,8 +32,19 @@
 # end within the spin and nothing changes. Could go upstream as an option of
 # ggml_threadpool_params (ggml's poll level governs only the wait for a graph,
 # not its barriers).
+# Changing the count changes what the patch does: give the patch a new id then.
 set(STT_BARRIER_SPINS 2048)
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier")
+#
+# 3. beam-top-k (src/whisper.cpp): at temperature 0, whisper.cpp's beam
+# search draws each beam's k candidates at random from the token
+# distribution (std::discrete_distribution over all 51,865 tokens, built anew
+# for every beam at every step) instead of taking the k most likely, as
+# OpenAI's and CTranslate2's beam searches do. So its "beam 5" could drop the
+# best continuation, and depended on the state's random-number history. The
+# patch takes the top k, already sorted by the function, when the window is
+# decoded at temperature 0; the temperature fallback (above 0) still samples.
+# Could go upstream as a fix.
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k")
 
 function(stt_patch_insert text_var anchor insertion)
   string(FIND "${${text_var}}" "${anchor}" at)
@@ -41,6 +52,17 @@ function(stt_patch_insert text_var anchor insertion)
     message(FATAL_ERROR "cmake/whisper-patches.cmake: a line it patches is not in whisper.cpp; review the patch for this whisper.cpp version:\n${anchor}")
   endif()
   string(REPLACE "${anchor}" "${insertion}${anchor}" patched "${${text_var}}")
+  set(${text_var} "${patched}" PARENT_SCOPE)
+endfunction()
+
+# Replaces `anchor`, which must occur exactly once, by `replacement`.
+function(stt_patch_replace text_var anchor replacement)
+  string(FIND "${${text_var}}" "${anchor}" first)
+  string(FIND "${${text_var}}" "${anchor}" last REVERSE)
+  if (first EQUAL -1 OR NOT first EQUAL last)
+    message(FATAL_ERROR "cmake/whisper-patches.cmake: a text it replaces is not in whisper.cpp exactly once; review the patch for this whisper.cpp version:\n${anchor}")
+  endif()
+  string(REPLACE "${anchor}" "${replacement}" patched "${${text_var}}")
   set(${text_var} "${patched}" PARENT_SCOPE)
 endfunction()
 
@@ -63,8 +85,8 @@ function(stt_patch_ggml_cpu whisper_dir out_file)
   if (at EQUAL -1)
     message(FATAL_ERROR "cmake/whisper-patches.cmake: ggml_barrier's spin loop is not in ggml-cpu.c; review the yielding-barrier patch for this whisper.cpp version")
   endif()
-  string(REPLACE "${spin}" "    // stt-gateway (cmake/whisper-patches.cmake, yielding-barrier): spin, then yield the core.\n    for (int spins = 0; atomic_load_explicit(&tp->n_barrier_passed, memory_order_relaxed) == n_passed; ++spins) {\n        if (spins < ${STT_BARRIER_SPINS}) {\n            ggml_thread_cpu_relax();\n        } else {\n            sched_yield();\n        }\n    }\n" text "${text}")
-  string(PREPEND text "// stt-gateway (cmake/whisper-patches.cmake): sched_yield for the yielding barrier.\n#include <sched.h>\n")
+  string(REPLACE "${spin}" "    // stt-gateway (cmake/whisper-patches.cmake, yielding-barrier): spin, then yield the core.\n    for (int spins = 0; atomic_load_explicit(&tp->n_barrier_passed, memory_order_relaxed) == n_passed;) {\n        if (spins < ${STT_BARRIER_SPINS}) {\n            ++spins;\n            ggml_thread_cpu_relax();\n        } else {\n            sched_yield();\n        }\n    }\n" text "${text}")
+  # sched_yield: ggml-cpu.c includes <sched.h> on POSIX and defines its own on Windows.
   stt_write_if_changed("${out_file}" "${text}")
 endfunction()
 
@@ -80,6 +102,15 @@ function(stt_patch_whisper whisper_dir out_file)
   stt_patch_insert(text
     "    state->exp_n_audio_ctx = params.audio_ctx;\n"
     "    // stt-gateway (cmake/whisper-patches.cmake): rows past audio_ctx in the\n    // padded caches must not carry an earlier run's values.\n    if (state->exp_n_audio_ctx != params.audio_ctx) {\n        ${clear}    }\n")
+  stt_patch_replace(text
+    "            whisper_decoder & decoder,\n                        int   k) {\n"
+    "            whisper_decoder & decoder,\n                        int   k,\n                       bool   stt_top_k) {\n")
+  stt_patch_replace(text
+    "    std::discrete_distribution<> dist(probs.begin(), probs.end());\n\n    for (int i = 0; i < k; ++i) {\n        const auto id = dist(decoder.rng);\n"
+    "    // stt-gateway (cmake/whisper-patches.cmake, beam-top-k): at temperature 0 the k most likely, no draw.\n    std::discrete_distribution<> dist = stt_top_k ? std::discrete_distribution<>() : std::discrete_distribution<>(probs.begin(), probs.end());\n\n    for (int i = 0; i < k; ++i) {\n        const auto id = stt_top_k ? logits_id[i].second : dist(decoder.rng);\n")
+  stt_patch_replace(text
+    "whisper_sample_token_topk(*ctx, decoder, params.beam_search.beam_size);"
+    "whisper_sample_token_topk(*ctx, decoder, params.beam_search.beam_size, t_cur < 1e-6f);")
   string(APPEND text "\n// stt-gateway (cmake/whisper-patches.cmake): which patches this copy carries.\nextern \"C\" const char * stt_whisper_patches(void) { return \"${STT_WHISPER_PATCH_ID}\"; }\n")
   stt_write_if_changed("${out_file}" "${text}")
 endfunction()

@@ -156,8 +156,9 @@ function demoCuts(): Cut[] {
   const data = JSON.parse(js.slice(js.indexOf('{'), js.lastIndexOf('}') + 1)) as { samples: { dataset: string; audio: string; transcript?: string; sampleId: string }[] };
   const kept = data.samples.filter((s) => ['LibriSpeech', 'AISHELL-1', 'AMI'].includes(s.dataset) && s.transcript?.trim());
   const out = checkoutRepo('demo', kept.map((s) => `demo/${s.audio}`))!;
+  const sourceOf = (dataset: string) => (dataset === 'LibriSpeech' ? 'librispeech-test-clean' : dataset.toLowerCase().replace(/-1$/, ''));
   return kept.map((s) => ({
-    id: `${s.dataset.toLowerCase().replace(/-1$/, '')}/${path.basename(s.audio, '.wav')}`, source: s.dataset.toLowerCase().replace(/-1$/, ''),
+    id: `${sourceOf(s.dataset)}/${path.basename(s.audio, '.wav')}`, source: sourceOf(s.dataset),
     language: s.dataset === 'AISHELL-1' ? 'zh' : 'en', input: path.join(out, 'demo', s.audio),
     // AMI spells letters as X_M_L_; AISHELL puts spaces between words, which are not in the text.
     reference: s.dataset === 'AMI' ? s.transcript!.replace(/\b((?:[A-Z]_)+)/g, (m) => m.replace(/_/g, '')) : s.dataset === 'AISHELL-1' ? s.transcript!.replace(/\s+/g, '') : s.transcript!,
@@ -317,6 +318,11 @@ async function main(): Promise<void> {
     }
   }
   const cuts = [...(await mfaCuts()), ...(await ljspeechCuts()), ...(await aeneasCuts()), ...(await an4Cuts()), ...librispeechCuts(), ...fleursCuts(), ...demoCuts()];
+  const ids = new Set<string>();
+  for (const c of cuts) {
+    if (ids.has(c.id)) throw new Error(`two clips are named ${c.id}: their files would be one`);
+    ids.add(c.id);
+  }
   // Clips Whisper's window takes whole, and long enough to hold a word.
   const clips = cuts.map(writeClip).filter((c) => c.seconds >= 0.5 && c.seconds <= 30);
   const rows = clips.map((c) => [c.id, c.source, c.language, c.seconds.toFixed(3), c.split, path.relative(EVAL_SET_DIR, c.file), sha256(readFileSync(c.file)), c.reference].join('\t'));

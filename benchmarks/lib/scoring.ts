@@ -14,7 +14,13 @@ export function scoringWords(text: string, language: string): string[] {
   return s.split(/\s+/).filter(Boolean);
 }
 
-/** Levenshtein alignment of words, counting each kind of error (ties prefer substitutions, as sclite does). */
+/**
+ * Levenshtein alignment of words, counting each kind of error. Among
+ * alignments of equal cost it prefers substitutions; sclite weighs a
+ * substitution 4 and an insertion or deletion 3, so where both fit it counts
+ * a deletion and an insertion instead of two substitutions: the totals agree,
+ * the split may not.
+ */
 export function alignErrors(ref: string[], hyp: string[]): Errors {
   type Cell = { cost: number; sub: number; del: number; ins: number };
   let prev: Cell[] = Array.from({ length: hyp.length + 1 }, (_, j) => ({ cost: j, sub: 0, del: 0, ins: j }));

@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freeCoresBetween, readCpuSample, threadsForFreeCores } from '../../src/stt/local/free-cores';
+import os from 'node:os';
+import { freeCoresBetween, othersBusyBetween, parseCpuList, readCpuSample, threadsForFreeCores } from '../../src/stt/local/free-cores';
 import { Scheduler } from '../../src/stt/local/scheduler';
 
 test('free cores: the cores less what other processes used, never below zero', () => {
@@ -18,7 +19,16 @@ test('free cores: the cores less what other processes used, never below zero', (
   assert.equal(freeCoresBetween(a, a, 2), 2);
 });
 
+test('the CPU list of an affinity mask', () => {
+  assert.deepEqual([...parseCpuList('0-3,6')], [0, 1, 2, 3, 6]);
+  assert.deepEqual([...parseCpuList('1')], [1]);
+});
+
 test('threads for the free cores: one per free core, rounded, at least one, never over the share', () => {
+  // Two slots of one thread each on two free cores: one each, not two.
+  assert.equal(threadsForFreeCores(1, 2, 2), 1);
+  assert.equal(threadsForFreeCores(2, 4, 4), 2);
+  assert.equal(threadsForFreeCores(2, 2, 4), 1);
   assert.equal(threadsForFreeCores(2, 2), 2);
   assert.equal(threadsForFreeCores(2, 1.8), 2); // a process busy a fifth of the time does not cost a thread
   assert.equal(threadsForFreeCores(2, 1.2), 1);
@@ -27,8 +37,7 @@ test('threads for the free cores: one per free core, rounded, at least one, neve
   assert.equal(threadsForFreeCores(4, 2.6), 3);
 });
 
-test('a busy process is seen in /proc and this process\'s own work is not', { skip: process.platform !== 'linux' }, async () => {
-  const cores = 2;
+test('a busy process is seen in /proc and this process\'s own work is not', { skip: process.platform !== 'linux', concurrency: false }, async () => {
   // Our own busy loop is not another process's: read beside it, then beside a busy child.
   const a = readCpuSample()!;
   const until = Date.now() + 700;
@@ -40,9 +49,9 @@ test('a busy process is seen in /proc and this process\'s own work is not', { sk
     const c = readCpuSample()!;
     await sleep(700);
     const d = readCpuSample()!;
-    const [own, other] = [freeCoresBetween(a, b, cores), freeCoresBetween(c, d, cores)];
-    // Whatever else the machine runs shows in both readings; the child takes most of a core more.
-    assert.ok(own - other > 0.6, `free beside our own work ${own}, beside a busy process ${other}`);
+    const [own, other] = [othersBusyBetween(a, b), othersBusyBetween(c, d)];
+    // Whatever else the machine runs shows in both readings; the child adds most of a core.
+    assert.ok(other - own > 0.6, `others' use beside our own work ${own}, beside a busy process ${other} (${os.availableParallelism()} cores)`);
   } finally {
     hog.kill();
   }

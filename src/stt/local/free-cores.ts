@@ -3,8 +3,11 @@
 // another busy process holds one of two cores, the thread it displaces holds
 // up the others at every node, and a 2-thread job took 2.5-3x its time where
 // one thread on the free core takes about 1.6x (docs/performance.md). Read
-// from /proc (Linux): the whole machine's busy time minus this process's own,
-// over the last sampling interval. Elsewhere, every core counts as free.
+// from /proc (Linux): the busy time of the CPUs this process may run on (its
+// affinity, as a container's cpuset sets it) minus this process's own, over
+// the last sampling interval; steal time (a VM's host running others) counts
+// as busy. A container's CPU quota (cgroup cpu.max) is not read. Elsewhere,
+// every core counts as free.
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 
@@ -19,12 +22,29 @@ export interface CpuSample {
 
 const TICK = 100; // USER_HZ: /proc reports times in 1/100 s on Linux
 
+/** The CPUs in a list such as "0-3,6" (/proc/self/status, Cpus_allowed_list). */
+export function parseCpuList(list: string): Set<number> {
+  const out = new Set<number>();
+  for (const part of list.trim().split(',').filter(Boolean)) {
+    const [lo, hi = lo] = part.split('-').map(Number);
+    for (let c = lo; c <= hi; c++) out.add(c);
+  }
+  return out;
+}
+
 /** Reads one sample, or null where /proc is not there. */
 export function readCpuSample(now = Date.now()): CpuSample | null {
   try {
-    const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number);
-    // user nice system idle iowait irq softirq steal
-    const busy = cpu.reduce((s, v, i) => (i === 3 || i === 4 || i > 7 ? s : s + v), 0) / TICK;
+    const allowedList = /^Cpus_allowed_list:\s*(.*)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    const allowed = allowedList ? parseCpuList(allowedList) : null;
+    let busy = 0;
+    for (const line of readFileSync('/proc/stat', 'utf8').split('\n')) {
+      const m = /^cpu(\d+)\s+(.*)$/.exec(line);
+      if (!m || (allowed && !allowed.has(Number(m[1])))) continue;
+      // user nice system idle iowait irq softirq steal (guest time is inside user already)
+      busy += m[2].trim().split(/\s+/).slice(0, 8).map(Number).reduce((s, v, i) => (i === 3 || i === 4 ? s : s + v), 0);
+    }
+    busy /= TICK;
     const stat = readFileSync('/proc/self/stat', 'utf8');
     // Fields after the command name (which may hold spaces), from field 3 on: utime is field 14, stime 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -35,24 +55,24 @@ export function readCpuSample(now = Date.now()): CpuSample | null {
   }
 }
 
-/**
- * Cores left free by other processes between two samples: the cores, less the
- * busy time that was not ours over the wall time between them, never below 0.
- */
-export function freeCoresBetween(a: CpuSample, b: CpuSample, cores: number): number {
+/** Cores' worth of CPU time other processes used between two samples (not floored: tick rounding may make it slightly negative). */
+export function othersBusyBetween(a: CpuSample, b: CpuSample): number {
   const wall = (b.at - a.at) / 1000;
-  if (wall <= 0) return cores;
-  const others = Math.max(0, (b.busy - a.busy - (b.own - a.own)) / wall);
-  return Math.max(0, cores - others);
+  return wall <= 0 ? 0 : (b.busy - a.busy - (b.own - a.own)) / wall;
+}
+
+/** Cores left free by other processes between two samples: the cores less the others' use, never below 0. */
+export function freeCoresBetween(a: CpuSample, b: CpuSample, cores: number): number {
+  return Math.max(0, cores - Math.max(0, othersBusyBetween(a, b)));
 }
 
 /**
- * Threads for a job that may use `wanted`: one per core others leave free
- * (rounded, so a process busy a fifth of the time does not cost a thread),
- * at least one.
+ * Threads for a job whose slot's share is `share` of `threads` in all:
+ * its share of the free cores, one thread per core (rounded, so a process
+ * busy a fifth of the time does not cost a thread), at least one.
  */
-export function threadsForFreeCores(wanted: number, freeCores: number): number {
-  return Math.max(1, Math.min(wanted, Math.round(freeCores)));
+export function threadsForFreeCores(share: number, freeCores: number, threads = share): number {
+  return Math.max(1, Math.min(share, Math.round((freeCores * share) / threads)));
 }
 
 /** Samples /proc every `intervalMs` in the background; freeCores() is the latest interval's reading. */
