@@ -27,6 +27,8 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const rounds = args.includes('--rounds') ? Number(args[args.indexOf('--rounds') + 1]) : 5;
   const nClips = args.includes('--clips') ? Number(args[args.indexOf('--clips') + 1]) : 8;
+  // Read before the runs: the commit and the tree as they were when the timing began.
+  const prov = provenance();
   const clips = readEvalSet().filter((c) => c.split === 'dev' && c.language === 'en' && c.seconds >= 5).slice(0, nClips);
   const pcms = await Promise.all(clips.map(async (c) => (await decodeWav(readFileSync(c.file))).pcm));
   const model = await loadModel(realModelPath('base-q8_0'));
@@ -78,7 +80,6 @@ async function main(): Promise<void> {
     const ratios = shared.map((s, r) => s / alone[r]);
     lines.push(`| ${c} | ${fmt(median(alone) / 1000, 2)} | ${fmt(median(shared) / 1000, 2)} | ${fmt(median(ratios), 2)} (${fmt(Math.min(...ratios), 2)} .. ${fmt(Math.max(...ratios), 2)}) |`);
   }
-  const prov = provenance();
   const date = today();
   const md = [
     `# Sharing the CPU with a busy process, ${date}`, '',

@@ -30,6 +30,8 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const rounds = args.includes('--rounds') ? Number(args[args.indexOf('--rounds') + 1]) : 5;
   const clipId = args.includes('--clip') ? args[args.indexOf('--clip') + 1] : 'mfa/acoustic_corpus';
+  // Read before the runs: the commit and the tree as they were when the timing began.
+  const prov = provenance();
   const clip = readEvalSet().find((c) => c.id === clipId);
   if (!clip) throw new Error(`no clip ${clipId} in the eval set`);
   const model = realModelPath('base-q8_0');
@@ -64,7 +66,6 @@ async function main(): Promise<void> {
   const sum = (x: Record<string, number[]>, ks: string[]) => Array.from({ length: rounds }, (_, r) => ks.reduce((s, k) => s + (x[k]?.[r] ?? 0), 0));
   lines.push(`| sum of the stages | ${cell(sum(ours.greedy, ['features', 'encode', 'decode', 'sample']))} | ${cell(sum(fw.greedy, ['features', 'encode', 'decode (with sampling)']))} | ${cell(sum(ours['beam 5'], ['features', 'encode', 'decode', 'sample']))} | ${cell(sum(fw['beam 5'], ['features', 'encode', 'decode (with sampling)']))} |`);
   lines.push(`| faster-whisper's tokens | | ${cell(fw.greedy.tokens)} | | ${cell(fw['beam 5'].tokens)} |`);
-  const prov = provenance();
   const date = today();
   saveReport(`stages-${date}`, [
     `# Where one window's time goes, ${date}`, '',
