@@ -34,7 +34,7 @@ export interface Config {
   temperatureFallback: boolean;
   /** Whisper beams per window (STT_BEAM_SIZE); 1 is greedy. */
   beamSize: number;
-  /** A job's threads follow the cores other processes leave free (STT_FOLLOW_FREE_CORES, default on). */
+  /** A job's threads follow the cores other processes leave free (STT_FOLLOW_FREE_CORES, default off: measured no gain, docs/performance.md). */
   followFreeCores: boolean;
   deadlineBaseMs: number;
   deadlinePerAudioSecondMs: number;
@@ -113,6 +113,14 @@ export const DEFAULT_MODEL_BASE_URL = 'https://huggingface.co/ggerganov/whisper.
 /** whisper.cpp's own Silero conversion (its models/download-vad-model.sh fetches from this repository). */
 export const DEFAULT_VAD_MODEL_URL = 'https://huggingface.co/ggml-org/whisper-vad/resolve/main/ggml-silero-v6.2.0.bin';
 
+/**
+ * Beams per window unless STT_BEAM_SIZE says otherwise: 5, chosen by rule on
+ * the held-out set's test half (the cheapest configuration within 0.3 WER
+ * points of faster-whisper's default; greedy was 0.73 points above it):
+ * docs/performance.md, "The default".
+ */
+export const DEFAULT_BEAM_SIZE = 5;
+
 export function loadConfig(env: Env = process.env): Config {
   const cores = os.availableParallelism();
   const dataDir = writableDir('STT_DATA_DIR', path.resolve(env.STT_DATA_DIR || './data'));
@@ -173,8 +181,8 @@ export function loadConfig(env: Env = process.env): Config {
     scheduling: scheduling(env.STT_SCHEDULING),
     maxTokens: int(env, 'STT_MAX_TOKENS', 0, 0, 100000),
     temperatureFallback: env.STT_TEMPERATURE_FALLBACK === undefined ? true : bool(env, 'STT_TEMPERATURE_FALLBACK'),
-    beamSize: int(env, 'STT_BEAM_SIZE', 1, 1, 8),
-    followFreeCores: env.STT_FOLLOW_FREE_CORES === undefined ? true : bool(env, 'STT_FOLLOW_FREE_CORES'),
+    beamSize: int(env, 'STT_BEAM_SIZE', DEFAULT_BEAM_SIZE, 1, 8),
+    followFreeCores: bool(env, 'STT_FOLLOW_FREE_CORES'),
     deadlineBaseMs: int(env, 'STT_DEADLINE_BASE_MS', 60000, 100, 3_600_000),
     deadlinePerAudioSecondMs: int(env, 'STT_DEADLINE_PER_AUDIO_SECOND_MS', 3000, 0, 600_000),
     shutdownTimeoutMs: int(env, 'STT_SHUTDOWN_TIMEOUT_MS', 30000, 0, 3_600_000),

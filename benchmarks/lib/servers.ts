@@ -146,6 +146,8 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
     STT_ENCODER_WINDOW: DEFAULT_ENCODER_WINDOW,
     // whisper-server has no deadline: ours must not cut a request it would have answered (in arrival order a 5-s clip waits for every long one).
     STT_DEADLINE_BASE_MS: '600000',
+    // Greedy, as every whisper.cpp tool here decodes (whisperDecodingArgs): the bench compares implementations, not decodings.
+    STT_BEAM_SIZE: '1',
     // The load driver and the other contenders run beside it: threads that follow the free cores would read them as a busy host.
     STT_FOLLOW_FREE_CORES: 'false',
     ...(o.scheduling ? { STT_SCHEDULING: o.scheduling } : {}),

@@ -153,19 +153,20 @@ async function decode(s: TestServer, fields: Record<string, string>): Promise<{ 
   return { tokens: segments.flatMap((x) => textTokens(x.tokens)), text: body.text, temperatures: segments.map((x) => x.temperature) };
 }
 
-test("the encoder window reaches whisper.cpp: by default the clip's and 5 s more, as whisper-cli -ac gives it; STT_ENCODER_WINDOW=full the whole 30 s", async () => {
+test("the encoder window reaches whisper.cpp: with STT_ENCODER_WINDOW=tail the clip's and 5 s more, as whisper-cli -ac gives it; by default the whole 30 s", async () => {
   const model = await makeWhisperModel('tiny-f16');
-  const windowed = await whisperCli(model, JFK_PATH, 2, serverWindowArgs(JFK_PATH));
+  const windowed = await whisperCli(model, JFK_PATH, 2, serverWindowArgs(JFK_PATH, 'tail'));
   const full = await whisperCli(model, JFK_PATH, 2);
-  assert.deepEqual(serverWindowArgs(JFK_PATH), ['-ac', '1024'], 'an 11-s clip and 5 s: four blocks of 256');
+  assert.deepEqual(serverWindowArgs(JFK_PATH, 'tail'), ['-ac', '1024'], 'an 11-s clip and 5 s: four blocks of 256');
+  assert.deepEqual(serverWindowArgs(JFK_PATH), ['-ac', '0'], 'the default: the full window');
   assert.notDeepEqual(windowed.tokens, full.tokens, 'the two windows decode this clip differently, so the comparison can fail');
-  const s = await tinyServer();
+  const s = await tinyServer({ STT_ENCODER_WINDOW: 'tail' });
   try {
     assert.deepEqual((await decode(s, {})).tokens, windowed.tokens);
   } finally {
     await s.close();
   }
-  const fullServer = await tinyServer(FULL_WINDOW);
+  const fullServer = await tinyServer();
   try {
     assert.deepEqual((await decode(fullServer, {})).tokens, full.tokens);
   } finally {

@@ -19,7 +19,8 @@ test('defaults follow the contract', () => {
   assert.equal(c.modelsDir, path.join(dataDir, 'models'));
   assert.equal(c.threads, os.availableParallelism());
   assert.equal(c.logLevel, 'info');
-  assert.equal(c.encoderWindow, 'tail');
+  assert.equal(c.encoderWindow, 'full');
+  assert.equal(c.beamSize, 5);
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_ENCODER_WINDOW: 'full' }).encoderWindow, 'full');
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_ENCODER_WINDOW: 'tail' }).encoderWindow, 'tail');
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_SHRINK_ENCODER_WINDOW: 'true' }).encoderWindow, 'shrink', 'the older switch still works');

@@ -1,16 +1,11 @@
 // How much of Whisper's 30-s encoder window a clip under 30 s gets
-// (whisper.cpp's audio_ctx, in encoder positions of 20 ms). `full` always
-// encodes 30 s, as Whisper was trained; `shrink` encodes the clip plus a
-// margin (about 3x faster on 1-12-s clips, but base loops on short windows:
-// WER 6.3 % → 24 %); `floor` never goes under 15 s; `tail`, the default,
-// encodes the clip and at least 5 s after it, up to the full 30 s. What the
-// model needs is to see the speech end in silence, as nearly every training
-// window did: `floor` gives clips of 10-15 s less than 5 s of it and clips of
-// 1-5 s far more.
-// On real base q8_0, 145 clips of 1-30 s: tail 6.51 % WER in 0.36x the full
-// window's time, floor 6.65 % in 0.47x, full 6.80 %
-// (benchmarks/results/window-policy-2026-11-25-base-q8_0-shipped.md; `npm run
-// eval` measures the default against the full window on every run).
+// (whisper.cpp's audio_ctx, in encoder positions of 20 ms). `full`, the
+// default, always encodes 30 s, as Whisper was trained; `tail` encodes the
+// clip and at least 5 s after it, up to the full 30 s (the `fast` choice with
+// greedy decoding); `floor` never goes under 15 s; `shrink` encodes the clip
+// plus a margin (base loops on short windows). `tail` looked better on the
+// set it was chosen on; on held-out speech it cost WER (docs/performance.md),
+// so the full window is the default and the others are choices.
 //
 // Windows are whole blocks of 256 positions: whisper.cpp's flash attention
 // pads K and V to 256 positions with no mask, so a window of 750 positions
@@ -19,7 +14,7 @@
 export const ENCODER_WINDOWS = ['full', 'floor', 'tail', 'shrink'] as const;
 export type EncoderWindow = (typeof ENCODER_WINDOWS)[number];
 
-export const DEFAULT_ENCODER_WINDOW: EncoderWindow = 'tail';
+export const DEFAULT_ENCODER_WINDOW: EncoderWindow = 'full';
 
 /** Whisper's encoder sees 50 positions per second of audio, 1500 for the full window. */
 const POSITIONS_PER_SECOND = 50;
