@@ -10,9 +10,10 @@
 // faster-whisper's defaults (int8, beam 5, temperature fallback) with a
 // paired bootstrap 95 % interval over clips, and the default is chosen by
 // rule: the cheapest of ours whose WER is within 0.3 points of it.
-// Usage: tsx benchmarks/eval.ts [--split dev|test] [--limit N] [--systems id,id]
-// (--systems: a subset of SYSTEMS by id; the reference is always run).
-import { createReadStream, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+// Usage: tsx benchmarks/eval.ts [--split dev|test] [--limit N] [--systems id,id] [--rescore FILE]
+// (--systems: a subset of SYSTEMS by id; the reference is always run;
+// --rescore: the tables again from a report's JSON, nothing decoded).
+import { createReadStream, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -57,6 +58,24 @@ const REFERENCE = 'fw-b5';
 
 interface Result { text: string; ms: number; errors: Errors; failures: Failures }
 
+/** What a report's JSON keeps: enough to print its tables again (`--rescore`). */
+interface SavedEval {
+  split: string;
+  date?: string;
+  command?: string;
+  provenance: ReturnType<typeof provenance>;
+  versions: Record<string, string>;
+  clips: { id: string; source?: string; seconds: number; language: string; reference: string; runs: Record<string, Result> }[];
+}
+
+/** The saved runs, on the saved clips (which replace `clips`' contents) and the systems they hold. */
+function fromSaved(saved: SavedEval, clips: EvalSetClip[]): { results: Record<string, Result[]>; versions: Record<string, string> } {
+  clips.splice(0, clips.length, ...saved.clips.map((c) => ({ id: c.id, source: c.source ?? c.id.split('/')[0], language: c.language, seconds: c.seconds, split: saved.split as 'dev' | 'test', file: '', reference: c.reference })));
+  const held = Object.keys(saved.clips[0].runs);
+  SYSTEMS.splice(0, SYSTEMS.length, ...SYSTEMS.filter((s) => held.includes(s.id)));
+  return { results: Object.fromEntries(held.map((id) => [id, saved.clips.map((c) => c.runs[id])])), versions: saved.versions };
+}
+
 /** Our server with one decoding configuration (beam 0: the shipped defaults), real base q8_0, on 127.0.0.1. */
 async function startOurs(config: OurConfig): Promise<{ server: RunningServer; client: OpenAI }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stt-eval-'));
@@ -84,43 +103,49 @@ async function main(): Promise<void> {
   if (split !== 'dev' && split !== 'test') throw new Error('--split is dev or test');
   const limit = args.includes('--limit') ? Number(args[args.indexOf('--limit') + 1]) : Infinity;
   const clips = readEvalSet().filter((c) => c.split === split).slice(0, limit);
+  // --rescore FILE: the tables again from a saved report's JSON, nothing decoded (its clips and systems).
   if (args.includes('--systems')) {
     const wanted = new Set([REFERENCE, ...args[args.indexOf('--systems') + 1].split(',')]);
     SYSTEMS.splice(0, SYSTEMS.length, ...SYSTEMS.filter((s) => wanted.has(s.id)));
   }
-  const prov = provenance();
+  const rescore = args.includes('--rescore') ? JSON.parse(readFileSync(args[args.indexOf('--rescore') + 1], 'utf8')) as SavedEval : null;
+  const prov = rescore ? rescore.provenance : provenance();
   if (prov.uncommitted.length) process.stderr.write(`eval: uncommitted changes (${prov.uncommitted.join(', ')}): the report will say so\n`);
+  const measure = async (): Promise<{ results: Record<string, Result[]>; versions: Record<string, string> }> => {
 
-  const ours = new Map<string, { server: RunningServer; client: OpenAI }>();
-  for (const s of SYSTEMS) if (s.kind === 'ours') ours.set(s.id, await startOurs(s.config));
-  const fw = startFasterWhisper(modelDir());
-  const versions = await fw.versions;
+    const ours = new Map<string, { server: RunningServer; client: OpenAI }>();
+    for (const s of SYSTEMS) if (s.kind === 'ours') ours.set(s.id, await startOurs(s.config));
+    const fw = startFasterWhisper(modelDir());
+    const versions = await fw.versions;
 
-  const run = async (s: System, clip: EvalSetClip): Promise<{ text: string; ms: number }> => {
-    await sleep(SETTLE_MS);
-    const language = s.autoLanguage ? undefined : clip.language;
-    if (s.kind === 'fw') return fw.ask({ wav: clip.file, compute_type: 'int8', beam_size: s.beam, language: language ?? null, fallback: true });
-    const t0 = performance.now();
-    const r = await ours.get(s.id)!.client.audio.transcriptions.create({ file: createReadStream(clip.file), model: 'service-local-stt', ...(language ? { language } : {}) });
-    return { text: r.text, ms: performance.now() - t0 };
-  };
+    const run = async (s: System, clip: EvalSetClip): Promise<{ text: string; ms: number }> => {
+      await sleep(SETTLE_MS);
+      const language = s.autoLanguage ? undefined : clip.language;
+      if (s.kind === 'fw') return fw.ask({ wav: clip.file, compute_type: 'int8', beam_size: s.beam, language: language ?? null, fallback: true });
+      const t0 = performance.now();
+      const r = await ours.get(s.id)!.client.audio.transcriptions.create({ file: createReadStream(clip.file), model: 'service-local-stt', ...(language ? { language } : {}) });
+      return { text: r.text, ms: performance.now() - t0 };
+    };
 
-  for (const s of SYSTEMS) await run(s, clips[0]); // warm-up, not counted
-  const results: Record<string, Result[]> = Object.fromEntries(SYSTEMS.map((s) => [s.id, []]));
-  for (const [i, clip] of clips.entries()) {
-    const order = SYSTEMS.map((_, k) => (k + i) % SYSTEMS.length);
-    const ref = scoringWords(clip.reference, clip.language);
-    for (const k of order) {
-      const s = SYSTEMS[k];
-      const r = await run(s, clip);
-      const hyp = scoringWords(r.text, clip.language);
-      results[s.id][i] = { text: r.text.trim(), ms: r.ms, errors: alignErrors(ref, hyp), failures: failuresOf(ref, hyp) };
+    for (const s of SYSTEMS) await run(s, clips[0]); // warm-up, not counted
+    const results: Record<string, Result[]> = Object.fromEntries(SYSTEMS.map((s) => [s.id, []]));
+    for (const [i, clip] of clips.entries()) {
+      const order = SYSTEMS.map((_, k) => (k + i) % SYSTEMS.length);
+      const ref = scoringWords(clip.reference, clip.language);
+      for (const k of order) {
+        const s = SYSTEMS[k];
+        const r = await run(s, clip);
+        const hyp = scoringWords(r.text, clip.language);
+        results[s.id][i] = { text: r.text.trim(), ms: r.ms, errors: alignErrors(ref, hyp), failures: failuresOf(ref, hyp) };
+      }
+      process.stdout.write('.');
     }
-    process.stdout.write('.');
-  }
-  process.stdout.write('\n');
-  await fw.stop();
-  for (const { server } of ours.values()) await server.close();
+    process.stdout.write('\n');
+    await fw.stop();
+    for (const { server } of ours.values()) await server.close();
+    return { results, versions };
+  };
+  const { results, versions } = rescore ? fromSaved(rescore, clips) : await measure();
 
   const perClip = (id: string, idx: number[]): PerClip[] => idx.map((i) => ({ errors: errorCount(results[id][i].errors), words: results[id][i].errors.words, ms: results[id][i].ms }));
   const all = clips.map((_, i) => i);
@@ -170,6 +195,12 @@ async function main(): Promise<void> {
     return `- ${a} against ${b} (both the full window): WER ${signed(m.werDiff[0])} points (${signed(m.werDiff[1])} .. ${signed(m.werDiff[2])}), time ${fmt(m.timeRatio[0], 2)}x (${fmt(m.timeRatio[1], 2)} .. ${fmt(m.timeRatio[2], 2)}).`;
   });
 
+  // Ours against ours: what the window and the beams cost or save, each with its interval.
+  const pairs = [['ours-g-tail', 'ours-g-full'], ['ours-b5-tail', 'ours-b5-full'], ['ours-b5-full', 'ours-g-full'], ['ours-b5-tail', 'ours-g-tail']].filter(([a, b]) => ran(a) && ran(b)).map(([a, b]) => {
+    const m = pairedBootstrap(perClip(a, all), perClip(b, all));
+    return `- ${a} against ${b}: WER ${signed(m.werDiff[0])} points (${signed(m.werDiff[1])} .. ${signed(m.werDiff[2])}), time ${fmt(m.timeRatio[0], 2)}x (${fmt(m.timeRatio[1], 2)} .. ${fmt(m.timeRatio[2], 2)}).`;
+  });
+
   // The rule: of ours with the language given, the cheapest within WITHIN_POINTS of faster-whisper's default.
   const candidates = SYSTEMS.filter((s) => s.kind === 'ours' && !s.autoLanguage).map((s) => ({ s, ...vs(s.id, all) }));
   const holding = candidates.filter((c) => c.b.werDiff[0] <= WITHIN_POINTS).sort((a, b) => a.b.timeRatio[0] - b.b.timeRatio[0]);
@@ -178,9 +209,10 @@ async function main(): Promise<void> {
     : `No configuration of ours is within ${WITHIN_POINTS} points of faster-whisper's default on this half.`;
 
   const date = today();
+  const command = rescore?.command ?? `npm run eval -- ${args.join(' ')}`;
   const md = [
     `# Held-out eval (${split} half), ${date}`, '',
-    `\`npm run eval -- ${args.join(' ')}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; ` +
+    `\`${command}\`${rescore ? ` (tables printed again by \`npm run eval -- ${args.join(' ')}\`)` : ''} on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; ` +
       `addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
     `${clips.length} clips of the ${split} half (${fmt(audio, 0)} s, ${words} reference words; sources ${[...new Set(clips.map((c) => c.source))].join(', ')}; languages ${[...new Set(clips.map((c) => c.language))].join(', ')}). ` +
       `Ours: the server over HTTP with the openai client, real Whisper base q8_0, temperature fallback as shipped; windows: tail = ${ENCODER_WINDOW_RULES.tail}, full = ${ENCODER_WINDOW_RULES.full}. ` +
@@ -190,12 +222,13 @@ async function main(): Promise<void> {
     ...table, '',
     '## By language (WER; Chinese by character)', '', ...perLanguage, '',
     '## Same window, same decoding', '', ...matched, '',
+    '## Windows and beams, ours against ours', '', ...pairs, '',
     '## By clip length (against faster-whisper\'s default)', '', ...bands, '',
     '## The default by rule', '', `The cheapest configuration of ours whose WER is within ${WITHIN_POINTS} points of faster-whisper's default (point estimate; the interval is printed with it):`, '',
     ...candidates.map((c) => `- ${c.s.label}: WER ${c.wer}, time ${c.time}`), '', rule, '',
   ].join('\n');
-  const json = { split, provenance: prov, versions, clips: clips.map((c, i) => ({ id: c.id, seconds: c.seconds, language: c.language, reference: c.reference, runs: Object.fromEntries(SYSTEMS.map((s) => [s.id, results[s.id][i]])) })) };
-  saveReport(`eval-${date}-${split}`, md, json);
+  const json: SavedEval = { split, command, provenance: prov, versions, clips: clips.map((c, i) => ({ id: c.id, source: c.source, seconds: c.seconds, language: c.language, reference: c.reference, runs: Object.fromEntries(SYSTEMS.map((s) => [s.id, results[s.id][i]])) })) };
+  saveReport(`eval-${rescore ? rescore.date ?? date : date}-${split}`, md, { ...json, date: rescore?.date ?? date });
 }
 
 if (require.main === module) {
