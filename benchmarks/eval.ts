@@ -10,7 +10,7 @@
 // faster-whisper's defaults (int8, beam 5, temperature fallback) with a
 // paired bootstrap 95 % interval over clips, and the default is chosen by
 // rule: the cheapest of ours whose WER is within 0.3 points of it.
-// Usage: tsx benchmarks/eval.ts [--split dev|test] [--limit N] [--systems id,id] [--rescore FILE]
+// Usage: tsx benchmarks/eval.ts [--split dev|test] [--limit N] [--systems id,id] [--rescore FILE] [--name SUFFIX]
 // (--systems: a subset of SYSTEMS by id; the reference is always run;
 // --rescore: the tables again from a report's JSON, nothing decoded).
 import { createReadStream, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
@@ -228,7 +228,9 @@ async function main(): Promise<void> {
     ...candidates.map((c) => `- ${c.s.label}: WER ${c.wer}, time ${c.time}`), '', rule, '',
   ].join('\n');
   const json: SavedEval = { split, command, provenance: prov, versions, clips: clips.map((c, i) => ({ id: c.id, source: c.source, seconds: c.seconds, language: c.language, reference: c.reference, runs: Object.fromEntries(SYSTEMS.map((s) => [s.id, results[s.id][i]])) })) };
-  saveReport(`eval-${rescore ? rescore.date ?? date : date}-${split}`, md, { ...json, date: rescore?.date ?? date });
+  // --name: a part-run (other systems, fewer clips) goes beside the full report, not over it.
+  const name = args.includes('--name') ? `-${args[args.indexOf('--name') + 1]}` : '';
+  saveReport(`eval-${rescore ? rescore.date ?? date : date}-${split}${name}`, md, { ...json, date: rescore?.date ?? date });
 }
 
 if (require.main === module) {
