@@ -185,7 +185,11 @@ async function main(): Promise<void> {
   const bandIdx = BANDS.map(([lo, hi]) => all.filter((i) => clips[i].seconds >= lo && clips[i].seconds < hi));
   bands.push(`| clips (seconds) | ${bandIdx.map((idx) => `${idx.length} (${fmt(idx.reduce((s, i) => s + clips[i].seconds, 0), 0)} s)`).join(' | ')} |`);
   for (const s of SYSTEMS.filter((x) => x.id !== REFERENCE)) {
-    bands.push(`| ${s.label} | ${bandIdx.map((idx) => (idx.length < 2 ? '—' : `${vs(s.id, idx).wer}, ${vs(s.id, idx).time}`)).join(' | ')} |`);
+    bands.push(`| ${s.label} | ${bandIdx.map((idx) => {
+      if (idx.length < 2) return '—';
+      const d = vs(s.id, idx);
+      return `${d.wer}, ${d.time}`;
+    }).join(' | ')} |`);
   }
 
   // Within one window: ours against faster-whisper with the same decoding, both in the full 30-s window.

@@ -47,7 +47,7 @@ const CONTENDERS: Contender[] = [
 ];
 
 /** The venv's python with faster-whisper installed, made on first use. */
-const venvPython = (): string =>
+export const venvPython = (): string =>
   path.join(pythonVenv('faster-whisper', [`faster-whisper==${FASTER_WHISPER}`, `ctranslate2==${CTRANSLATE2}`]), 'python');
 
 /**

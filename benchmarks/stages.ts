@@ -10,8 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { readEvalSet } from '../scripts/eval-set';
 import { BIN_DIR, realModelPath } from '../fixtures';
-import { modelDir } from './faster-whisper';
-import { pythonVenv } from '../fixtures';
+import { modelDir, venvPython } from './faster-whisper';
 import { provenance } from './lib/provenance';
 import { saveReport, today } from './lib/results';
 import { fmt, median } from './lib/stats';
@@ -47,7 +46,7 @@ async function main(): Promise<void> {
     }
     process.stdout.write('.');
   }
-  const py = path.join(pythonVenv('faster-whisper', ['faster-whisper==1.2.1', 'ctranslate2==4.8.5']), 'python');
+  const py = venvPython();
   const { stdout } = await run(py, [path.join(__dirname, 'lib', 'faster_whisper_stages.py'), modelDir(), String(THREADS), clip.file, String(rounds)], { env: { ...process.env, HF_HUB_OFFLINE: '1' }, maxBuffer: 1 << 24 });
   const fw: Record<string, Record<string, number[]>> = { greedy: {}, 'beam 5': {} };
   for (const line of stdout.trim().split('\n')) {

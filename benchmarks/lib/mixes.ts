@@ -1,6 +1,7 @@
 // The request mixes of the load scenarios: when each request is sent and how
 // long its clip is. Every contender gets the same schedule (Poisson arrivals
 // are drawn from a fixed seed), so rounds differ only by the machine's drift.
+import { seededRandom } from './stats';
 
 export interface Arrival {
   /** Milliseconds after the round starts. */
@@ -18,17 +19,6 @@ export interface Mix {
 
 const burst = (count: number, seconds: number, atMs = 0): Arrival[] => Array.from({ length: count }, () => ({ atMs, seconds }));
 
-/** Mulberry32: a small seeded generator, so a Poisson schedule is the same in every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * The Poisson mixes' requests: a fixed multiset of lengths (two long clips,
@@ -43,7 +33,7 @@ export const POISSON_LENGTHS = [5, 5, 5, 5, 5, 5, 5, 30, 30, 30, 120, 120];
  * so the offered load over the schedule is exactly `load` for the lengths drawn.
  */
 export function poisson(load: number, serviceMs: Record<number, number>, seed: number): Arrival[] {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   const lengths = [...POISSON_LENGTHS];
   for (let i = lengths.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));

@@ -4,6 +4,7 @@
 // uncertainty over the clips. Pure functions, unit-tested
 // (test/unit/eval-scoring.test.ts).
 import { normalizeEnglish } from '../../scripts/lib/english-normalizer';
+import { seededRandom } from './stats';
 
 export interface Errors { sub: number; del: number; ins: number; words: number }
 
@@ -58,18 +59,6 @@ export function failuresOf(ref: string[], hyp: string[]): Failures {
     long: hyp.length > 1.5 * ref.length,
     empty: hyp.length === 0 && ref.length > 0,
     lastWordMissing: ref.length > 0 && !hyp.slice(-3).includes(ref[ref.length - 1]),
-  };
-}
-
-/** A small seeded generator (mulberry32): the same intervals on every run of the same data. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 

@@ -42,3 +42,15 @@ export function medianIntervalWithCoverage(xs: number[], level = 0.95): { lo: nu
   }
   return { lo: s[k - 1], hi: s[n - k], coverage: 1 - 2 * kTail };
 }
+
+/** Mulberry32, a small seeded generator: the same schedules and intervals on every run of the same data. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

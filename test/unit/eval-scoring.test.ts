@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { alignErrors, errorCount, failuresOf, pairedBootstrap, scoringWords, seededRandom } from '../../benchmarks/lib/scoring';
+import { alignErrors, errorCount, failuresOf, pairedBootstrap, scoringWords } from '../../benchmarks/lib/scoring';
+import { seededRandom } from '../../benchmarks/lib/stats';
 import { wordErrors } from '../../scripts/lib/english-normalizer';
 import { splitOf } from '../../scripts/eval-set';
 
