@@ -16,7 +16,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeWav, loadModel, type Model } from '../src/native';
-import { DEFAULT_ENCODER_WINDOW, ENCODER_WINDOW_RULES, encoderWindowFor } from '../src/stt/local/encoder-window';
+import { ENCODER_WINDOW_RULES, encoderWindowFor } from '../src/stt/local/encoder-window';
+import { BENCH_WINDOW } from './lib/window';
 import { textErrors } from '../scripts/lib/english-normalizer';
 import { CACHE_DIR, joinedModelPath, REAL_MODELS, REAL_MODELS_DIR, vocabularyPath } from '../scripts/lib/real-models';
 import { evalClips, hifittsClips, joinClips, pythonVenv, realModelPath, ROOT, wav16k, type EvalClip, type RealModelName } from '../fixtures';
@@ -162,7 +163,7 @@ export async function compareWithFasterWhisper(quick: boolean): Promise<string[]
     await sleep(SETTLE_MS);
     if ('computeType' in c) return fw.ask({ wav: clip.wav, compute_type: c.computeType, beam_size: c.beam });
     const t0 = performance.now();
-    const audioCtx = encoderWindowFor(DEFAULT_ENCODER_WINDOW, clip.seconds);
+    const audioCtx = encoderWindowFor(BENCH_WINDOW, clip.seconds);
     const r = await ours[c.ggml]!.transcribe(clip.pcm, { threads: THREADS, language: 'en', temperatureFallback: false, beamSize: c.beam, audioCtx });
     return { text: r.text, ms: performance.now() - t0 };
   };
@@ -205,7 +206,7 @@ export async function compareWithFasterWhisper(quick: boolean): Promise<string[]
   }
   return [
     `${os.cpus().length} cores (${os.cpus()[0]?.model}), ${THREADS} threads on both sides, greedy and beam 5, English, temperature 0 without fallback, no VAD, timestamps on, each 30-s window conditioned on the text before it (whisper.cpp's default within a request; faster-whisper's condition_on_previous_text).`,
-    `Ours: the addon in-process (whisper.cpp ${JSON.parse(readFileSync(path.join(ROOT, 'third_party', 'whisper.cpp.json'), 'utf8')).version}), base-q8_0 and base-f16 as models:real converts them, in the server's default encoder window (\`${DEFAULT_ENCODER_WINDOW}\`, src/stt/local/encoder-window.ts: a clip under 30 s gets ${ENCODER_WINDOW_RULES[DEFAULT_ENCODER_WINDOW]}; faster-whisper pads every clip to 30 s, as Whisper was trained). faster-whisper ${versions['faster-whisper']}, CTranslate2 ${versions.ctranslate2}, in its own Python process with cpu_threads=${THREADS}, num_workers=1, loading the same CTranslate2 float16 model.bin with compute_type int8 or float32; its time covers transcribe() and consuming its segments, not loading the audio. Each engine keeps its own token suppression (faster-whisper suppresses non-speech symbols, suppress_tokens=[-1]; whisper.cpp does not, suppress_nst=false). Beam 5: whisper.cpp's beam search and faster-whisper's (5 is the default of whisper-cli and of faster-whisper), each ranking beams by log-probability over length (their defaults).`,
+    `Ours: the addon in-process (whisper.cpp ${JSON.parse(readFileSync(path.join(ROOT, 'third_party', 'whisper.cpp.json'), 'utf8')).version}), base-q8_0 and base-f16 as models:real converts them, in the run's encoder window (\`${BENCH_WINDOW}\`, BENCH_ENCODER_WINDOW, default the server's; src/stt/local/encoder-window.ts: a clip under 30 s gets ${ENCODER_WINDOW_RULES[BENCH_WINDOW]}); faster-whisper pads every clip to 30 s, as Whisper was trained${BENCH_WINDOW === 'full' ? ': the same window on both sides' : ': a shorter window favours ours in time, and its cost in WER is in the eval report'}. faster-whisper ${versions['faster-whisper']}, CTranslate2 ${versions.ctranslate2}, in its own Python process with cpu_threads=${THREADS}, num_workers=1, loading the same CTranslate2 float16 model.bin with compute_type int8 or float32; its time covers transcribe() and consuming its segments, not loading the audio. Each engine keeps its own token suppression (faster-whisper suppresses non-speech symbols, suppress_tokens=[-1]; whisper.cpp does not, suppress_nst=false). Beam 5: whisper.cpp's beam search and faster-whisper's (5 is the default of whisper-cli and of faster-whisper), each ranking beams by log-probability over length (their defaults).`,
     `CTranslate2 on this CPU: ${backends.join('; ') || 'not reported'}.`,
     `Clips: ${Object.entries(sets).map(([l, c]) => `${c.length} of ${l}`).join(', ')}; 5 s: corpus clips of 4-6 s; 30 and 120 s: consecutive hifitts clips (one speaker) joined whole up to that length. Every clip decoded by every contender in turn, the order reversed on every other clip, ${SETTLE_MS} ms apart; one warm-up run each first. RTF: time over audio.`, '',
     ...lines, '',

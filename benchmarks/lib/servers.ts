@@ -6,7 +6,7 @@ import path from 'node:path';
 import { freePort, requireBin, ROOT, textTokens } from '../../fixtures';
 import { readWavHeader } from '../../src/stt/wav-header';
 import { onLines } from './lines';
-import { DEFAULT_ENCODER_WINDOW } from '../../src/stt/local/encoder-window';
+import { BENCH_WINDOW } from './window';
 
 /** One answer: the latency, and what was transcribed (checked across contenders). */
 export interface Reply {
@@ -143,7 +143,7 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
     STT_THREADS: String(o.threads), ...(o.parallel ? { STT_PARALLEL: String(o.parallel) } : {}), STT_QUEUE_CAPACITY: '64',
     STT_TEMPERATURE_FALLBACK: String(o.fallback), STT_MAX_TOKENS: '0', LOG_LEVEL: 'info', STT_DEFAULT_MODEL: 'none',
     // The window the output check and the report assume (benchmarks/scenarios/context.ts), whatever the caller's environment says.
-    STT_ENCODER_WINDOW: DEFAULT_ENCODER_WINDOW,
+    STT_ENCODER_WINDOW: BENCH_WINDOW,
     // whisper-server has no deadline: ours must not cut a request it would have answered (in arrival order a 5-s clip waits for every long one).
     STT_DEADLINE_BASE_MS: '600000',
     // Greedy, as every whisper.cpp tool here decodes (whisperDecodingArgs): the bench compares implementations, not decodings.
@@ -199,6 +199,9 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
  * default best_of (5, what the library and our server use), and the
  * temperature fallback on or off as for the server.
  */
+/** The name whisper-server is timed under when it runs ours' encoder window (scenarios/load.ts; the report reads it). */
+export const WS_IN_OURS_WINDOW = "whisper-server, ours' window";
+
 export const whisperDecodingArgs = (fallback: boolean) => ['-l', 'en', '-bs', '1', '-bo', '5', ...(fallback ? [] : ['-nf'])];
 
 /**

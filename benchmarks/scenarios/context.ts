@@ -5,7 +5,8 @@ import type { Contender } from '../lib/servers';
 import type { OutputCheck } from '../lib/outputs';
 import type { ScenarioResults } from '../lib/bench-types';
 import { benchModel, type BenchModel } from '../lib/models';
-import { DEFAULT_ENCODER_WINDOW, encoderWindowFor } from '../../src/stt/local/encoder-window';
+import { encoderWindowFor } from '../../src/stt/local/encoder-window';
+import { BENCH_WINDOW } from '../lib/window';
 
 export type Family = 'whisper' | 'parakeet';
 
@@ -52,7 +53,7 @@ export const PAIRS_FALLBACK = false;
 export const pairsScope = (shape: Shape) => `${shape.name}/fallback off`;
 
 /** The encoder window ours gives a clip by default (whisper.cpp's audio_ctx; 0: the full 30 s). Parakeet has none. */
-export const oursWindow = (shape: Shape, seconds: number) => (shape.family === 'whisper' ? encoderWindowFor(DEFAULT_ENCODER_WINDOW, seconds) : 0);
+export const oursWindow = (shape: Shape, seconds: number) => (shape.family === 'whisper' ? encoderWindowFor(BENCH_WINDOW, seconds) : 0);
 /** Output-check scope of an answer decoded in `audioCtx`: answers in different windows may differ, legitimately. */
 export const windowScope = (shape: Shape, audioCtx: number) => (audioCtx ? `${shape.name}/audio_ctx ${audioCtx}` : shape.name);
 
