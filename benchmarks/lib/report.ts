@@ -121,7 +121,7 @@ function headlineTable(push: Push, meta: BenchMeta, results: ShapeResult[]): voi
   const loaded = having(results, 'load');
   if (!loaded.length) return;
   push('', '## Headline: under load, ours ÷ whisper-server (and ours in arrival order ÷ whisper-server, the control)', '',
-    'Per round, ours and the control against whisper-server in the same round, each with its default encoder window (below, under "One request at a time"); the median over rounds with its interval. Below 1 is better for ours. "short" is a clip of 30 s or less, "long" over 30 s. A "max" is the largest of the few values a round has (six 5-s clips, say), never a percentile.', '',
+    'Per round, ours and the control against whisper-server in the same round, each in its encoder window (below, under "One request at a time", with which side a shorter window favours); the median over rounds with its interval. Below 1 is better for ours. "short" is a clip of 30 s or less, "long" over 30 s. A "max" is the largest of the few values a round has (six 5-s clips, say), never a percentile.', '',
     '| model | mix | short p50 | short max | long p50 | long max | mean, all requests | makespan | peak RSS | control: short p50 | control: long p50 | control: mean |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of loaded) {
