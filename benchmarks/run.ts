@@ -1,5 +1,5 @@
 // npm run bench [-- --quick | --full] — this server against whisper.cpp's own
-// tools, side by side in one run. Writes benchmarks/results/<date>[-quick|-full].json,
+// tools, side by side in one run. Writes benchmarks/results/bench-<date>[-quick|-full].json,
 // a Markdown report (benchmarks/lib/report.ts) and an SVG chart. What runs is
 // data in benchmarks/trials.ts (the shapes per size of run, the scenarios in
 // order); each scenario type's code is in benchmarks/scenarios/.
@@ -141,7 +141,7 @@ async function main(): Promise<void> {
   const results: ShapeResult[] = [];
   const date = today();
   // A run of named scenarios is named after them (its report holds only theirs).
-  const name = `${date}${quick ? '-quick' : full ? '-full' : ''}${ONLY ? `-${ONLY.join('+')}` : flag('--models') || ROUNDS !== undefined ? '-narrowed' : ''}`;
+  const name = `bench-${date}${quick ? '-quick' : full ? '-full' : ''}${ONLY ? `-${ONLY.join('+')}` : flag('--models') || ROUNDS !== undefined ? '-narrowed' : ''}`;
   let nodeBaselineRss = 0;
   const meta = (): BenchMeta => ({
     date, ...source, threads: THREADS, quick, full, command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(), ggml: systemInfo().trim(), pairs: PAIRS, oneOffRuns: ONE_OFF_RUNS,

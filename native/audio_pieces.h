@@ -2,7 +2,7 @@
 // any. Parakeet's encoder attends over the whole clip: past the model's own
 // context (n_audio_ctx mel frames, 50 s for parakeet-tdt-0.6b-v3) parakeet.cpp
 // builds a graph whose attention grows with the square of the length, so
-// time and memory blow up on long audio (benchmarks/long-audio.ts).
+// time and memory blow up on long audio (benchmarks/studies/long-audio.ts).
 #pragma once
 #include <cstddef>
 #include <vector>

@@ -37,7 +37,7 @@ class ParakeetEngine : public PooledEngine<parakeet_context, parakeet_state> {
 
     // One pass while the audio fits the model's context (less a second of
     // margin for the mel frames at the edges), pieces beyond it. pieceSeconds
-    // overrides the limit (benchmarks/long-audio.ts measures one pass against pieces).
+    // overrides the limit (benchmarks/studies/long-audio.ts measures one pass against pieces).
     const size_t max_samples = o.piece_seconds > 0
         ? static_cast<size_t>(std::max(o.piece_seconds, 1.0) * PARAKEET_SAMPLE_RATE)
         : static_cast<size_t>(std::max(parakeet_model_n_audio_ctx(context()) - 100, 100)) * kHop;

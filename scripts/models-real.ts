@@ -18,9 +18,14 @@ import { joinedModelPath, LAST_ERROR_FILE, vocabularyPath, wheelPaths, REAL_FILE
 import { normalizeEnglish } from './lib/english-normalizer';
 import { AUDIO_DIR, BIN_DIR as BIN, ROOT } from '../fixtures/paths';
 import { whisperCli } from '../fixtures/peers';
+import { whisperSourceDir } from './lib/whisper-source-dir';
 
 const run = promisify(execFile);
-const JFK = path.join(AUDIO_DIR, 'jfk.wav');
+/**
+ * The clip each converted file must transcribe: whisper.cpp's own jfk.wav, as the pinned source ships it
+ * (bindings/go/samples), so a fresh clone needs nothing beside it; ../shared/audio's copy is the same file.
+ */
+const JFK = [path.join(whisperSourceDir(), 'bindings', 'go', 'samples', 'jfk.wav'), path.join(AUDIO_DIR, 'jfk.wav')].find((f) => existsSync(f)) ?? path.join(AUDIO_DIR, 'jfk.wav');
 const JFK_TEXT = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
 /** Bump when the converter's output changes, so cached conversions are redone. */
 const CONVERTER_VERSION = 1;

@@ -71,6 +71,13 @@ export interface ReplicaView {
 }
 
 /** GET /admin/status. */
+/** What became of a new host's default model (src/first-start.ts). */
+export interface FirstStartView {
+  model: string;
+  state: 'downloading' | 'activated' | 'failed';
+  error: string | null;
+}
+
 export interface AdminStatus {
   serviceId: string;
   version: string;
@@ -81,7 +88,7 @@ export interface AdminStatus {
   queue: { running: number; waiting: number; capacity: number };
   system: { threads: number; rssBytes: number };
   providers: { id: string; enabled: boolean; lastError: ProviderFailureView | null }[];
-  firstStart: { model: string; state: 'downloading' | 'activated' | 'failed'; error: string | null } | null;
+  firstStart: FirstStartView | null;
   /** Shared database only: every replica heard from in the last 10 s, this one included; absent with SQLite (one process). */
   replicas?: ReplicaView[];
   /** Which store this replica uses, and (PostgreSQL) whether it hears other replicas' changes now. */

@@ -22,7 +22,7 @@ export interface Config {
   maxAudioSeconds: number;
   modelBaseUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** Whisper's encoder window for clips under 30 s (STT_ENCODER_WINDOW; STT_SHRINK_ENCODER_WINDOW=true is `shrink`). */
+  /** Whisper's encoder window for clips under 30 s (STT_ENCODER_WINDOW). */
   encoderWindow: EncoderWindow;
   /** Transcribe only the speech Silero VAD finds, unless a request asks otherwise (STT_VAD). */
   vad: boolean;
@@ -210,15 +210,19 @@ function metricsAccess(raw: string | undefined): Config['metrics'] {
   return value;
 }
 
-/** STT_ENCODER_WINDOW, or the older STT_SHRINK_ENCODER_WINDOW=true (`shrink`); DEFAULT_ENCODER_WINDOW otherwise. */
+/** STT_ENCODER_WINDOW, DEFAULT_ENCODER_WINDOW when unset. */
 function encoderWindow(env: Env): EncoderWindow {
+  // The older switch chose a window that is gone: say so rather than silently serving another one.
+  if (env.STT_SHRINK_ENCODER_WINDOW !== undefined) {
+    throw new ConfigError('STT_SHRINK_ENCODER_WINDOW', 'was removed with the `shrink` window; use STT_ENCODER_WINDOW (full or tail) instead');
+  }
   const raw = env.STT_ENCODER_WINDOW?.trim();
   if (raw) {
     const policy = ENCODER_WINDOWS.find((w) => w === raw);
     if (!policy) throw new ConfigError('STT_ENCODER_WINDOW', `expected ${ENCODER_WINDOWS.join(', ')}, got "${raw}"`);
     return policy;
   }
-  return bool(env, 'STT_SHRINK_ENCODER_WINDOW') ? 'shrink' : DEFAULT_ENCODER_WINDOW;
+  return DEFAULT_ENCODER_WINDOW;
 }
 
 function scheduling(raw: string | undefined): SchedulingOrder {

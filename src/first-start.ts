@@ -7,14 +7,11 @@
 // before (routing, keys) is never touched.
 import path from 'node:path';
 import type { Services } from './services';
+import type { FirstStartView } from './admin-api';
 import { installedFile, runtimeById } from './stt/catalogue';
 import { writeSecretFile } from './store/secret-file';
 
-export interface FirstStartStatus {
-  model: string;
-  state: 'downloading' | 'activated' | 'failed';
-  error: string | null;
-}
+export type FirstStartStatus = FirstStartView;
 
 export interface FirstStart {
   /** What happened to the default model; null when routing was already stored or the default is "none". */
@@ -23,7 +20,10 @@ export interface FirstStart {
   apiKey: { key: string; file: string } | null;
 }
 
-export async function firstStart(s: Services): Promise<FirstStart> {
+/** The parts of the running server a first start uses. */
+export type FirstStartParts = Pick<Services, 'settings' | 'config' | 'firstStart' | 'stt' | 'local' | 'logger' | 'downloader' | 'db' | 'apiKeys'>;
+
+export async function firstStart(s: FirstStartParts): Promise<FirstStart> {
   const result: FirstStart = { status: null, apiKey: null };
   const newHost = !(await s.settings.hasRouting());
   const spec = s.config.defaultModel ? runtimeById(s.config.defaultModel) : undefined;

@@ -3,7 +3,6 @@
 // transcription route, the cloud service, the local engine); gauges of the
 // scheduler's state are read at scrape time, so they cannot drift from it.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { SchedulerStats } from './stt/local/scheduler';
 
 /** Seconds, from a 10-ms decode to a 20-minute transcription. */
 const SECONDS_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200];
@@ -12,6 +11,14 @@ const RTF_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 5];
 
 export type AbortReason = 'client' | 'deadline' | 'shutdown';
 export type SpillReason = 'queue_full' | 'model_loading' | 'predicted_wait';
+
+/** What the local scheduler reports at scrape time (its SchedulerStats has these fields and more). */
+export interface QueueReading {
+  running: number;
+  paused: number;
+  waiting: number;
+  preemptions: number;
+}
 
 export class Metrics {
   readonly registry = new Registry();
@@ -53,7 +60,7 @@ export class Metrics {
     name: 'stt_rate_limited_total', help: 'Requests refused with 429 by which per-key limit', labelNames: ['limit'] as const, registers: [this.registry],
   });
 
-  constructor(scheduler: () => SchedulerStats) {
+  constructor(scheduler: () => QueueReading) {
     const registers = [this.registry];
     new Gauge({
       name: 'stt_queue_depth', help: 'Local jobs waiting for the scheduler', registers,

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig, ConfigError, wantedThreadpoolSize, type Config } from './config';
 import { createLogger, type Logger } from './log';
 import { createServices, closeServices, type Services } from './services';
-import { createApp } from './http/app';
+import { createApp } from './app';
 import { limitConnections, timeoutOptions } from './http/connections';
 import { firstStart, type FirstStart } from './first-start';
 import { abortAllJobs } from './native';

@@ -14,14 +14,14 @@ import { resolveAdminKey, type AdminKey } from './store/admin-key';
 import { Scheduler } from './stt/local/scheduler';
 import { LocalEngine } from './stt/local/engine';
 import { LoadMarker } from './stt/local/load-marker';
-import { SttRouter } from './stt/router';
+import { Backends } from './stt/backends';
 import { CloudService } from './stt/cloud/service';
 import { ModelDownloader } from './stt/local/downloader';
 import { ProviderStore } from './store/providers';
 import { SecretBox } from './store/secret-box';
 import { setLogHandler } from './native';
 import { packageRoot } from './package-root';
-import type { FirstStartStatus } from './first-start';
+import type { FirstStartView } from './admin-api';
 import { Host } from './host/host';
 import { followRouting } from './host/follow-routing';
 import { Metrics } from './metrics';
@@ -38,7 +38,7 @@ export interface Services {
   apiKeys: ApiKeyStore;
   adminKey: AdminKey;
   local: LocalEngine;
-  stt: SttRouter;
+  stt: Backends;
   providers: ProviderStore;
   cloud: CloudService;
   downloader: ModelDownloader;
@@ -50,7 +50,7 @@ export interface Services {
   /** Aborted when shutdown gives up waiting: requests aborted then are answered 503 shutting_down. */
   shuttingDown: AbortController;
   /** The default model's first-start activation, shown in /admin/status; null when there was none. */
-  firstStart: FirstStartStatus | null;
+  firstStart: FirstStartView | null;
   metrics: Metrics;
   keyUsage: KeyUsageStore;
   keyLimiter: KeyLimiter;
@@ -105,7 +105,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     concurrency: config.providerConcurrency,
     allowInsecureLoopback: config.allowInsecureLoopback,
   }, logger, metrics);
-  const stt = new SttRouter(settings, local, cloud);
+  const stt = new Backends(settings, local, cloud);
   const downloader = new ModelDownloader(config.modelsDir, config.modelBaseUrl, config.allowInsecureLoopback, logger, config.vadModelUrl);
   const keyUsage = new KeyUsageStore(db, (err) => logger.warn({ err: err.message }, 'could not record key usage'));
   const serviceId = await settings.serviceId();

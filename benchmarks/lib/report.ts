@@ -19,7 +19,9 @@ const WS = 'whisper-server';
 export function writeReport(dir: string, name: string, meta: BenchMeta, results: ShapeResult[]): void {
   const md = report(name, meta, results);
   writeFileSync(path.join(dir, `${name}.md`), md);
-  writeFileSync(path.join(dir, `${name}.svg`), chartSvg(chartRows(results)));
+  // A run without load rounds has nothing to draw: no chart rather than an empty one.
+  const rows = chartRows(results);
+  if (rows.length) writeFileSync(path.join(dir, `${name}.svg`), chartSvg(rows));
   console.log(md);
 }
 
@@ -34,7 +36,7 @@ export function report(name: string, meta: BenchMeta, results: ShapeResult[]): s
   const L: string[] = [];
   const push: Push = (...lines) => L.push(...lines);
   for (const section of SECTIONS) section(push, meta, results);
-  push('', `![latency per request by mix](./${name}.svg)`, '');
+  if (chartRows(results).length) push('', `![latency per request by mix](./${name}.svg)`, '');
   return L.join('\n');
 }
 

@@ -1,7 +1,7 @@
 // Where benchmark reports go and how they are written:
-// benchmarks/results/<kind>-<date>[-variant].{md,json,svg} (`npm run bench`'s
-// own are <date>[-variant]). The directory keeps the latest report of each
-// kind; git keeps the earlier ones.
+// benchmarks/results/<kind>-<date>[-variant].{md,json,svg}, one scheme for
+// every script (`npm run bench`'s kind is `bench`). The directory keeps the
+// reports docs/performance.md cites; git keeps the earlier ones.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../../fixtures';

@@ -4,10 +4,10 @@
 // model_loading until the load is done.
 import type { Routing } from '../store/settings';
 import type { LocalEngine } from '../stt/local/engine';
-import type { SttRouter } from '../stt/router';
+import type { Backends } from '../stt/backends';
 
 export function followRouting(
-  server: { local: LocalEngine; stt: SttRouter },
+  server: { local: LocalEngine; stt: Backends },
   routing: Routing,
   { retryFailed }: { retryFailed: boolean },
 ): void {

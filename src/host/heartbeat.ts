@@ -11,7 +11,10 @@ export const replicaAddress = (host: string, port: number): string =>
   `${host === '0.0.0.0' || host === '::' ? os.hostname() : host}:${port}`;
 
 /** Starts beating; the returned function stops and leaves the list. */
-export function startHeartbeat(s: Services, address: string): () => Promise<void> {
+/** The parts of the running server a heartbeat reads. */
+export type HeartbeatParts = Pick<Services, 'local' | 'logger' | 'replica' | 'startedAt' | 'stt' | 'version'>;
+
+export function startHeartbeat(s: HeartbeatParts, address: string): () => Promise<void> {
   const log = s.logger.child({ component: 'replicas' });
   const startedAt = new Date(s.startedAt).toISOString();
   let failing = false;

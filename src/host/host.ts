@@ -3,28 +3,12 @@
 // (src/cli/admin.ts) only adapt them. As in better-sqlite3's lib/database.js,
 // each operation lives in its own file here and checks everything it is asked
 // before it writes anything.
-import type { LocalEngine } from '../stt/local/engine';
-import type { ModelDownloader } from '../stt/local/downloader';
-import type { LoadMarker } from '../stt/local/load-marker';
-import type { SttRouter } from '../stt/router';
-import type { ProviderStore } from '../store/providers';
-import type { SettingsStore } from '../store/settings';
 import { changeRouting } from './routing';
 import { deleteRuntime, listRuntimes, startDownload } from './local-models';
 import { putProvider } from './providers';
+import type { HostParts } from './parts';
 
-export interface HostParts {
-  modelsDir: string;
-  allowInsecureLoopback: boolean;
-  settings: SettingsStore;
-  providers: ProviderStore;
-  loadMarker: LoadMarker;
-  /**
-   * The running server's parts. Absent in the admin CLI: a server that runs
-   * meanwhile picks up what the CLI wrote within its routing poll.
-   */
-  server?: { local: LocalEngine; stt: SttRouter; downloader: ModelDownloader };
-}
+export type { HostParts } from './parts';
 
 export class Host {
   constructor(readonly parts: HostParts) {}

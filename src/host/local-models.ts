@@ -4,8 +4,8 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { installedFile, RUNTIMES } from '../stt/catalogue';
 import { partialFileName, type DownloadStatus } from '../stt/local/downloader';
-import { ConflictError, InvalidInputError } from '../stt/errors';
-import type { HostParts } from './host';
+import { ConflictError, InvalidInputError } from '../domain-errors';
+import type { HostParts } from './parts';
 import type { RuntimeEntry } from '../admin-api';
 import { knownRuntime } from './runtime-file';
 

@@ -2,9 +2,9 @@
 // route working and never send a stored key to a destination it was not given for.
 import { checkRemoteUrl } from '../net/remote-url';
 import type { ProviderRecord, ProviderUpdate } from '../store/providers';
-import { LOCAL_ALIAS } from '../stt/router';
-import { ConflictError, InvalidInputError } from '../stt/errors';
-import type { HostParts } from './host';
+import { LOCAL_ALIAS } from '../stt/backends';
+import { ConflictError, InvalidInputError } from '../domain-errors';
+import type { HostParts } from './parts';
 
 const ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 

@@ -1,9 +1,9 @@
 // Routing: which backend serves /v1 (local runtime or cloud provider + model).
 import type { Routing } from '../store/settings';
 import type { ProviderStore } from '../store/providers';
-import { InvalidInputError } from '../stt/errors';
-import { LOCAL_ALIAS } from '../stt/router';
-import type { HostParts } from './host';
+import { InvalidInputError } from '../domain-errors';
+import { LOCAL_ALIAS } from '../stt/backends';
+import type { HostParts } from './parts';
 import { activatableRuntime } from './runtime-file';
 import { followRouting } from './follow-routing';
 

@@ -4,7 +4,7 @@
 // the load's to report.
 import { inspectModelFile, ModelFileError } from '../native/model-file';
 import { installedFile, RUNTIMES, runtimeById, type RuntimeSpec } from '../stt/catalogue';
-import { ConflictError, InvalidInputError, NotFoundError } from '../stt/errors';
+import { ConflictError, InvalidInputError, NotFoundError } from '../domain-errors';
 
 export function knownRuntime(id: string, param: string, missing: 'invalid' | 'not_found' = 'invalid'): RuntimeSpec {
   const spec = runtimeById(id);

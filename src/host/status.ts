@@ -2,7 +2,10 @@
 import type { Services } from '../services';
 import type { AdminStatus } from '../admin-api';
 
-export async function hostStatus(s: Services): Promise<AdminStatus> {
+/** The parts of the running server /admin/status reads. */
+export type StatusParts = Pick<Services, 'cloud' | 'config' | 'db' | 'firstStart' | 'local' | 'providers' | 'replica' | 'serviceId' | 'startedAt' | 'stt' | 'version'>;
+
+export async function hostStatus(s: StatusParts): Promise<AdminStatus> {
   const routing = await s.stt.current();
   const q = s.local.scheduler.stats();
   return {

@@ -4,7 +4,7 @@
 // (a 600 MB filename), a preamble or an epilogue.
 import type { IncomingMessage } from 'node:http';
 import { Transform } from 'node:stream';
-import { AbortedError } from '../stt/errors';
+import { AbortedError } from '../domain-errors';
 
 export type LimitedBody = Transform & { headers: IncomingMessage['headers'] };
 

@@ -3,8 +3,8 @@
 // limits, @koa/router's 405/501, koa's http-errors). Anything else is a 500
 // whose detail stays in the log.
 import type { Context } from 'koa';
-import { AbortedError, BackendError, BusyError, ConflictError, InvalidInputError, NotFoundError, type SttError } from '../stt/errors';
-import { ApiError } from './errors';
+import { AbortedError, BackendError, BusyError, ConflictError, InvalidInputError, NotFoundError, type SttError } from '../domain-errors';
+import { ApiError } from './api-error';
 
 const DOMAIN_STATUS: [abstract new (...args: never[]) => SttError, number][] = [
   [InvalidInputError, 400],

@@ -4,7 +4,8 @@
 // The response starts with the first event, so a request refused before any
 // text (queue full, no model, deadline) still gets its ordinary HTTP status.
 import type { Context } from 'koa';
-import type { ApiError } from './errors';
+import type { ApiError } from './api-error';
+import { stateOf } from './state';
 
 export class TranscriptStream {
   private started = false;
@@ -40,7 +41,7 @@ export class TranscriptStream {
 
   /** After the stream started: the error as an event in the contract's envelope, then the end. */
   fail(err: ApiError): void {
-    this.ctx.state.errorCode = err.code;
+    stateOf(this.ctx).errorCode = err.code;
     this.event({ type: 'error', ...err.toBody() }, 'error');
     this.ctx.res.end();
   }

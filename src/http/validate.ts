@@ -3,7 +3,8 @@
 import type { Context, Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { z } from 'zod';
-import { ApiError, badRequest } from './errors';
+import { ApiError, badRequest } from './api-error';
+import { stateOf } from './state';
 
 export function parseWith<T>(schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
@@ -19,7 +20,7 @@ export function parseWith<T>(schema: z.ZodType<T>, value: unknown): T {
 
 const parseJson = koaBody({ json: true, jsonStrict: true, jsonLimit: '64kb', multipart: false, urlencoded: false, text: false });
 
-/** Parses a JSON body (an empty body counts as {}) and validates it into ctx.state.body. */
+/** Parses a JSON body (an empty body counts as {}) and validates it into stateOf(ctx).body. */
 export function jsonBody<T>(schema: z.ZodType<T>) {
   return async function validateJsonBody(ctx: Context, next: Next): Promise<void> {
     const hasBody = Number(ctx.get('Content-Length') || 0) > 0 || ctx.get('Transfer-Encoding') !== '';
@@ -33,7 +34,7 @@ export function jsonBody<T>(schema: z.ZodType<T>) {
         throw badRequest('invalid_json', 'The body is not valid JSON.');
       }
     }
-    ctx.state.body = parseWith(schema, hasBody ? ctx.request.body : {});
+    stateOf(ctx).body = parseWith(schema, hasBody ? ctx.request.body : {});
     await next();
   };
 }

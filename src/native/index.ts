@@ -4,8 +4,9 @@
 // typed errors.
 import path from 'node:path';
 import { packageRoot } from '../package-root';
+import { inTemperatureRange, TEMPERATURE_RANGE } from './limits';
 import { inspectModelFile, ModelFileError, type ModelFamily, type ModelFileInfo } from './model-file';
-import { ModelLoadError, TranscriptionError, WavError, type TranscriptionErrorCode, type WavErrorCode } from './errors';
+import { ModelLoadError, TranscriptionError, WavError, type TranscriptionErrorCode, type WavErrorCode } from './addon-errors';
 
 export { ModelFileError, inspectModelFile, type ModelFamily, type ModelFileInfo };
 export { ModelLoadError, TranscriptionError, WavError, type TranscriptionErrorCode, type WavErrorCode };
@@ -345,8 +346,8 @@ function validateOptions(o: Omit<TranscribeOptions, 'signal'>): void {
   intIn(o.maxTokens, 'maxTokens', 0, 100000);
   intIn(o.beamSize, 'beamSize', 1, 8);
   intIn(o.audioCtx, 'audioCtx', 0, 100000);
-  if (o.temperature !== undefined && !(typeof o.temperature === 'number' && o.temperature >= 0 && o.temperature <= 1)) {
-    throw new RangeError('temperature must be a number in 0..1');
+  if (o.temperature !== undefined && !(typeof o.temperature === 'number' && inTemperatureRange(o.temperature))) {
+    throw new RangeError(`temperature must be a number in ${TEMPERATURE_RANGE.min}..${TEMPERATURE_RANGE.max}`);
   }
   if (o.language !== undefined && !/^[a-z]{2,3}$/.test(o.language)) throw new RangeError('language must be an ISO-639-1 code');
   if (o.pieceSeconds !== undefined && !(typeof o.pieceSeconds === 'number' && (o.pieceSeconds === 0 || (o.pieceSeconds >= 1 && o.pieceSeconds <= 100_000)))) {

@@ -3,19 +3,19 @@
 // Every change takes effect for the next request.
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type { z } from 'zod';
-import { notFound } from '../http/errors';
+import { notFound } from '../http/api-error';
 import { requireAdminKey } from '../http/middleware/auth';
 import { jsonBody } from '../http/validate';
 import { ROUTER_OPTIONS } from '../http/router-options';
 import { guardEveryRoute } from '../http/guard-routes';
 import type { Host } from '../host/host';
 import type { ApiKeyStore } from '../store/api-keys';
-import type { ProviderStore, ProviderUpdate } from '../store/providers';
-import type { SttRouter } from '../stt/router';
+import type { ProviderStore } from '../store/providers';
+import type { Backends } from '../stt/backends';
 import { downloadSchema, keyLimitsSchema, keySchema, providerSchema, routingSchema } from './admin-schemas';
 import { utcDay, type KeyUsageStore } from '../store/key-usage';
 import type { AdminStatus, ApiKeyView, CreatedApiKey, List, ProviderView, RoutingView, RuntimeEntry } from '../admin-api';
+import { bodyOf } from '../http/state';
 
 /** Sets an answer typed as the admin API declares it (src/admin-api.d.ts). */
 function answer<T>(ctx: Context, body: T, status = 200): void {
@@ -25,7 +25,7 @@ function answer<T>(ctx: Context, body: T, status = 200): void {
 
 export interface AdminRouteParts {
   host: Host;
-  stt: SttRouter;
+  stt: Backends;
   providers: ProviderStore;
   apiKeys: ApiKeyStore;
   keyUsage: KeyUsageStore;
@@ -47,7 +47,7 @@ export function adminRoutes(root: Router, a: AdminRouteParts): void {
   });
 
   router.put('/routing', jsonBody(routingSchema), async function putRouting(ctx: Context) {
-    const next = await a.host.changeRouting(ctx.state.body as z.infer<typeof routingSchema>);
+    const next = await a.host.changeRouting(bodyOf(ctx, routingSchema));
     answer<RoutingView>(ctx, { ...next, publicModel: await a.stt.publicModel() });
   });
 
@@ -57,7 +57,7 @@ export function adminRoutes(root: Router, a: AdminRouteParts): void {
   });
 
   router.post('/local-models/:id/download', jsonBody(downloadSchema), async function download(ctx: Context) {
-    const { variant } = ctx.state.body as z.infer<typeof downloadSchema>;
+    const { variant } = bodyOf(ctx, downloadSchema);
     ctx.body = a.host.startDownload(ctx.params.id, variant);
     ctx.status = 202;
   });
@@ -73,7 +73,7 @@ export function adminRoutes(root: Router, a: AdminRouteParts): void {
   });
 
   router.put('/providers/:id', jsonBody(providerSchema), async function putProvider(ctx: Context) {
-    const { record, created } = await a.host.putProvider(ctx.params.id, ctx.state.body as ProviderUpdate);
+    const { record, created } = await a.host.putProvider(ctx.params.id, bodyOf(ctx, providerSchema));
     answer<ProviderView>(ctx, record, created ? 201 : 200);
   });
 
@@ -86,7 +86,7 @@ export function adminRoutes(root: Router, a: AdminRouteParts): void {
   });
 
   router.post('/api-keys', jsonBody(keySchema), async function createKey(ctx: Context) {
-    const { name, ...limits } = ctx.state.body as z.infer<typeof keySchema>;
+    const { name, ...limits } = bodyOf(ctx, keySchema);
     const k = await a.apiKeys.create(name, limits);
     answer<CreatedApiKey>(ctx, {
       id: k.id, name: k.name, key: k.key, prefix: k.prefix, createdAt: k.createdAt,
@@ -95,7 +95,7 @@ export function adminRoutes(root: Router, a: AdminRouteParts): void {
   });
 
   router.patch('/api-keys/:id', jsonBody(keyLimitsSchema), async function setKeyLimits(ctx: Context) {
-    const record = await a.apiKeys.setLimits(ctx.params.id, ctx.state.body as z.infer<typeof keyLimitsSchema>);
+    const record = await a.apiKeys.setLimits(ctx.params.id, bodyOf(ctx, keyLimitsSchema));
     if (!record) throw notFound('unknown_api_key', `No API key with id "${ctx.params.id}".`, 'id');
     answer<ApiKeyView>(ctx, record);
   });

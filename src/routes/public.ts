@@ -2,10 +2,10 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Services } from '../services';
-import type { SttRouter } from '../stt/router';
-import { ApiError, notFound } from '../http/errors';
+import type { Backends } from '../stt/backends';
+import { ApiError, notFound } from '../http/api-error';
 import { readiness } from '../stt/readiness';
-import { openApiDocument } from '../http/openapi';
+import { openApiDocument } from './openapi';
 
 export function healthRoute(router: Router, s: Pick<Services, 'serviceId' | 'version' | 'stt' | 'local' | 'cloud'>): void {
   router.get('/health', async function health(ctx: Context) {
@@ -25,7 +25,7 @@ export function healthRoute(router: Router, s: Pick<Services, 'serviceId' | 'ver
 
 const modelObject = (id: string) => ({ id, object: 'model', created: 0, owned_by: 'service' });
 
-export function modelRoutes(v1: Router, s: { stt: SttRouter }): void {
+export function modelRoutes(v1: Router, s: { stt: Backends }): void {
   v1.get('/models', async function listModels(ctx: Context) {
     const ids = await s.stt.listedModels();
     ctx.body = { object: 'list', data: ids.map(modelObject) };

@@ -1,11 +1,12 @@
 // Validates the multipart fields of POST /v1/audio/transcriptions (and of
 // /v1/audio/translations, which takes OpenAI's smaller set) in the contract's
 // check order, against what the current target can honour.
-import { badRequest } from '../http/errors';
+import { badRequest } from '../http/api-error';
 import type { UploadedFile } from '../http/middleware/upload';
 import { RESPONSE_FORMATS, type ResponseFormat } from '../stt/formats';
-import type { Target, Task } from '../stt/router';
-import { cannotTranslate } from '../stt/errors';
+import type { Target } from '../stt/backends';
+import { honours, inTemperatureRange, MAX_PROMPT_CHARS, TEMPERATURE_RANGE, type Granularity, type Task } from '../stt/capabilities';
+import { cannotTranslate } from '../domain-errors';
 import { isChunkingField, parseChunkingStrategy, type ChunkingStrategy } from '../stt/chunking';
 
 export interface TranscriptionRequest {
@@ -15,7 +16,7 @@ export interface TranscriptionRequest {
   language?: string;
   prompt?: string;
   temperature?: number;
-  granularities: Set<'segment' | 'word'>;
+  granularities: Set<Granularity>;
   /** Undefined: the host's default (STT_VAD). */
   chunkingStrategy?: ChunkingStrategy;
   /** stream=true: server-sent events as text is decoded (json and text formats). */
@@ -25,7 +26,6 @@ export interface TranscriptionRequest {
 const TEXT_FIELDS = new Set(['model', 'language', 'response_format', 'prompt', 'temperature', 'timestamp_granularities[]', 'timestamp_granularities', 'stream']);
 /** OpenAI's translations endpoint: no language (the output is English), granularities or chunking. */
 const TRANSLATION_FIELDS = new Set(['model', 'response_format', 'prompt', 'temperature']);
-const MAX_PROMPT_CHARS = 4096;
 
 type Fields = Record<string, unknown>;
 
@@ -65,7 +65,7 @@ export function parseTranscriptionRequest(fields: Fields, files: Record<string, 
   if (model !== undefined && model !== target.alias && !target.aliases.includes(model)) {
     throw badRequest('model_not_found', `The model "${model}" is not served here; use "${target.alias}".`, 'model');
   }
-  if (task === 'translate' && !target.supportsTranslation) throw cannotTranslate(target.name);
+  if (!honours.task(target, task)) throw cannotTranslate(target.name);
 
   // 3. response_format
   const formatRaw = single(fields, 'response_format') ?? 'json';
@@ -77,14 +77,14 @@ export function parseTranscriptionRequest(fields: Fields, files: Record<string, 
   // 4. language
   const languageRaw = single(fields, 'language');
   const language = languageRaw === undefined || languageRaw === '' ? undefined : languageRaw.trim().toLowerCase();
-  if (language !== undefined && target.languages && !target.languages.has(language)) {
+  if (!honours.language(target, language)) {
     throw badRequest('unsupported_language', `The language "${languageRaw}" is not supported by the active model.`, 'language');
   }
 
   // Then the optional OpenAI fields, each rejected when the target cannot honour it.
   const prompt = single(fields, 'prompt');
   if (prompt !== undefined && prompt !== '') {
-    if (!target.supportsPrompt) throw badRequest('unsupported_parameter', 'The active model does not accept a prompt.', 'prompt');
+    if (!honours.prompt(target, prompt)) throw badRequest('unsupported_parameter', 'The active model does not accept a prompt.', 'prompt');
     if (prompt.length > MAX_PROMPT_CHARS) throw badRequest('invalid_value', `prompt is limited to ${MAX_PROMPT_CHARS} characters.`, 'prompt');
   }
   const temperatureRaw = single(fields, 'temperature');
@@ -92,14 +92,14 @@ export function parseTranscriptionRequest(fields: Fields, files: Record<string, 
   if (temperatureRaw !== undefined && temperatureRaw !== '') {
     temperature = Number(temperatureRaw);
     // Any decimal number a client's serializer writes ('0.', '1e-7', '+0.5'), not hex, Infinity or NaN.
-    if (!/^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(temperatureRaw) || !(temperature >= 0 && temperature <= 1)) {
-      throw badRequest('invalid_value', 'temperature must be a number between 0 and 1.', 'temperature');
+    if (!/^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(temperatureRaw) || !inTemperatureRange(temperature)) {
+      throw badRequest('invalid_value', `temperature must be a number between ${TEMPERATURE_RANGE.min} and ${TEMPERATURE_RANGE.max}.`, 'temperature');
     }
   }
   const granularityValues = [fields['timestamp_granularities[]'], fields.timestamp_granularities]
     .flat()
     .filter((v): v is unknown => v !== undefined);
-  const granularities = new Set<'segment' | 'word'>();
+  const granularities = new Set<Granularity>();
   for (const g of granularityValues) {
     if (g !== 'segment' && g !== 'word') {
       throw badRequest('invalid_value', 'timestamp_granularities[] accepts "segment" and "word".', 'timestamp_granularities[]');
@@ -109,12 +109,12 @@ export function parseTranscriptionRequest(fields: Fields, files: Record<string, 
   if (granularities.size > 0 && format !== 'verbose_json') {
     throw badRequest('invalid_value', 'timestamp_granularities[] requires response_format=verbose_json.', 'timestamp_granularities[]');
   }
-  if (granularities.has('word') && !target.supportsWords) {
+  if (!honours.granularities(target, granularities)) {
     throw badRequest('unsupported_parameter', 'The selected provider does not return word timestamps.', 'timestamp_granularities[]');
   }
   if (granularities.size === 0) granularities.add('segment');
   const chunkingStrategy = parseChunkingStrategy(fields);
-  if (chunkingStrategy && !target.supportsChunking) {
+  if (!honours.chunking(target, chunkingStrategy)) {
     throw badRequest('unsupported_parameter', 'The selected provider does not take chunking_strategy.', 'chunking_strategy');
   }
   const stream = parseStream(single(fields, 'stream'), format);

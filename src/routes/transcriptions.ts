@@ -1,12 +1,13 @@
-// POST /v1/audio/transcriptions: auth → upload → fields → WAV header (length) →
-// room in the queue → WAV decoding → runtime → format.
+// POST /v1/audio/transcriptions (and /translations): auth → upload → one
+// reading of the routing → the form → WAV header (length, budget) → the plan
+// (local, cloud or spill) → room → WAV decoding → the backend → format.
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { WavError } from '../native';
-import { badRequest, ApiError, unavailable } from '../http/errors';
+import { badRequest, ApiError, unavailable } from '../http/api-error';
 import { multipartUpload, releaseUpload } from '../http/middleware/upload';
 import { watchClient } from '../http/middleware/client-gone';
-import { AbortedError } from '../stt/errors';
+import { AbortedError } from '../domain-errors';
 import { render, usage } from '../stt/formats';
 import { toApiError } from '../http/error-map';
 import { TranscriptStream } from '../http/transcript-stream';
@@ -16,11 +17,11 @@ import { Semaphore } from '../stt/semaphore';
 import { readWavHeader } from '../stt/wav-header';
 import { decodeUpload } from '../stt/decode-upload';
 import type { Services } from '../services';
-import type { Target, Task } from '../stt/router';
-import type { ApiKeyRecord } from '../store/api-keys';
-import { chooseSpill } from '../stt/spill-over';
+import type { Task } from '../stt/capabilities';
+import { plan } from '../stt/plan';
 import type { Logger } from '../log';
 import { parseTranscriptionRequest } from './transcription-request';
+import { stateOf } from '../http/state';
 
 /**
  * The decoder's own messages describe the file and are safe to show; anything
@@ -49,16 +50,16 @@ function refuseWhenFull(s: TranscriptionRouteParts, mode: 'local' | 'cloud'): vo
 /** stt_aborts_total: a job stopped because its client left, its deadline passed or the server shut down. */
 function countAbort(ctx: Context, s: TranscriptionRouteParts, signal: AbortSignal): void {
   if (!signal.aborted && !s.shuttingDown.signal.aborted) return;
-  const reason = ctx.state.clientGone ? 'client' : s.shuttingDown.signal.aborted ? 'shutdown' : 'deadline';
+  const reason = stateOf(ctx).clientGone ? 'client' : s.shuttingDown.signal.aborted ? 'shutdown' : 'deadline';
   s.metrics.aborts.inc({ reason });
 }
 
 /** What a client is told when its job stopped early: the server's shutdown and the deadline by name. */
 function whyStopped(err: unknown, ctx: Context, s: TranscriptionRouteParts, signal: AbortSignal): unknown {
-  if (s.shuttingDown.signal.aborted && !ctx.state.clientGone) {
+  if (s.shuttingDown.signal.aborted && !stateOf(ctx).clientGone) {
     return unavailable('shutting_down', 'The server is shutting down; retry shortly or on another instance.', 1);
   }
-  if (signal.aborted && !ctx.state.clientGone) {
+  if (signal.aborted && !stateOf(ctx).clientGone) {
     return new ApiError(504, 'deadline_exceeded', 'Transcription did not finish within the deadline for this audio length.');
   }
   return err;
@@ -87,39 +88,30 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
   // Transcriptions and translations differ in the fields they take and the task only.
   const handle = (task: Task) =>
     async function transcribe(ctx: Context) {
-      const clientSignal = ctx.state.clientSignal as AbortSignal;
-      const target = await s.stt.target();
-      const fields = ctx.request.body as Record<string, unknown>;
-      const files = (ctx.request.files ?? {}) as Record<string, unknown>;
-      const req = parseTranscriptionRequest(fields, files, target, task);
-      const key = ctx.state.apiKey as ApiKeyRecord;
-      if (target.mode === 'cloud' && key.localOnly) {
+      const state = stateOf(ctx);
+      const clientSignal = state.clientSignal!;
+      const key = state.apiKey!;
+      const route = await s.stt.route();
+      const req = parseTranscriptionRequest(ctx.request.body as Record<string, unknown>, (ctx.request.files ?? {}) as Record<string, unknown>, route.target, task);
+      if (route.target.mode === 'cloud' && key.localOnly) {
         throw new ApiError(403, 'local_only_key', 'This API key\'s audio may not leave the host, and this server sends transcriptions to a cloud provider.');
       }
       const header = readWavHeader(req.file.buffer);
       if (header) refuseTooLong(header.durationSeconds, s.config.maxAudioSeconds);
-      const admitAudio = ctx.state.admitAudio as (seconds: number) => Promise<void>;
+      const admitAudio = state.admitAudio!;
       if (header) await admitAudio(header.durationSeconds);
-      const accepts = (t: Target) => {
-        try {
-          parseTranscriptionRequest(fields, files, t, task);
-          return true;
-        } catch {
-          return false;
-        }
-      };
-      const spill = target.mode === 'local' ? await chooseSpill(s.stt, s.local, key.localOnly, accepts, s.metrics) : null;
-      if (spill) ctx.set({ 'X-Stt-Runtime': `${spill.providerId}/${spill.model}`, 'X-Stt-Spilled': spill.reason });
-      else refuseWhenFull(s, target.mode);
+      const where = await plan(route, req, key.localOnly, s);
+      if (where.where === 'spill') ctx.set({ 'X-Stt-Runtime': `${where.cloud.providerId}/${where.cloud.model}`, 'X-Stt-Spilled': where.reason });
+      else refuseWhenFull(s, where.where);
+      const cloud = where.where === 'local' ? null : where.cloud;
       const decodeStarted = performance.now(); // decodeMs includes the wait for a decode slot
       // A provider gets the uploaded WAV: keep only its duration, not the PCM, while the call lasts.
-      const mode = spill ? 'cloud' : target.mode;
-      const { pcm, durationSeconds } = await decodeUpload(req.file.buffer, { header, mode, slots: decodeSlots, signal: clientSignal })
+      const { pcm, durationSeconds } = await decodeUpload(req.file.buffer, { header, mode: cloud ? 'cloud' : 'local', slots: decodeSlots, signal: clientSignal })
         .catch((err) => {
           throw err instanceof WavError ? invalidAudio(err, s.logger) : err;
         });
-      ctx.state.audioSeconds = Math.round(durationSeconds * 100) / 100;
-      ctx.state.decodeMs = performance.now() - decodeStarted;
+      state.audioSeconds = Math.round(durationSeconds * 100) / 100;
+      state.decodeMs = performance.now() - decodeStarted;
       // Decoding cannot be stopped part-way; a client that left meanwhile gets no job.
       if (clientSignal.aborted) throw new AbortedError();
       refuseTooLong(durationSeconds, s.config.maxAudioSeconds); // a header only the decoder could read
@@ -149,7 +141,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
           chunkingStrategy: req.chunkingStrategy,
           onText: stream ? (text) => stream.text(text) : undefined,
           owner: key.id,
-          spillTo: spill ?? undefined,
+          cloud,
         });
       } catch (err) {
         countAbort(ctx, s, signal);
@@ -157,19 +149,19 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
         if (!stream?.hasStarted) throw failure;
         // The status line has gone out: the error goes as the stream's last event,
         // and the audio counts as used (the client may have read nearly all of it).
-        ctx.state.transcribedSeconds = durationSeconds;
+        state.transcribedSeconds = durationSeconds;
         const { api, internal } = toApiError(failure, ctx);
-        if (internal) s.logger.error({ requestId: ctx.state.requestId, err: (failure as Error).message }, 'streamed transcription failed');
+        if (internal) s.logger.error({ requestId: state.requestId, err: (failure as Error).message }, 'streamed transcription failed');
         stream.fail(api);
         return;
       } finally {
         due.clear();
       }
-      ctx.state.runtime = out.runtime;
-      ctx.state.queueMs = out.queueMs;
-      ctx.state.sttMs = performance.now() - sttStarted;
-      ctx.state.transcribedSeconds = durationSeconds;
-      s.metrics.recordTranscription(out.runtime, { decodeMs: ctx.state.decodeMs, queueMs: out.queueMs, sttMs: ctx.state.sttMs, audioSeconds: durationSeconds });
+      state.runtime = out.runtime;
+      state.queueMs = out.queueMs;
+      state.sttMs = performance.now() - sttStarted;
+      state.transcribedSeconds = durationSeconds;
+      s.metrics.recordTranscription(out.runtime, { decodeMs: state.decodeMs!, queueMs: out.queueMs, sttMs: state.sttMs!, audioSeconds: durationSeconds });
       if (stream) {
         stream.done(out.result.text.trim(), usage(out.result));
         return;

@@ -2,7 +2,7 @@
 // default: one process, nothing to install) or PostgreSQL shared by several
 // replicas (STT_DATABASE_URL). The stores write the SQL both understand, with
 // `?` placeholders; each backend keeps its own versioned migrations.
-import { BusyError } from '../stt/errors';
+import { BusyError } from '../domain-errors';
 
 /** What a change notification names: the table whose rows some replica changed (sent by the database's own triggers). */
 export type ChangeTopic = 'api_keys' | 'routing' | 'providers';

@@ -1,7 +1,7 @@
 // OpenAI's `chunking_strategy` field: "auto", or a server_vad object, sent as
 // a JSON text field or, as the SDKs flatten objects in multipart forms, as
 // `chunking_strategy[type]`, `chunking_strategy[threshold]`, ... fields.
-import { InvalidInputError } from './errors';
+import { InvalidInputError } from '../domain-errors';
 
 export type ChunkingStrategy =
   | { type: 'auto' }

@@ -1,7 +1,7 @@
 // At most `size` holders at once. tryAcquire() refuses at once when every
 // permit is taken (for a 503); acquire() waits its turn, in order, unless its
 // signal fires first.
-import { AbortedError } from './errors';
+import { AbortedError } from '../domain-errors';
 
 export class Semaphore {
   private held = 0;

@@ -48,7 +48,7 @@ test('the document describes every route the server has', async () => {
   assert.equal(doc.openapi, '3.1.0');
   const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
     .flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)).sort();
-  const { createRouter } = await import('../../src/http/app');
+  const { createRouter } = await import('../../src/app');
   const served = createRouter(server.services).stack
     .filter((l) => l.methods.length > 0 && !String(l.path).startsWith('/settings'))
     // HEAD comes with GET; OPTIONS is the guard's preflight answer, not an operation.

@@ -10,7 +10,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, tempDataDir, transcribe, wavBlob, type TestServer } from '../helpers/server';
 import { startModelServer, startOpenAiLike, AUDIO_DIR, ROOT, PARAKEET_FIXTURE } from '../../fixtures';
-import { createRouter } from '../../src/http/app';
+import { createRouter } from '../../src/app';
 import { loadConfig } from '../../src/config';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));

@@ -23,8 +23,6 @@ test('defaults follow the contract', () => {
   assert.equal(c.beamSize, 5);
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_ENCODER_WINDOW: 'full' }).encoderWindow, 'full');
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_ENCODER_WINDOW: 'tail' }).encoderWindow, 'tail');
-  assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_SHRINK_ENCODER_WINDOW: 'true' }).encoderWindow, 'shrink', 'the older switch still works');
-  assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_SHRINK_ENCODER_WINDOW: 'true', STT_ENCODER_WINDOW: 'floor' }).encoderWindow, 'floor', 'the newer one wins');
   assert.equal(c.databaseUrl, null, 'SQLite in the data dir unless a database is named');
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_DATABASE_URL: 'postgresql://u@db:5432/stt', STT_SECRET_KEY: 'ab'.repeat(32) }).databaseUrl, 'postgresql://u@db:5432/stt');
 });
@@ -44,7 +42,8 @@ test('a bad value names its variable', () => {
     [{ STT_DATA_DIR: path.join(aFile, 'data') }, 'STT_DATA_DIR'],
     [{ STT_MODEL_BASE_URL: 'ftp://x' }, 'STT_MODEL_BASE_URL'],
     [{ STT_ADMIN_KEY: 'short' }, 'STT_ADMIN_KEY'],
-    [{ STT_SHRINK_ENCODER_WINDOW: 'maybe' }, 'STT_SHRINK_ENCODER_WINDOW'],
+    [{ STT_SHRINK_ENCODER_WINDOW: 'true' }, 'STT_SHRINK_ENCODER_WINDOW'],
+    [{ STT_ENCODER_WINDOW: 'shrink' }, 'STT_ENCODER_WINDOW'],
     [{ STT_ENCODER_WINDOW: 'half' }, 'STT_ENCODER_WINDOW'],
     [{ STT_SCHEDULING: 'fifo' }, 'STT_SCHEDULING'],
     [{ STT_THREADS: '2', STT_PARALLEL: '4' }, 'STT_PARALLEL'],

@@ -7,7 +7,7 @@ import { decodeWav, type DecodedAudio } from '../../src/native';
 import { readWavHeader, wavPrefix } from '../../src/stt/wav-header';
 import { decodeUpload } from '../../src/stt/decode-upload';
 import { Semaphore } from '../../src/stt/semaphore';
-import { AbortedError } from '../../src/stt/errors';
+import { AbortedError } from '../../src/domain-errors';
 import { writeWav, tone, type WavSpec } from '../../fixtures';
 
 const wav = (spec: Partial<WavSpec> & { seconds: number }) =>

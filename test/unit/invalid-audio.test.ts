@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { invalidAudio } from '../../src/routes/transcriptions';
-import { WavError } from '../../src/native/errors';
+import { WavError } from '../../src/native/addon-errors';
 import { createLogger } from '../../src/log';
 
 const logged: unknown[] = [];

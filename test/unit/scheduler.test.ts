@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { Scheduler, QueueFullError } from '../../src/stt/local/scheduler';
-import { AbortedError } from '../../src/stt/errors';
+import { AbortedError } from '../../src/domain-errors';
 
 function harness(opts: { threads: number; slots: number; capacity: number; maxPaused?: number; order?: 'shortest-first' | 'arrival' }) {
   let now = 0;

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Context } from 'koa';
 import { TranscriptStream } from '../../src/http/transcript-stream';
-import { ApiError } from '../../src/http/errors';
+import { ApiError } from '../../src/http/api-error';
 
 function fakeContext() {
   const writes: string[] = [];

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { parseTranscriptionRequest } from '../../src/routes/transcription-request';
 import type { Context } from 'koa';
 import { toApiError } from '../../src/http/error-map';
-import type { Target } from '../../src/stt/router';
+import type { Target } from '../../src/stt/backends';
 
 const local: Target = { mode: 'local', alias: 'service-local-stt', aliases: [], languages: new Set(['en', 'de']), supportsPrompt: true, supportsWords: true, supportsChunking: true, supportsTranslation: true, name: 'The local runtime whisper-base' };
 const file = { buffer: Buffer.from('RIFF'), originalFilename: 'a.wav', mimetype: 'audio/wav', size: 4 };

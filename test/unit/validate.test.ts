@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { z } from 'zod';
 import { jsonBody, parseWith } from '../../src/http/validate';
-import { ApiError } from '../../src/http/errors';
-import { errorHandler } from '../../src/http/middleware/errors';
+import { ApiError } from '../../src/http/api-error';
+import { errorHandler } from '../../src/http/middleware/error-envelope';
 import { createLogger } from '../../src/log';
 
 const schema = z.strictObject({ name: z.string().min(1), limits: z.strictObject({ rpm: z.number().int() }).optional() });

@@ -3,7 +3,7 @@
 // 127.0.0.1 by rebinding its own DNS name to it; the browser then still sends
 // that name as Host, so checking Host closes the door on DNS rebinding.
 import type { Context, Next } from 'koa';
-import { ApiError } from '../errors';
+import { ApiError } from '../api-error';
 
 /** The name part of a Host header: "[::1]:8080" → "::1", "Example.com.:80" → "example.com". */
 export function hostName(header: string): string {

@@ -1,11 +1,12 @@
 // Bearer authentication for the two scopes. External API keys work only on
 // /v1/*, the admin key only on /admin/*.
 import type { Context, Next } from 'koa';
-import { ApiError, unauthorized } from '../errors';
+import { ApiError, unauthorized } from '../api-error';
 import type { ApiKeyRecord, ApiKeyStore } from '../../store/api-keys';
 import { StoreUnavailableError } from '../../store/db';
 import { adminKeyMatches } from '../../store/admin-key';
 import { markAuthenticated } from '../connections';
+import { stateOf } from '../state';
 
 function bearer(ctx: Context): string | null {
   const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(ctx.get('Authorization'));
@@ -33,8 +34,7 @@ export function requireApiKey(keys: ApiKeyStore) {
     const token = bearer(ctx);
     const record = token ? await verify(keys, token) : null;
     if (!record) throw unauthorized(token ? 'Invalid or revoked API key.' : 'Missing bearer token.');
-    ctx.state.apiKeyId = record.id;
-    ctx.state.apiKey = record;
+    stateOf(ctx).apiKey = record;
     markAuthenticated(ctx.req.socket);
     await next();
   };

@@ -7,11 +7,12 @@
 // requests cannot overshoot it together. Over a limit: 429 with Retry-After
 // and OpenAI's x-ratelimit-* headers (the audio ones named alike).
 import type { Context, Next } from 'koa';
-import { ApiError } from '../errors';
+import { ApiError } from '../api-error';
 import { utcDay, type KeyUsageStore } from '../../store/key-usage';
 import type { ApiKeyRecord } from '../../store/api-keys';
 import type { Metrics } from '../../metrics';
 import type { RequestWindows } from '../../store/request-windows';
+import { stateOf } from '../state';
 
 const DAY_MS = 86_400_000;
 
@@ -33,14 +34,14 @@ export class KeyLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Runs after authentication (ctx.state.apiKey) on each audio route. */
+  /** Runs after authentication (stateOf(ctx).apiKey) on each audio route. */
   middleware() {
     return async (ctx: Context, next: Next): Promise<void> => {
-      const key = ctx.state.apiKey as ApiKeyRecord;
+      const key = stateOf(ctx).apiKey as ApiKeyRecord;
       const day = utcDay(this.now());
       let admitted = 0;
       let failed = false;
-      ctx.state.admitAudio = async (seconds: number) => {
+      stateOf(ctx).admitAudio = async (seconds: number) => {
         admitted += await this.admitAudio(ctx, key, day, seconds);
       };
       try {
@@ -51,8 +52,8 @@ export class KeyLimiter {
         throw err;
       } finally {
         if (admitted > 0) this.running.set(key.id, Math.max(0, (this.running.get(key.id) ?? 0) - admitted));
-        const transcribed = (ctx.state.transcribedSeconds as number | undefined) ?? 0;
-        this.usage.record(key.id, day, { audioSeconds: transcribed, error: failed || ctx.state.errorCode !== undefined });
+        const transcribed = (stateOf(ctx).transcribedSeconds as number | undefined) ?? 0;
+        this.usage.record(key.id, day, { audioSeconds: transcribed, error: failed || stateOf(ctx).errorCode !== undefined });
       }
     };
   }

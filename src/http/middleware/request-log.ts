@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from '../../log';
 import type { Metrics } from '../../metrics';
+import { stateOf } from '../state';
 
 const round = (ms: number | undefined) => (ms === undefined ? undefined : Math.round(ms * 10) / 10);
 
@@ -15,14 +16,14 @@ export function requestLog(logger: Logger, metrics?: Pick<Metrics, 'requests'>) 
   return async function logRequest(ctx: Context, next: Next): Promise<void> {
     const incoming = ctx.get('X-Request-Id');
     const requestId = /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
-    ctx.state.requestId = requestId;
+    stateOf(ctx).requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
     try {
       await next();
     } finally {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      const clientGone = ctx.state.clientGone === true;
+      const clientGone = stateOf(ctx).clientGone === true;
       const status = clientGone ? 499 : ctx.status;
       const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       metrics?.requests.inc({ route: String(route), method: ctx.method, status: String(status) });
@@ -32,12 +33,12 @@ export function requestLog(logger: Logger, metrics?: Pick<Metrics, 'requests'>) 
         path: ctx.path,
         status,
         durationMs: round(durationMs),
-        decodeMs: round(ctx.state.decodeMs),
-        queueMs: round(ctx.state.queueMs),
-        sttMs: round(ctx.state.sttMs),
-        audioSeconds: ctx.state.audioSeconds,
-        runtime: ctx.state.runtime,
-        errorCode: ctx.state.errorCode,
+        decodeMs: round(stateOf(ctx).decodeMs),
+        queueMs: round(stateOf(ctx).queueMs),
+        sttMs: round(stateOf(ctx).sttMs),
+        audioSeconds: stateOf(ctx).audioSeconds,
+        runtime: stateOf(ctx).runtime,
+        errorCode: stateOf(ctx).errorCode,
       }, 'request');
     }
   };

@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { Context, Next } from 'koa';
 import { koaBody } from 'koa-body';
-import { ApiError, badRequest } from '../errors';
+import { ApiError, badRequest } from '../api-error';
 import { limitBody } from '../byte-limit';
 
 /** Room for multipart framing and the small text fields around the file. */

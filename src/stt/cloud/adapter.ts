@@ -1,7 +1,25 @@
 // What every provider adapter receives.
 import type { ProviderRecord } from '../../store/providers';
-import type { CloudRequest } from './service';
 import type { ProviderFetchOptions } from './provider-fetch';
+import type { ResponseFormat } from '../formats';
+import type { ChunkingStrategy } from '../chunking';
+import type { Granularity, Task } from '../capabilities';
+
+/** A transcription as a provider is asked for it. */
+export interface CloudRequest {
+  /** translate: English text from the provider's translations endpoint. */
+  task: Task;
+  wav: Buffer;
+  filename: string;
+  format: ResponseFormat;
+  language?: string;
+  prompt?: string;
+  temperature?: number;
+  granularities: ReadonlySet<Granularity>;
+  chunkingStrategy?: ChunkingStrategy;
+  /** Streaming: pieces of text as the runtime or provider decodes them, in order. */
+  onText?: (text: string) => void;
+}
 
 export interface AdapterCall {
   provider: ProviderRecord;

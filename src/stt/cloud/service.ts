@@ -3,42 +3,15 @@
 import { checkRemoteUrlResolved } from '../../net/remote-url';
 import type { Logger } from '../../log';
 import { UndecryptableKeyError, type ProviderRecord, type ProviderStore } from '../../store/providers';
-import type { OutputTranscription, ResponseFormat } from '../formats';
-import { WHISPER_LANGUAGES } from '../languages';
-import type { ChunkingStrategy } from '../chunking';
-import type { AdapterCall } from './adapter';
+import type { OutputTranscription } from '../formats';
+import type { AdapterCall, CloudRequest } from './adapter';
+import { honours, PROVIDER_CAPABILITIES, type Capabilities } from '../capabilities';
 import { deepgramTranscribe } from './deepgram-adapter';
 import { openaiTranscribe } from './openai-adapter';
 import { ProviderError } from './provider-fetch';
 import { Semaphore } from '../semaphore';
-import { AbortedError, BackendError, BusyError, cannotTranslate } from '../errors';
+import { AbortedError, BackendError, BusyError, cannotTranslate } from '../../domain-errors';
 import type { Metrics } from '../../metrics';
-
-export type Task = 'transcribe' | 'translate';
-
-export interface CloudRequest {
-  /** translate: English text from the provider's translations endpoint. */
-  task: Task;
-  wav: Buffer;
-  filename: string;
-  format: ResponseFormat;
-  language?: string;
-  prompt?: string;
-  temperature?: number;
-  granularities: ReadonlySet<'segment' | 'word'>;
-  chunkingStrategy?: ChunkingStrategy;
-  /** Streaming: pieces of text as the runtime or provider decodes them, in order. */
-  onText?: (text: string) => void;
-}
-
-export interface CloudCapabilities {
-  languages: ReadonlySet<string> | null;
-  supportsPrompt: boolean;
-  supportsWords: boolean;
-  supportsChunking: boolean;
-  /** Speech in any language to English text (OpenAI's /audio/translations). */
-  supportsTranslation: boolean;
-}
 
 export interface ProviderFailure {
   status: number | null;
@@ -46,15 +19,6 @@ export interface ProviderFailure {
   message: string;
   at: string;
 }
-
-const OPENAI_LANGUAGES = new Set(Object.keys(WHISPER_LANGUAGES));
-const DEEPGRAM_LANGUAGES = new Set(['bg', 'ca', 'zh', 'cs', 'da', 'nl', 'en', 'et', 'fi', 'fr', 'de', 'el', 'hi', 'hu', 'id', 'it',
-  'ja', 'ko', 'lv', 'lt', 'ms', 'no', 'pl', 'pt', 'ro', 'ru', 'sk', 'es', 'sv', 'th', 'tr', 'uk', 'vi']);
-
-const CAPABILITIES: Record<ProviderRecord['kind'], CloudCapabilities> = {
-  openai: { languages: OPENAI_LANGUAGES, supportsPrompt: true, supportsWords: true, supportsChunking: true, supportsTranslation: true },
-  deepgram: { languages: DEEPGRAM_LANGUAGES, supportsPrompt: false, supportsWords: true, supportsChunking: false, supportsTranslation: false },
-};
 
 const ADAPTERS: Record<ProviderRecord['kind'], (call: AdapterCall) => Promise<OutputTranscription>> = {
   openai: openaiTranscribe,
@@ -123,9 +87,9 @@ export class CloudService {
     return !this.calls.full && (await this.usable(providerId));
   }
 
-  async capabilities(providerId: string): Promise<CloudCapabilities> {
+  async capabilities(providerId: string): Promise<Capabilities> {
     const p = await this.providers.get(providerId);
-    return CAPABILITIES[p?.kind ?? 'openai'];
+    return PROVIDER_CAPABILITIES[p?.kind ?? 'openai'];
   }
 
   async transcribe(
@@ -158,7 +122,7 @@ export class CloudService {
       throw new BackendError('provider_unavailable', `The cloud provider "${providerId}" is not enabled or has no key.`);
     }
     // The route was checked against the provider when the request arrived; routing may have moved since.
-    if (request.task === 'translate' && !CAPABILITIES[provider.kind].supportsTranslation) throw cannotTranslate(provider.name);
+    if (!honours.task(PROVIDER_CAPABILITIES[provider.kind], request.task)) throw cannotTranslate(provider.name);
     const runtime = `${providerId}/${modelId}`;
     try {
       // Checked on every call: a record stored before these rules, or a name

@@ -7,7 +7,7 @@ import { createJobControl, loadModel, TranscriptionError, type Model, type Trans
 import { installedFile, runtimeById, VAD_FILE, type RuntimeSpec } from '../catalogue';
 import type { ChunkingStrategy } from '../chunking';
 import { QueueFullError, Scheduler } from './scheduler';
-import { AbortedError, BackendError, BusyError, cannotTranslate, InvalidInputError, SttError } from '../errors';
+import { AbortedError, BackendError, BusyError, cannotTranslate, InvalidInputError, SttError } from '../../domain-errors';
 import type { LoadMarker, LoadRecord } from './load-marker';
 import type { Metrics } from '../../metrics';
 import { encoderWindowFor, type EncoderWindow } from './encoder-window';

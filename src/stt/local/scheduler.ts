@@ -28,7 +28,7 @@
 // - A bounded queue: beyond `capacity` waiting jobs, submit() throws QueueFullError.
 // - Aborting a queued job removes it; aborting a running or paused one is passed to it.
 
-import { AbortedError } from '../errors';
+import { AbortedError } from '../../domain-errors';
 
 /** How soon a preemption waiting for its victim's native work to begin looks again. */
 const RETRY_MS = 5;

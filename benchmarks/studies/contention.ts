@@ -1,0 +1,100 @@
+// `npx tsx benchmarks/studies/contention.ts [--rounds N] [--clips N]`: how much a
+// busy process beside it slows each engine down. The same held-out clips
+// (dev half of `npm run eval:set`), alone and then with one Python
+// `while True: pass` on this 2-core box, through: ours with 2 threads, ours
+// with 1 thread, ours with the threads the server would choose
+// (src/stt/local/free-cores.ts: one per core the other processes leave
+// free), and faster-whisper int8 with 2 threads. Greedy, English, no
+// fallback, full window on both sides. Each round decodes every clip with
+// every contender in turn; the slowdown is shared ÷ alone per contender,
+// with the median and range over rounds. Raw per-run times go to the JSON.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { decodeWav, loadModel } from '../../src/native';
+import { FreeCoresMonitor, threadsForFreeCores } from '../../src/stt/local/free-cores';
+import { readEvalSet } from '../../scripts/eval-set';
+import { realModelPath } from '../../fixtures';
+import { modelDir, startFasterWhisper } from '../faster-whisper';
+import { provenance } from '../lib/provenance';
+import { saveReport, today } from '../lib/results';
+import { fmt, median } from '../lib/stats';
+
+const CONTENDERS = ['ours, 2 threads', 'ours, 1 thread', 'ours, threads for the free cores', 'faster-whisper int8, 2 threads'] as const;
+type Contender = (typeof CONTENDERS)[number];
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const rounds = args.includes('--rounds') ? Number(args[args.indexOf('--rounds') + 1]) : 5;
+  const nClips = args.includes('--clips') ? Number(args[args.indexOf('--clips') + 1]) : 8;
+  // Read before the runs: the commit and the tree as they were when the timing began.
+  const prov = provenance();
+  const clips = readEvalSet().filter((c) => c.split === 'dev' && c.language === 'en' && c.seconds >= 5).slice(0, nClips);
+  const pcms = await Promise.all(clips.map(async (c) => (await decodeWav(readFileSync(c.file))).pcm));
+  const model = await loadModel(realModelPath('base-q8_0'));
+  const fw = startFasterWhisper(modelDir());
+  const versions = await fw.versions;
+  const monitor = new FreeCoresMonitor(2, 250);
+  const chosen: number[] = [];
+
+  const runOnce = async (c: Contender, i: number): Promise<number> => {
+    // The free-cores contender waits for a whole sampling interval after the others' work, as a request would.
+    await sleep(c === 'ours, threads for the free cores' ? 600 : 100);
+    if (c.startsWith('faster-whisper')) return (await fw.ask({ wav: clips[i].file, compute_type: 'int8', beam_size: 1 })).ms;
+    const threads = c === 'ours, 2 threads' ? 2 : c === 'ours, 1 thread' ? 1 : threadsForFreeCores(2, monitor.freeCores());
+    if (c === 'ours, threads for the free cores') chosen.push(threads);
+    const t0 = performance.now();
+    await model.transcribe(pcms[i], { threads, language: 'en', temperatureFallback: false, beamSize: 1 });
+    return performance.now() - t0;
+  };
+  // Per condition, contender and round: the time of the whole clip set, and each clip's.
+  const raw: Record<string, Record<Contender, number[][]>> = {};
+  let hog: ChildProcess | undefined;
+  process.on('exit', () => hog?.kill()); // never leave the busy process behind, whatever fails
+  for (const condition of ['alone', 'shared'] as const) {
+    if (condition === 'shared') {
+      hog = spawn('python3', ['-c', 'while True: pass'], { stdio: 'ignore' });
+      await sleep(1500); // the monitor sees it
+    }
+    raw[condition] = Object.fromEntries(CONTENDERS.map((c) => [c, []])) as unknown as Record<Contender, number[][]>;
+    for (const c of CONTENDERS) await runOnce(c, 0); // warm-up
+    for (let r = 0; r < rounds; r++) {
+      for (const c of CONTENDERS) raw[condition][c].push([]);
+      for (let i = 0; i < clips.length; i++) {
+        const order = r % 2 ? [...CONTENDERS].reverse() : CONTENDERS;
+        for (const c of order) raw[condition][c][r].push(await runOnce(c, i));
+      }
+      process.stdout.write('.');
+    }
+  }
+  hog?.kill();
+  process.stdout.write('\n');
+  monitor.close();
+  await fw.stop();
+  await model.dispose();
+
+  const totals = (cond: string, c: Contender) => raw[cond][c].map((round) => round.reduce((a, b) => a + b, 0));
+  const lines = ['| contender | alone, s (median of rounds) | shared, s | slowdown: median (range over rounds) |', '| --- | --- | --- | --- |'];
+  for (const c of CONTENDERS) {
+    const [alone, shared] = [totals('alone', c), totals('shared', c)];
+    const ratios = shared.map((s, r) => s / alone[r]);
+    lines.push(`| ${c} | ${fmt(median(alone) / 1000, 2)} | ${fmt(median(shared) / 1000, 2)} | ${fmt(median(ratios), 2)} (${fmt(Math.min(...ratios), 2)} .. ${fmt(Math.max(...ratios), 2)}) |`);
+  }
+  const date = today();
+  const md = [
+    `# Sharing the CPU with a busy process, ${date}`, '',
+    `\`npx tsx benchmarks/studies/contention.ts --rounds ${rounds} --clips ${nClips}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}).`,
+    `${clips.length} held-out clips (dev half, English, 5 s and longer; ${fmt(clips.reduce((s, c) => s + c.seconds, 0), 0)} s). Real Whisper base: ours q8_0 in-process (the addon), faster-whisper ${versions['faster-whisper']} / CTranslate2 ${versions.ctranslate2} int8 in its own process; greedy, English, no fallback, the full 30-s window on both sides. ` +
+      `"Shared": one \`python3 -c 'while True: pass'\` running throughout. Each round decodes every clip with every contender in turn (order reversed on odd rounds); ${rounds} rounds per condition; the slowdown is each round's shared total over the same round's alone total. ` +
+      `Threads for the free cores: what the server's scheduler gives a job (src/stt/local/free-cores.ts); it chose ${[...new Set(chosen)].sort().join(' or ')} (${chosen.filter((t) => t === 1).length} of ${chosen.length} runs with 1).`, '',
+    ...lines, '',
+  ].join('\n');
+  saveReport(`contention-${date}`, md, { provenance: prov, versions, clips: clips.map((c) => c.id), raw });
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    process.stderr.write(`contention: ${(err as Error).stack}\n`);
+    process.exit(1);
+  });
+}

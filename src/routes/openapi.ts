@@ -1,0 +1,235 @@
+// GET /openapi.json: an OpenAPI 3.1 description of every route. The admin
+// request bodies come from the zod schemas the routes validate with; the
+// transcription form and the answers are written here, and CI holds the live
+// server to all of it with schemathesis (test/http/openapi.test.ts).
+import { z } from 'zod';
+import { downloadSchema, keyLimitsSchema, keySchema, providerSchema, routingSchema } from './admin-schemas';
+import { RESPONSE_FORMATS } from '../stt/formats';
+import { MAX_PROMPT_CHARS, TEMPERATURE_RANGE } from '../stt/capabilities';
+
+type Schema = Record<string, unknown>;
+
+const str = (extra: Schema = {}): Schema => ({ type: 'string', ...extra });
+const num: Schema = { type: 'number' };
+const int: Schema = { type: 'integer' };
+const bool: Schema = { type: 'boolean' };
+const nullable = (s: Schema): Schema => ({ anyOf: [s, { type: 'null' }] });
+const obj = (properties: Record<string, Schema>, optional: string[] = []): Schema => ({
+  type: 'object',
+  properties,
+  required: Object.keys(properties).filter((k) => !optional.includes(k)),
+});
+const list = (item: Schema): Schema => obj({ data: { type: 'array', items: item } });
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+
+/** A zod schema as the document's JSON Schema (draft 2020-12, which OpenAPI 3.1 uses). */
+function fromZod(schema: z.ZodType): Schema {
+  const { $schema: _, ...json } = z.toJSONSchema(schema, { io: 'input' }) as Schema;
+  return json;
+}
+
+const routing = obj({
+  mode: str({ enum: ['local', 'cloud'] }),
+  localModel: nullable(str()),
+  cloud: nullable(obj({ providerId: str(), model: str() })),
+  aliases: { type: 'array', items: str() },
+  spillover: nullable(obj({ providerId: str(), model: str(), maxWaitSeconds: nullable(num) })),
+  publicModel: str(),
+});
+const download = obj({
+  state: str({ enum: ['downloading', 'verifying', 'done', 'failed'] }),
+  file: str(), receivedBytes: int, totalBytes: nullable(int), sha256: nullable(str()), checksumVerified: bool, error: nullable(str()),
+});
+const provider = obj({
+  id: str(), name: str(), kind: str({ enum: ['openai', 'deepgram'] }), baseUrl: str(), enabled: bool, apiKeySet: bool,
+  apiKeyHint: nullable(str()), models: { type: 'array', items: obj({ id: str(), alias: nullable(str()) }) },
+});
+const keyLimits = { requestsPerMinute: nullable(int), audioSecondsPerDay: nullable(int), localOnly: bool };
+const keyUsage = obj({ day: str(), requests: int, audioSeconds: num, errors: int });
+const apiKey = obj({ id: str(), name: str(), prefix: str(), createdAt: str(), lastUsedAt: nullable(str()), revokedAt: nullable(str()), ...keyLimits, usage: keyUsage }, ['usage']);
+const usage = obj({ type: str({ const: 'duration' }), seconds: int });
+const segment = obj({
+  id: int, seek: int, start: num, end: num, text: str(), tokens: { type: 'array', items: int },
+  temperature: num, avg_logprob: num, compression_ratio: num, no_speech_prob: num,
+});
+const word = obj({ word: str(), start: num, end: num });
+const transcription = {
+  oneOf: [
+    obj({ text: str(), usage }),
+    obj({
+      task: str({ enum: ['transcribe', 'translate'] }), language: str(), duration: num, text: str(),
+      segments: { type: 'array', items: segment }, words: { type: 'array', items: word }, usage,
+    }, ['segments', 'words']),
+  ],
+};
+const model = obj({ id: str(), object: str({ const: 'model' }), created: int, owned_by: str() });
+
+const error = (description: string) => ({ description, content: { 'application/json': { schema: ref('Error') } } });
+const json = (description: string, schema: Schema) => ({ description, content: { 'application/json': { schema } } });
+/** What every guarded route may answer besides its own: a wrong key, a Host not allowed. */
+const GUARDED = { 401: error('Missing or wrong bearer key'), 403: error('Host not allowed') };
+const JSON_BODY = { 400: error('Invalid body'), 413: error('Body too large'), 415: error('Not JSON'), 422: error('Unprocessable') };
+const idParam = (description: string) => [{ name: 'id', in: 'path', required: true, description, schema: str() }];
+
+function audioOperation(task: 'transcribe' | 'translate'): Schema {
+  const fields: Record<string, Schema> = {
+    file: str({ format: 'binary', description: 'A WAV file: PCM 8-32 bit, float, A-law or mu-law, 8-192 kHz, any channel count' }),
+    model: str({ description: 'The public model (GET /v1/models) or one of the host\'s aliases' }),
+    prompt: str({ maxLength: MAX_PROMPT_CHARS }),
+    response_format: str({ enum: [...RESPONSE_FORMATS] }),
+    temperature: { ...num, minimum: TEMPERATURE_RANGE.min, maximum: TEMPERATURE_RANGE.max },
+  };
+  if (task === 'transcribe') {
+    fields.language = str({ description: 'ISO-639-1; omitted: detected' });
+    fields['timestamp_granularities[]'] = { type: 'array', items: str({ enum: ['segment', 'word'] }) };
+    fields.chunking_strategy = str({ description: '"auto" or a JSON server_vad object' });
+    fields.stream = { type: 'boolean', description: 'Server-sent events as text is decoded (response_format json or text)' };
+  }
+  return {
+    operationId: task === 'transcribe' ? 'createTranscription' : 'createTranslation',
+    summary: task === 'transcribe' ? 'Transcribe audio' : 'Translate audio into English text',
+    security: [{ apiKey: [] }],
+    requestBody: {
+      required: true,
+      content: { 'multipart/form-data': { schema: { type: 'object', properties: fields, required: ['file'] } } },
+    },
+    responses: {
+      200: {
+        description: 'The transcript in the requested format',
+        content: {
+          'application/json': { schema: transcription },
+          'text/plain': { schema: str() },
+          'application/x-subrip': { schema: str() },
+          'text/vtt': { schema: str() },
+          ...(task === 'transcribe' && {
+            'text/event-stream': { schema: str({ description: 'stream=true: transcript.text.delta events, then transcript.text.done (or an error event)' }) },
+          }),
+        },
+      },
+      ...GUARDED,
+      400: error('Invalid field or audio'),
+      413: error('Upload too large'),
+      415: error('Not multipart/form-data'),
+      429: error('Over the key\'s request rate or daily audio budget (Retry-After, x-ratelimit-* headers)'),
+      499: error('The client left'),
+      502: error('The model or provider failed'),
+      503: error('Busy, loading or shutting down (Retry-After)'),
+      504: error('Deadline passed'),
+    },
+  };
+}
+
+export function openApiDocument(version: string): Schema {
+  const admin = { security: [{ adminKey: [] }] };
+  return {
+    openapi: '3.1.0',
+    info: { title: 'stt-gateway', version, description: 'OpenAI-compatible speech-to-text: local Whisper/Parakeet or cloud providers.' },
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (sk-stt-...) from /admin/api-keys' },
+        adminKey: { type: 'http', scheme: 'bearer', description: 'The admin key (STT_ADMIN_KEY or data/admin.key)' },
+      },
+      schemas: {
+        Error: obj({ error: obj({ message: str(), type: str(), param: nullable(str()), code: str() }) }),
+      },
+    },
+    paths: {
+      '/health': { get: { operationId: 'health', responses: { 200: json('Alive', obj({ serviceId: str(), version: str(), publicModel: str() })), 403: GUARDED[403] } } },
+      '/metrics': {
+        get: {
+          operationId: 'metrics',
+          summary: 'Prometheus metrics (STT_METRICS: admin key by default, public, or off: 404)',
+          security: [{ adminKey: [] }],
+          responses: { 200: { description: 'Prometheus text format 0.0.4', content: { 'text/plain': { schema: str() } } }, ...GUARDED },
+        },
+      },
+      '/ready': {
+        get: {
+          operationId: 'ready',
+          summary: 'Whether the current route can serve a transcription now',
+          responses: {
+            200: json('Ready', obj({ ready: { type: 'boolean', const: true }, mode: str({ enum: ['local', 'cloud'] }), runtime: str() })),
+            403: GUARDED[403],
+            503: error('Not ready: model_loading, no_active_model, model_load_failed, provider_unavailable or provider_failing'),
+          },
+        },
+      },
+      '/openapi.json': { get: { operationId: 'openapi', responses: { 200: json('This document', { type: 'object' }), 403: GUARDED[403] } } },
+      '/v1/models': { get: { operationId: 'listModels', security: [{ apiKey: [] }], responses: { 200: json('Models', obj({ object: str({ const: 'list' }), data: { type: 'array', items: model } })), ...GUARDED } } },
+      '/v1/models/{id}': {
+        get: { operationId: 'retrieveModel', security: [{ apiKey: [] }], parameters: idParam('A model id'), responses: { 200: json('The model', model), ...GUARDED, 404: error('No such model') } },
+      },
+      '/v1/audio/transcriptions': { post: audioOperation('transcribe') },
+      '/v1/audio/translations': { post: audioOperation('translate') },
+      '/admin/status': {
+        get: {
+          operationId: 'adminStatus', ...admin,
+          responses: {
+            200: json('Status', obj({
+              serviceId: str(), version: str(), uptimeSeconds: int, mode: str({ enum: ['local', 'cloud'] }), publicModel: str(),
+              local: obj({ activeModel: nullable(str()), state: str({ enum: ['none', 'loading', 'ready', 'error'] }), error: nullable(str()), crashedLoad: nullable({ type: 'object' }) }),
+              queue: obj({ running: int, waiting: int, capacity: int }), system: obj({ threads: int, rssBytes: int }),
+              providers: { type: 'array', items: obj({ id: str(), enabled: bool, lastError: nullable({ type: 'object' }) }) },
+              firstStart: nullable({ type: 'object' }),
+              replicas: { type: 'array', items: obj({
+                id: str(), self: bool, address: nullable(str()), version: str(), startedAt: str(), runtime: nullable(str()),
+                state: str({ enum: ['none', 'loading', 'ready', 'error'] }), queueDepth: int, lastHeartbeatAt: str(),
+              }) },
+              database: obj({ backend: str({ enum: ['sqlite', 'postgres'] }), notifications: bool }),
+            }, ['replicas'])),
+            ...GUARDED,
+          },
+        },
+      },
+      '/admin/routing': {
+        get: { operationId: 'getRouting', ...admin, responses: { 200: json('Routing', routing), ...GUARDED } },
+        put: {
+          operationId: 'putRouting', ...admin,
+          // No body is an empty change: the routing as it is.
+          requestBody: { required: false, content: { 'application/json': { schema: fromZod(routingSchema) } } },
+          responses: { 200: json('The routing now', routing), ...GUARDED, ...JSON_BODY, 409: error('Runtime not installed or its file of another family') },
+        },
+      },
+      '/admin/local-models': { get: { operationId: 'listLocalModels', ...admin, responses: { 200: json('Runtimes', list(obj({ id: str(), family: str({ enum: ['whisper', 'parakeet'] }), installed: bool, active: bool, file: nullable(str()), bytes: nullable(int), download }, ['download']))), ...GUARDED } } },
+      '/admin/local-models/{id}/download': {
+        post: {
+          operationId: 'downloadLocalModel', ...admin, parameters: idParam('A runtime id'),
+          requestBody: { required: false, content: { 'application/json': { schema: fromZod(downloadSchema) } } },
+          responses: { 202: json('Started', obj({ id: str(), download: nullable(download) })), ...GUARDED, ...JSON_BODY, 404: error('Unknown runtime'), 409: error('Already downloading') },
+        },
+      },
+      '/admin/local-models/{id}': {
+        delete: { operationId: 'deleteLocalModel', ...admin, parameters: idParam('A runtime id'), responses: { 204: { description: 'Deleted' }, ...GUARDED, 404: error('Unknown runtime'), 409: error('Active or downloading') } },
+      },
+      '/admin/providers': { get: { operationId: 'listProviders', ...admin, responses: { 200: json('Providers', list(provider)), ...GUARDED } } },
+      '/admin/providers/{id}': {
+        put: {
+          operationId: 'putProvider', ...admin, parameters: idParam('A provider id: 1-64 of a-z 0-9 _ -'),
+          // No body changes nothing of an existing provider (a new one needs kind and baseUrl: 400).
+          requestBody: { required: false, content: { 'application/json': { schema: fromZod(providerSchema) } } },
+          responses: { 200: json('Updated', provider), 201: json('Created', provider), ...GUARDED, ...JSON_BODY, 409: error('It serves the live cloud route') },
+        },
+      },
+      '/admin/api-keys': {
+        get: { operationId: 'listApiKeys', ...admin, responses: { 200: json('Keys', list(apiKey)), ...GUARDED } },
+        post: {
+          operationId: 'createApiKey', ...admin,
+          requestBody: { required: true, content: { 'application/json': { schema: fromZod(keySchema) } } },
+          responses: { 201: json('Created (the key is shown once)', obj({ id: str(), name: str(), key: str(), prefix: str(), createdAt: str(), ...keyLimits })), ...GUARDED, ...JSON_BODY },
+        },
+      },
+      '/admin/api-keys/{id}': {
+        patch: {
+          operationId: 'setApiKeyLimits', ...admin, parameters: idParam('An API key id'),
+          summary: 'Set a key\'s limits: a field left out stays, null removes the limit',
+          // No body changes nothing (as for PUT /admin/providers/{id}).
+          requestBody: { required: false, content: { 'application/json': { schema: fromZod(keyLimitsSchema) } } },
+          responses: { 200: json('Updated', apiKey), ...GUARDED, ...JSON_BODY, 404: error('No such key') },
+        },
+      },
+      '/admin/api-keys/{id}/revoke': {
+        post: { operationId: 'revokeApiKey', ...admin, parameters: idParam('An API key id'), responses: { 200: json('Revoked', apiKey), ...GUARDED, 404: error('No such key') } },
+      },
+    },
+  };
+}

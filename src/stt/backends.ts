@@ -1,0 +1,127 @@
+// The backends a transcription can go to (the active local runtime, or a
+// cloud provider) and the routing state that selects them, read once per
+// request (route()); src/stt/plan.ts decides from it. Also owns the public alias.
+import type { SettingsStore, Routing } from '../store/settings';
+import type { LocalEngine } from './local/engine';
+import type { OutputTranscription } from './formats';
+import type { CloudService } from './cloud/service';
+import type { CloudRequest } from './cloud/adapter';
+import { localCapabilities, type Capabilities } from './capabilities';
+
+export const LOCAL_ALIAS = 'service-local-stt';
+
+/** What the transcription route checks a request against: the routed backend's names and capabilities. */
+export interface Target extends Capabilities {
+  mode: 'local' | 'cloud';
+  alias: string;
+  /** More names the host lets clients send for it (routing's aliases). */
+  aliases: readonly string[];
+  /** Its name in a refusal: the runtime or provider. */
+  name: string;
+}
+
+/** A provider and one of its models. */
+export interface CloudTarget {
+  providerId: string;
+  model: string;
+}
+
+/** One reading of the routing state, for one request. */
+export interface Route {
+  target: Target;
+  /** Cloud mode: the provider and model every request goes to. */
+  cloud: CloudTarget | null;
+  /** Local mode with spill-over set: where a request the local runtime cannot take in time may go. */
+  spillover: (CloudTarget & { maxWaitSeconds: number | null }) | null;
+}
+
+export interface TranscribeInput extends Omit<CloudRequest, 'wav'> {
+  /** Null when the audio was headed for the local runtime: only its PCM is kept. */
+  wav: Buffer | null;
+  /** Null when the audio was headed for a provider as the uploaded WAV (its PCM is not kept). */
+  pcm: Float32Array | null;
+  durationSeconds: number;
+  signal: AbortSignal;
+  /** The API key's id: served fairly against other keys in the local queue. */
+  owner?: string;
+  /** The provider the request was planned for (Cloud mode, or spilled); null: the local runtime. */
+  cloud: CloudTarget | null;
+}
+
+export class Backends {
+  private routing: Routing | null = null;
+
+  constructor(
+    private readonly settings: SettingsStore,
+    readonly local: LocalEngine,
+    private readonly cloud: CloudService | null,
+  ) {}
+
+  async current(): Promise<Routing> {
+    this.routing ??= await this.settings.routing();
+    return this.routing;
+  }
+
+  /** Called after every routing change so the next request sees it. */
+  invalidate(routing?: Routing): void {
+    this.routing = routing ?? null;
+  }
+
+  async publicModel(): Promise<string> {
+    const r = await this.current();
+    if (r.mode === 'cloud' && r.cloud && this.cloud) return this.cloud.aliasFor(r.cloud.providerId, r.cloud.model);
+    return LOCAL_ALIAS;
+  }
+
+  /** Model ids /v1/models lists (the public model, then the host's aliases): empty in Local mode with no active runtime. */
+  async listedModels(): Promise<string[]> {
+    const r = await this.current();
+    if (r.mode === 'local' && !r.localModel) return [];
+    return [...new Set([await this.publicModel(), ...r.aliases])];
+  }
+
+  /** The routing state once, with the routed backend's capabilities. */
+  async route(): Promise<Route> {
+    const r = await this.current();
+    if (r.mode === 'cloud' && r.cloud && this.cloud) {
+      const caps = await this.cloud.capabilities(r.cloud.providerId);
+      const alias = await this.cloud.aliasFor(r.cloud.providerId, r.cloud.model);
+      const target: Target = { mode: 'cloud', alias, aliases: r.aliases, name: `The provider "${r.cloud.providerId}"`, ...caps };
+      return { target, cloud: { providerId: r.cloud.providerId, model: r.cloud.model }, spillover: null };
+    }
+    const spec = this.local.activeRuntime();
+    const target: Target = { mode: 'local', alias: LOCAL_ALIAS, aliases: r.aliases, name: `The local runtime ${spec?.id ?? ''}`.trimEnd(), ...localCapabilities(spec) };
+    return { target, cloud: null, spillover: r.mode === 'local' && r.spillover && this.cloud ? { ...r.spillover } : null };
+  }
+
+  /** The provider's capabilities, for a spill-over target; null when it cannot take a request this instant. */
+  async spillCapabilities(providerId: string): Promise<Capabilities | null> {
+    if (!this.cloud || !(await this.cloud.canServe(providerId))) return null;
+    return this.cloud.capabilities(providerId);
+  }
+
+  /** Runs the request where it was planned. `queueMs`: time spent waiting for the local scheduler (local runtimes only). */
+  async transcribe(input: TranscribeInput): Promise<{ result: OutputTranscription; runtime: string; queueMs?: number }> {
+    if (input.cloud) {
+      if (!this.cloud || !input.wav) throw new Error('a cloud request needs the cloud service and its upload');
+      return this.cloud.transcribe(input.cloud.providerId, input.cloud.model, { ...input, wav: input.wav });
+    }
+    if (!input.pcm) throw new Error('a local request needs its decoded audio');
+    const pcm = input.pcm;
+    return this.local.transcribe({
+      pcm,
+      durationSeconds: input.durationSeconds,
+      signal: input.signal,
+      owner: input.owner,
+      chunkingStrategy: input.chunkingStrategy,
+      options: {
+        language: input.language,
+        translate: input.task === 'translate',
+        prompt: input.prompt,
+        temperature: input.temperature,
+        wordTimestamps: input.granularities.has('word'),
+        onSegment: input.onText,
+      },
+    });
+  }
+}
