@@ -10,6 +10,7 @@ import type { Services } from './services';
 import type { FirstStartView } from './admin-api';
 import { installedFile, runtimeById } from './stt/catalogue';
 import { writeSecretFile } from './store/secret-file';
+import { followRouting } from './host/follow-routing';
 
 export type FirstStartStatus = FirstStartView;
 
@@ -39,8 +40,7 @@ export async function firstStart(s: FirstStartParts): Promise<FirstStart> {
         return;
       }
       await s.settings.setRouting({ mode: 'local', localModel: spec.id, cloud: null });
-      s.stt.invalidate();
-      s.local.activate(spec.id).catch(() => {});
+      followRouting(s, await s.settings.routing(), { retryFailed: true });
       status.state = 'activated';
       s.logger.info({ runtime: spec.id }, 'first start: activated the default local runtime');
     };

@@ -23,11 +23,11 @@ import { setLogHandler } from './native';
 import { packageRoot } from './package-root';
 import type { FirstStartView } from './admin-api';
 import { Host } from './host/host';
-import { followRouting } from './host/follow-routing';
+import { followStoredRouting } from './host/follow-routing';
 import { Metrics } from './metrics';
 import { FreeCoresMonitor, threadsForFreeCores } from './stt/local/free-cores';
 import { KeyUsageStore } from './store/key-usage';
-import { KeyLimiter } from './http/middleware/key-limits';
+import { KeyLimiter } from './http/key-limiter';
 import { requestWindows } from './store/request-windows';
 
 export interface Services {
@@ -118,16 +118,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     keyUsage, keyLimiter: new KeyLimiter(keyUsage, requestWindows(db), metrics), replica: { id: randomUUID(), store: new ReplicaStore(db) },
   };
   if (freeCores) freeCoresMonitors.set(services, freeCores);
-  await syncRouting(services);
-  if (db.shared) {
-    // Another replica (or the admin CLI) changed routing: follow at once; re-read whenever notifications may have been missed.
-    db.onChange((topic) => {
-      if (topic === 'routing' || topic === 'resync') syncRouting(services).catch(() => {});
-    });
-  } else {
-    // The admin CLI may change routing in the SQLite file while the server runs.
-    routingPoll.set(services, setInterval(() => syncRouting(services).catch(() => {}), ROUTING_POLL_MS).unref());
-  }
+  routingFollowers.set(services, await followStoredRouting(services));
   return services;
 }
 
@@ -147,19 +138,11 @@ async function checkSharedSecret(settings: SettingsStore, providers: ProviderSto
   }
 }
 
-const ROUTING_POLL_MS = 2000;
-const routingPoll = new WeakMap<Services, NodeJS.Timeout>();
+const routingFollowers = new WeakMap<Services, { stop(): void }>();
 const freeCoresMonitors = new WeakMap<Services, FreeCoresMonitor>();
 
-/** Follows the stored routing, which the admin CLI may have changed; never retries a failed load by itself. */
-export async function syncRouting(s: Services): Promise<void> {
-  const routing = await s.settings.routing();
-  s.local.noticeMarkerCleared();
-  followRouting(s, routing, { retryFailed: false });
-}
-
 export async function closeServices(s: Services): Promise<void> {
-  clearInterval(routingPoll.get(s));
+  routingFollowers.get(s)?.stop();
   freeCoresMonitors.get(s)?.close();
   s.downloader.abortAll();
   await s.local.close();

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { downloadSchema, keyLimitsSchema, keySchema, providerSchema, routingSchema } from './admin-schemas';
 import { RESPONSE_FORMATS } from '../stt/formats';
 import { MAX_PROMPT_CHARS, TEMPERATURE_RANGE } from '../stt/capabilities';
+import { FORM_FIELDS, type FormField } from './transcription-request';
 
 type Schema = Record<string, unknown>;
 
@@ -71,20 +72,23 @@ const GUARDED = { 401: error('Missing or wrong bearer key'), 403: error('Host no
 const JSON_BODY = { 400: error('Invalid body'), 413: error('Body too large'), 415: error('Not JSON'), 422: error('Unprocessable') };
 const idParam = (description: string) => [{ name: 'id', in: 'path', required: true, description, schema: str() }];
 
+/** Every field the form parser accepts (FORM_FIELDS), typed so a field without a schema does not compile. */
+const FIELD_SCHEMAS: Record<FormField, Schema> = {
+  model: str({ description: 'The public model (GET /v1/models) or one of the host\'s aliases' }),
+  language: str({ description: 'ISO-639-1; omitted: detected' }),
+  prompt: str({ maxLength: MAX_PROMPT_CHARS }),
+  response_format: str({ enum: [...RESPONSE_FORMATS] }),
+  temperature: { ...num, minimum: TEMPERATURE_RANGE.min, maximum: TEMPERATURE_RANGE.max },
+  'timestamp_granularities[]': { type: 'array', items: str({ enum: ['segment', 'word'] }) },
+  chunking_strategy: str({ description: '"auto" or a JSON server_vad object' }),
+  stream: { type: 'boolean', description: 'Server-sent events as text is decoded (response_format json or text)' },
+};
+
 function audioOperation(task: 'transcribe' | 'translate'): Schema {
   const fields: Record<string, Schema> = {
     file: str({ format: 'binary', description: 'A WAV file: PCM 8-32 bit, float, A-law or mu-law, 8-192 kHz, any channel count' }),
-    model: str({ description: 'The public model (GET /v1/models) or one of the host\'s aliases' }),
-    prompt: str({ maxLength: MAX_PROMPT_CHARS }),
-    response_format: str({ enum: [...RESPONSE_FORMATS] }),
-    temperature: { ...num, minimum: TEMPERATURE_RANGE.min, maximum: TEMPERATURE_RANGE.max },
+    ...Object.fromEntries(FORM_FIELDS[task].map((name) => [name, FIELD_SCHEMAS[name]])),
   };
-  if (task === 'transcribe') {
-    fields.language = str({ description: 'ISO-639-1; omitted: detected' });
-    fields['timestamp_granularities[]'] = { type: 'array', items: str({ enum: ['segment', 'word'] }) };
-    fields.chunking_strategy = str({ description: '"auto" or a JSON server_vad object' });
-    fields.stream = { type: 'boolean', description: 'Server-sent events as text is decoded (response_format json or text)' };
-  }
   return {
     operationId: task === 'transcribe' ? 'createTranscription' : 'createTranslation',
     summary: task === 'transcribe' ? 'Transcribe audio' : 'Translate audio into English text',

@@ -23,9 +23,21 @@ export interface TranscriptionRequest {
   stream: boolean;
 }
 
-const TEXT_FIELDS = new Set(['model', 'language', 'response_format', 'prompt', 'temperature', 'timestamp_granularities[]', 'timestamp_granularities', 'stream']);
-/** OpenAI's translations endpoint: no language (the output is English), granularities or chunking. */
-const TRANSLATION_FIELDS = new Set(['model', 'response_format', 'prompt', 'temperature']);
+/**
+ * The form's text fields as OpenAI names them, per endpoint (besides `file`):
+ * the parser accepts exactly these, and routes/openapi.ts publishes exactly
+ * these. Translations take OpenAI's smaller set: no language (the output is
+ * English), granularities, chunking or streaming.
+ */
+export const FORM_FIELDS = {
+  transcribe: ['model', 'language', 'response_format', 'prompt', 'temperature', 'timestamp_granularities[]', 'chunking_strategy', 'stream'],
+  translate: ['model', 'response_format', 'prompt', 'temperature'],
+} as const satisfies Record<Task, readonly string[]>;
+export type FormField = (typeof FORM_FIELDS)['transcribe'][number];
+
+/** Also accepted: the granularities without brackets, and chunking_strategy's bracketed sub-fields (isChunkingField). */
+const TEXT_FIELDS = new Set<string>([...FORM_FIELDS.transcribe, 'timestamp_granularities']);
+const TRANSLATION_FIELDS = new Set<string>(FORM_FIELDS.translate);
 
 type Fields = Record<string, unknown>;
 

@@ -93,7 +93,7 @@ export class LocalEngine {
     if (this.loadingId) return { activeModel: this.loadingId, state: 'loading', error: null, crashedLoad };
     if (this.loadError) return { activeModel: null, state: 'error', error: this.loadError, crashedLoad };
     if (this.current) return { activeModel: this.current.spec.id, state: 'ready', error: null, crashedLoad };
-    // 'error' also keeps syncRouting from loading it again (it never retries a failed load by itself).
+    // 'error' also keeps the routing follower (host/follow-routing.ts) from loading it again (it never retries a failed load by itself).
     if (crashedLoad) return { activeModel: null, state: 'error', error: crashMessage(crashedLoad), crashedLoad };
     return { activeModel: null, state: 'none', error: null, crashedLoad };
   }

@@ -1,4 +1,5 @@
-// Per-key limits on the audio routes, and the key's usage counted when each
+// Per-key limits on the audio routes (a stateful limiter, its middleware()
+// mounted on each audio route), and the key's usage counted when each
 // request ends. The request rate (per minute, a fixed window per key, shared
 // by the replicas of a shared database: store/request-windows.ts) is checked
 // before the upload is read; the audio budget (seconds per UTC day)
@@ -7,12 +8,12 @@
 // requests cannot overshoot it together. Over a limit: 429 with Retry-After
 // and OpenAI's x-ratelimit-* headers (the audio ones named alike).
 import type { Context, Next } from 'koa';
-import { ApiError } from '../api-error';
-import { utcDay, type KeyUsageStore } from '../../store/key-usage';
-import type { ApiKeyRecord } from '../../store/api-keys';
-import type { Metrics } from '../../metrics';
-import type { RequestWindows } from '../../store/request-windows';
-import { stateOf } from '../state';
+import { ApiError } from './api-error';
+import { utcDay, type KeyUsageStore } from '../store/key-usage';
+import type { ApiKeyRecord } from '../store/api-keys';
+import type { Metrics } from '../metrics';
+import type { RequestWindows } from '../store/request-windows';
+import { stateOf } from './state';
 
 const DAY_MS = 86_400_000;
 
