@@ -17,16 +17,17 @@ export interface Trial {
 
 /**
  * Load rounds: every mix, every contender, contenders rotating which goes
- * first. A round of all six mixes takes about 2 minutes per contender for base
- * here and 3-4x that for small, so the load figures come from base q8_0 alone:
- * 3 rounds (the min–max of 3 covers the median with 75 %), in the default and
- * the --full run alike. The scheduler does the same work whatever the weights,
- * so other shapes' rounds would say little more at several times the cost (5
- * rounds of every Whisper shape took 4-5 hours). --full adds small f16 and
- * Parakeet f16 to the one-at-a-time scenarios and runs each one-off 5 times,
- * and fits in about an hour; --quick is one round of two mixes.
+ * first. With ours in the full window (the default since 2026-11-26) a round
+ * of all six mixes took about 27 minutes for base q8_0 here (275 s per mix for
+ * the three contenders, in a --full run stopped after two mixes), and 3-4x
+ * that for small. So load figures come from base q8_0 alone: the default run
+ * has 3 rounds (the min–max of 3 covers the median with 75 %), about 1.5-2
+ * hours in all; --full trades them for breadth to fit about an hour: one
+ * load round, small f16 and Parakeet f16 added to the one-at-a-time
+ * scenarios, each one-off run 5 times (5 rounds of every Whisper shape took
+ * 4-5 hours); --quick is one round of two mixes.
  */
-const rounds = (byDefault: number): Record<RunSize, number> => ({ quick: Math.min(1, byDefault), default: byDefault, full: byDefault });
+const rounds = (byDefault: number): Record<RunSize, number> => ({ quick: Math.min(1, byDefault), default: byDefault, full: Math.min(1, byDefault) });
 
 export const TRIALS: Trial[] = [
   { shape: 'base-q8_0-ctx64', sizes: ['quick', 'default', 'full'], loadRounds: rounds(3) },
