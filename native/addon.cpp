@@ -47,6 +47,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("setErrorClasses", Napi::Function::New(env, set_error_classes, "setErrorClasses"));
   exports.Set("loadModel", Napi::Function::New(env, load_model, "loadModel"));
   exports.Set("decodeWav", Napi::Function::New(env, decode_wav, "decodeWav"));
+  exports.Set("decodeAudio", Napi::Function::New(env, decode_audio, "decodeAudio"));
   exports.Set("setLogHandler", Napi::Function::New(env, set_log_handler, "setLogHandler"));
   exports.Set("systemInfo", Napi::Function::New(env, system_info, "systemInfo"));
   exports.Set("whisperVersion", Napi::String::New(env, whisper_version()));

@@ -28,6 +28,7 @@ Napi::Function define_model(Napi::Env env);
 Napi::Value load_model(const Napi::CallbackInfo& info);
 
 Napi::Value decode_wav(const Napi::CallbackInfo& info);
+Napi::Value decode_audio(const Napi::CallbackInfo& info);
 
 void install_log_bridge();
 Napi::Value set_log_handler(const Napi::CallbackInfo& info);

@@ -1,4 +1,9 @@
-// decodeWav(bytes) -> Promise<{pcm, sampleRate, channels, ...}> on the libuv pool.
+// decodeWav(bytes) and decodeAudio(bytes, maxSeconds) -> Promise<{pcm,
+// sampleRate, channels, ...}> on the libuv pool: WAV only, or any container
+// audio_decoder.cpp reads, resampled to 16 kHz mono.
+#include <limits>
+
+#include "audio_decoder.h"
 #include "bindings.h"
 #include "resampler.h"
 #include "wav_decoder.h"
@@ -8,19 +13,33 @@ namespace {
 
 class DecodeWavWorker : public Napi::AsyncWorker {
  public:
-  DecodeWavWorker(Napi::Env env, Napi::Uint8Array bytes)
-      : Napi::AsyncWorker(env, "stt:decodeWav"),
+  // any_format: every container audio_decoder.cpp reads, refused past max_seconds; otherwise WAV only.
+  DecodeWavWorker(Napi::Env env, Napi::Uint8Array bytes, bool any_format, double max_seconds)
+      : Napi::AsyncWorker(env, any_format ? "stt:decodeAudio" : "stt:decodeWav"),
         deferred_(Napi::Promise::Deferred::New(env)),
         bytes_ref_(Napi::Persistent(bytes)),
         data_(bytes.Data()),
-        size_(bytes.ByteLength()) {}
+        size_(bytes.ByteLength()),
+        any_format_(any_format),
+        max_seconds_(max_seconds) {}
 
   Napi::Promise promise() { return deferred_.Promise(); }
 
   void Execute() override {
     try {
-      decoded_ = decode_wav(data_, size_);
-      pcm_ = Resampler::resample(decoded_.mono, decoded_.info.sample_rate, kOutputSampleRate);
+      if (any_format_) {
+        decoded_ = decode_audio(data_, size_, max_seconds_);
+      } else {
+        DecodedWav wav = decode_wav(data_, size_);
+        decoded_.container = "wav";
+        decoded_.codec = wav.info.sample_format;
+        decoded_.sample_rate = wav.info.sample_rate;
+        decoded_.channels = wav.info.channels;
+        decoded_.wav = wav.info;
+        decoded_.mono = std::move(wav.mono);
+      }
+      frames_ = decoded_.mono.size();
+      pcm_ = Resampler::resample(decoded_.mono, decoded_.sample_rate, kOutputSampleRate);
       decoded_.mono.clear();
       decoded_.mono.shrink_to_fit();
       if (pcm_.empty()) throw WavError("no_samples", "audio is too short to resample");
@@ -37,15 +56,17 @@ class DecodeWavWorker : public Napi::AsyncWorker {
     Napi::Env env = Env();
     Napi::Float32Array pcm = Napi::Float32Array::New(env, pcm_.size());
     std::copy(pcm_.begin(), pcm_.end(), pcm.Data());
-    const WavInfo& i = decoded_.info;
+    const WavInfo& i = decoded_.wav;
     Napi::Object out = Napi::Object::New(env);
     out.Set("pcm", pcm);
-    out.Set("sampleRate", i.sample_rate);
-    out.Set("channels", i.channels);
+    out.Set("container", decoded_.container);
+    out.Set("codec", decoded_.codec);
+    out.Set("sampleRate", decoded_.sample_rate);
+    out.Set("channels", decoded_.channels);
     out.Set("bitsPerSample", i.bits_per_sample);
     out.Set("sampleFormat", i.sample_format);
     out.Set("extensible", i.extensible);
-    out.Set("durationSeconds", static_cast<double>(i.frames) / i.sample_rate);
+    out.Set("durationSeconds", static_cast<double>(frames_) / decoded_.sample_rate);
     deferred_.Resolve(out);
   }
 
@@ -58,7 +79,10 @@ class DecodeWavWorker : public Napi::AsyncWorker {
   Napi::Reference<Napi::Uint8Array> bytes_ref_;  // keeps the upload alive while Execute reads it
   const uint8_t* data_;
   size_t size_;
-  DecodedWav decoded_;
+  bool any_format_;
+  double max_seconds_;
+  DecodedAudio decoded_;
+  size_t frames_ = 0;
   std::vector<float> pcm_;
   std::string code_;
 };
@@ -70,7 +94,20 @@ Napi::Value decode_wav(const Napi::CallbackInfo& info) {
       info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
     throw Napi::TypeError::New(info.Env(), "decodeWav expects a Buffer or Uint8Array");
   }
-  auto* worker = new DecodeWavWorker(info.Env(), info[0].As<Napi::Uint8Array>());
+  auto* worker = new DecodeWavWorker(info.Env(), info[0].As<Napi::Uint8Array>(), false, std::numeric_limits<double>::infinity());
+  Napi::Promise promise = worker->promise();
+  worker->Queue();
+  return promise;
+}
+
+Napi::Value decode_audio(const Napi::CallbackInfo& info) {
+  if (info.Length() < 2 || !info[0].IsTypedArray() ||
+      info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array || !info[1].IsNumber()) {
+    throw Napi::TypeError::New(info.Env(), "decodeAudio expects a Buffer or Uint8Array and the longest duration in seconds");
+  }
+  const double max_seconds = info[1].As<Napi::Number>().DoubleValue();
+  if (!(max_seconds > 0)) throw Napi::RangeError::New(info.Env(), "decodeAudio: the longest duration must be positive");
+  auto* worker = new DecodeWavWorker(info.Env(), info[0].As<Napi::Uint8Array>(), true, max_seconds);
   Napi::Promise promise = worker->promise();
   worker->Queue();
   return promise;

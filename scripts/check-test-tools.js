@@ -28,6 +28,10 @@ const NEEDED = {
   'espeak-ng': () => onPath('espeak-ng'),
   postgresql: postgres,
   nginx: () => onPath('nginx') || existsSync('/usr/sbin/nginx'),
+  // The decoders' tests encode speech as MP3, FLAC, Ogg Vorbis and Opus (fixtures/encoded.ts).
+  sox: () => onPath('sox'),
+  'libsox-fmt-mp3': () => spawnSync('sh', ['-c', 'sox -h | grep -q "FILE FORMATS.* mp3"'], { stdio: 'ignore' }).status === 0,
+  'opus-tools': () => onPath('opusenc'),
 };
 
 const missing = Object.entries(NEEDED).filter(([, present]) => !present()).map(([pkg]) => pkg);

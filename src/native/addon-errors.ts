@@ -13,9 +13,13 @@ export type WavErrorCode =
   | 'no_samples'
   | 'size_out_of_bounds'
   | 'too_long'
-  | 'decode_failed';
+  | 'decode_failed'
+  // decodeAudio (native/audio_decoder.h): a stream that could not be decoded, more than the limit, a rate or channel count out of range.
+  | 'corrupt_audio'
+  | 'audio_too_long'
+  | 'unsupported_format';
 
-/** decodeWav() rejected: the file is not a WAV the decoder accepts, or `decode_failed`, an internal failure. */
+/** decodeWav() or decodeAudio() rejected: the file is not audio the decoders accept, or `decode_failed`, an internal failure. */
 export class WavError extends Error {
   constructor(message: string, readonly code: WavErrorCode) {
     super(message);

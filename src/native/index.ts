@@ -14,10 +14,15 @@ export { ModelLoadError, TranscriptionError, WavError, type TranscriptionErrorCo
 export interface DecodedAudio {
   /** 16 kHz mono samples. */
   pcm: Float32Array;
+  /** What the bytes were, sniffed from them: wav, mp3, flac or ogg. */
+  container: string;
+  /** The codec in it: a WAV sample format, or mp3, flac, vorbis. */
+  codec: string;
   sampleRate: number;
   channels: number;
+  /** WAV only (0 and "" otherwise). */
   bitsPerSample: number;
-  sampleFormat: 'pcm_u8' | 'pcm_s16' | 'pcm_s24' | 'pcm_s32' | 'float32' | 'float64' | 'alaw' | 'mulaw';
+  sampleFormat: 'pcm_u8' | 'pcm_s16' | 'pcm_s24' | 'pcm_s32' | 'float32' | 'float64' | 'alaw' | 'mulaw' | '';
   extensible: boolean;
   durationSeconds: number;
 }
@@ -165,6 +170,7 @@ interface NativeAddon {
   setErrorClasses(classes: ErrorClasses): void;
   loadModel(path: string, family: ModelFamily, externalBytes: number): Promise<NativeModel>;
   decodeWav(bytes: Uint8Array): Promise<DecodedAudio>;
+  decodeAudio(bytes: Uint8Array, maxSeconds: number): Promise<DecodedAudio>;
   setLogHandler(handler: ((level: number, line: string) => void) | null): void;
   systemInfo(): string;
   whisperVersion: string;
@@ -229,6 +235,16 @@ export function setLogHandler(handler: ((level: number, line: string) => void) |
 /** Decodes a WAV file to 16 kHz mono float32. Rejects with a WavError, whose code is stable. */
 export function decodeWav(bytes: Uint8Array): Promise<DecodedAudio> {
   return addon.decodeWav(bytes);
+}
+
+/**
+ * Decodes WAV, MP3, FLAC or Ogg Vorbis, sniffed from the bytes, to 16 kHz
+ * mono float32; refuses audio longer than `maxSeconds` (`audio_too_long`)
+ * from the header where the format states its length, otherwise by stopping
+ * there. Rejects with a WavError, whose code is stable.
+ */
+export function decodeAudio(bytes: Uint8Array, maxSeconds: number): Promise<DecodedAudio> {
+  return addon.decodeAudio(bytes, maxSeconds);
 }
 
 /** A fresh control to pass as `transcribe(pcm, { control })`. */

@@ -24,15 +24,28 @@ import { parseTranscriptionRequest } from './transcription-request';
 import { stateOf } from '../http/state';
 
 /**
- * The decoder's own messages describe the file and are safe to show; anything
- * else (an allocation failure, say) is a fixed sentence, with the detail in the log.
+ * What a client is told when its upload cannot be decoded. A codec or
+ * container this server does not decode, a stream that is damaged, and audio
+ * over the length limit each have their own code; the rest is invalid_audio
+ * with the decoder's stable code. The decoders' own messages describe the
+ * file (they name the container and codec found) and are safe to show;
+ * anything else (an allocation failure, say) is a fixed sentence, with the
+ * detail in the log.
  */
 export function invalidAudio(e: WavError, logger: Logger): ApiError {
-  if (e.code !== 'decode_failed') {
-    return badRequest('invalid_audio', `The file is not a usable WAV file (${e.code}): ${e.message}.`, 'file');
+  switch (e.code) {
+    case 'unsupported_codec':
+      return badRequest('unsupported_codec', `The audio is in a format this server does not decode: ${e.message}. It reads WAV, MP3, FLAC and Ogg Vorbis.`, 'file');
+    case 'corrupt_audio':
+      return badRequest('corrupt_audio', `The audio could not be decoded: ${e.message}.`, 'file');
+    case 'audio_too_long':
+      return badRequest('audio_too_long', `The audio is longer than this server accepts per request (${e.message}).`, 'file');
+    case 'decode_failed':
+      logger.warn({ err: e.message }, 'audio decoding failed');
+      return badRequest('invalid_audio', 'The file is not usable audio (decode_failed): it could not be decoded.', 'file');
+    default:
+      return badRequest('invalid_audio', `The file is not usable audio (${e.code}): ${e.message}.`, 'file');
   }
-  logger.warn({ err: e.message }, 'WAV decoding failed');
-  return badRequest('invalid_audio', 'The file is not a usable WAV file (decode_failed): it could not be decoded.', 'file');
 }
 
 function refuseTooLong(seconds: number, maxSeconds: number): void {
@@ -106,7 +119,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       const cloud = where.where === 'local' ? null : where.cloud;
       const decodeStarted = performance.now(); // decodeMs includes the wait for a decode slot
       // A provider gets the uploaded WAV: keep only its duration, not the PCM, while the call lasts.
-      const { pcm, durationSeconds } = await decodeUpload(req.file.buffer, { header, mode: cloud ? 'cloud' : 'local', slots: decodeSlots, signal: clientSignal })
+      const { pcm, durationSeconds, container } = await decodeUpload(req.file.buffer, { header, mode: cloud ? 'cloud' : 'local', slots: decodeSlots, signal: clientSignal, maxSeconds: s.config.maxAudioSeconds })
         .catch((err) => {
           throw err instanceof WavError ? invalidAudio(err, s.logger) : err;
         });
@@ -132,7 +145,8 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
           durationSeconds,
           signal,
           wav: pcm ? null : req.file.buffer,
-          filename: req.file.originalFilename || 'audio.wav',
+          // Named by what the bytes are, never by the client's name: providers pick their decoder by the extension.
+          filename: `audio.${container}`,
           format: req.format,
           language: req.language,
           prompt: req.prompt,

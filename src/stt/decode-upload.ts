@@ -1,12 +1,15 @@
-// Decodes an uploaded WAV for the target that will transcribe it, holding no
-// more memory than that target needs:
+// Decodes an uploaded audio file (WAV, MP3, FLAC, Ogg Vorbis: sniffed from
+// the bytes) for the target that will transcribe it, holding no more memory
+// than that target needs:
 // - at most `slots.size` decodes at once: each holds a pool thread, the
 //   upload, its PCM (64 kB per second of audio) and the decoder's buffers;
+// - never more than `maxSeconds` of audio: refused from the header where the
+//   format states its length, otherwise decoding stops there;
 // - Local: the whole file becomes 16-kHz PCM;
-// - Cloud: the provider is sent the upload itself, so only the header and the
-//   first second are decoded, which checks the format as the local path
-//   does; the duration comes from the header.
-import { decodeWav, type DecodedAudio } from '../native';
+// - Cloud: the provider is sent the upload itself. A WAV is checked by
+//   decoding its header and first second (its duration is the header's);
+//   other formats are decoded whole to measure them (the PCM is dropped).
+import { decodeAudio, type DecodedAudio } from '../native';
 import type { Semaphore } from './semaphore';
 import { wavPrefix, type WavHeader } from './wav-header';
 
@@ -16,6 +19,8 @@ export interface DecodedUpload {
   /** Null for a cloud target. */
   pcm: Float32Array | null;
   durationSeconds: number;
+  /** What the upload was (wav, mp3, flac, ogg), for the provider's file name. */
+  container: string;
 }
 
 export interface DecodeOptions {
@@ -24,20 +29,22 @@ export interface DecodeOptions {
   slots: Semaphore;
   /** Stops the wait for a slot (a client gone). */
   signal: AbortSignal;
-  decode?: (bytes: Uint8Array) => Promise<DecodedAudio>;
+  /** STT_MAX_AUDIO_SECONDS. */
+  maxSeconds: number;
+  decode?: (bytes: Uint8Array, maxSeconds: number) => Promise<DecodedAudio>;
 }
 
 /** Rejects with the decoder's WavError, or AbortedError when `signal` fires while waiting for a slot. */
-export async function decodeUpload(wav: Buffer, { header, mode, slots, signal, decode = decodeWav }: DecodeOptions): Promise<DecodedUpload> {
+export async function decodeUpload(upload: Buffer, { header, mode, slots, signal, maxSeconds, decode = decodeAudio }: DecodeOptions): Promise<DecodedUpload> {
   await slots.acquire(signal);
   try {
-    const prefix = mode === 'cloud' && header ? wavPrefix(wav, header, CHECKED_SECONDS) : null;
+    const prefix = mode === 'cloud' && header ? wavPrefix(upload, header, CHECKED_SECONDS) : null;
     if (prefix && header) {
-      await decode(prefix);
-      return { pcm: null, durationSeconds: header.durationSeconds };
+      await decode(prefix, maxSeconds);
+      return { pcm: null, durationSeconds: header.durationSeconds, container: 'wav' };
     }
-    const audio = await decode(wav);
-    return { pcm: mode === 'local' ? audio.pcm : null, durationSeconds: audio.durationSeconds };
+    const audio = await decode(upload, maxSeconds);
+    return { pcm: mode === 'local' ? audio.pcm : null, durationSeconds: audio.durationSeconds, container: audio.container };
   } finally {
     slots.release();
   }

@@ -86,7 +86,7 @@ function fakeDecoder() {
   const calls: { bytes: number; finish: () => void }[] = [];
   const decode = (bytes: Uint8Array) =>
     new Promise<DecodedAudio>((resolve) => {
-      const audio = { pcm: new Float32Array(16), durationSeconds: bytes.length / 8000 } as DecodedAudio;
+      const audio = { pcm: new Float32Array(16), durationSeconds: bytes.length / 8000, container: 'wav' } as DecodedAudio;
       calls.push({ bytes: bytes.length, finish: () => resolve(audio) });
     });
   return { calls, decode };
@@ -98,18 +98,18 @@ test('a cloud target decodes only the header and the first second, and takes the
   const bytes = wav({ seconds: 600 });
   const header = readWavHeader(bytes);
   const { calls, decode } = fakeDecoder();
-  const out = decodeUpload(bytes, { header, mode: 'cloud', slots: new Semaphore(1), signal: new AbortController().signal, decode });
+  const out = decodeUpload(bytes, { header, mode: 'cloud', slots: new Semaphore(1), signal: new AbortController().signal, maxSeconds: 3600, decode });
   await settle();
   assert.equal(calls.length, 1);
   assert.ok(calls[0].bytes <= 44 + 8000, `decoded ${calls[0].bytes} bytes`);
   calls[0].finish();
-  assert.deepEqual(await out, { pcm: null, durationSeconds: 600 });
+  assert.deepEqual(await out, { pcm: null, durationSeconds: 600, container: 'wav' });
 });
 
 test('a local target decodes the whole file and keeps the PCM', async () => {
   const bytes = wav({ seconds: 5 });
   const { calls, decode } = fakeDecoder();
-  const out = decodeUpload(bytes, { header: readWavHeader(bytes), mode: 'local', slots: new Semaphore(1), signal: new AbortController().signal, decode });
+  const out = decodeUpload(bytes, { header: readWavHeader(bytes), mode: 'local', slots: new Semaphore(1), signal: new AbortController().signal, maxSeconds: 3600, decode });
   await settle();
   assert.equal(calls[0].bytes, bytes.length);
   calls[0].finish();
@@ -120,7 +120,7 @@ test('uploads are decoded one at a time; a client gone while waiting leaves the 
   const bytes = wav({ seconds: 1 });
   const slots = new Semaphore(1);
   const { calls, decode } = fakeDecoder();
-  const start = (signal = new AbortController().signal) => decodeUpload(bytes, { header: null, mode: 'local', slots, signal, decode });
+  const start = (signal = new AbortController().signal) => decodeUpload(bytes, { header: null, mode: 'local', slots, signal, maxSeconds: 3600, decode });
   const first = start();
   const gone = new AbortController();
   const second = start(gone.signal);

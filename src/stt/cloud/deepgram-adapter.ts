@@ -3,7 +3,7 @@
 // their words keep Deepgram's times.
 import type { OutputTranscription } from '../formats';
 import { ProviderError, providerFetch } from './provider-fetch';
-import type { AdapterCall } from './adapter';
+import { mediaTypeOf, type AdapterCall } from './adapter';
 
 interface DeepgramWord {
   word?: string;
@@ -30,7 +30,7 @@ export async function deepgramTranscribe(call: AdapterCall): Promise<OutputTrans
   const init = (): RequestInit => ({
     method: 'POST',
     body: request.wav as unknown as BodyInit,
-    headers: { Authorization: `Token ${apiKey}`, 'Content-Type': 'audio/wav' },
+    headers: { Authorization: `Token ${apiKey}`, 'Content-Type': mediaTypeOf(request.filename) },
   });
   const body = (await providerFetch(`${provider.baseUrl.replace(/\/+$/, '')}/listen?${query}`, init, call.fetch)) as DeepgramResponse;
   const channel = body?.results?.channels?.[0];

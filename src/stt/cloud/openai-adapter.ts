@@ -2,7 +2,7 @@
 // multipart POST {baseUrl}/audio/transcriptions (or /audio/translations) with a Bearer key.
 import type { OutputTranscription } from '../formats';
 import { ProviderError, providerFetch } from './provider-fetch';
-import type { AdapterCall } from './adapter';
+import { mediaTypeOf, type AdapterCall } from './adapter';
 import { chunkingFieldValue } from '../chunking';
 import { readTranscriptStream } from './openai-stream';
 
@@ -21,7 +21,7 @@ export async function openaiTranscribe(call: AdapterCall): Promise<OutputTranscr
   const needsDetail = call.wantsSegments || request.granularities.has('word');
   const init = (stream: boolean) => (): RequestInit => {
     const form = new FormData();
-    form.append('file', new Blob([request.wav as unknown as BlobPart], { type: 'audio/wav' }), request.filename);
+    form.append('file', new Blob([request.wav as unknown as BlobPart], { type: mediaTypeOf(request.filename) }), request.filename);
     form.append('model', model);
     form.append('response_format', needsDetail ? 'verbose_json' : 'json');
     if (request.prompt) form.append('prompt', request.prompt);

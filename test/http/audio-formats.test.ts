@@ -1,0 +1,100 @@
+// Audio as clients send it: MP3, FLAC and Ogg Vorbis decoded in-process,
+// sniffed from the bytes (every file here is posted as "audio.wav" with type
+// audio/wav, as a careless client would); what is not decoded, damaged or
+// too long gets a 400 naming it, and the server keeps serving; a cloud
+// provider gets the original bytes under a name that says what they are,
+// and the duration charged is the one decoded.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
+import { AUDIO_DIR, encodedAudio, startOpenAiLike, FAKE_OPENAI_KEY, type FakeServer } from '../../fixtures';
+
+const JFK_FILE = path.join(AUDIO_DIR, 'jfk.wav');
+const JFK = readFileSync(JFK_FILE);
+let server: TestServer;
+let openai: FakeServer;
+let jfkText: string;
+
+before(async () => {
+  openai = await startOpenAiLike(FAKE_OPENAI_KEY);
+  server = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_AUDIO_SECONDS: '20' } });
+  jfkText = (await (await transcribe(server, { file: wavBlob(JFK) }, server.auth)).json()).text;
+  const put = await fetch(`${server.url}/admin/providers/oai`, {
+    method: 'PUT', headers: { Authorization: `Bearer ${server.adminKey}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ kind: 'openai', baseUrl: openai.url, apiKey: FAKE_OPENAI_KEY, enabled: true, models: [{ id: 'whisper-1' }] }),
+  });
+  assert.equal(put.status, 201, 'the provider is created');
+});
+after(async () => {
+  await server.close();
+  await openai.close();
+});
+
+async function routing(body: unknown): Promise<void> {
+  const res = await fetch(`${server.url}/admin/routing`, {
+    method: 'PUT', headers: { Authorization: `Bearer ${server.adminKey}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+  });
+  assert.equal(res.status, 200, await res.text());
+}
+
+async function expectError(res: Response, code: string, message: RegExp): Promise<void> {
+  const body = await res.json();
+  assert.equal(res.status, 400, JSON.stringify(body));
+  assert.equal(body.error.code, code);
+  assert.equal(body.error.param, 'file');
+  assert.match(body.error.message, message);
+}
+
+test('MP3, FLAC and Ogg Vorbis are transcribed like the WAV they were made from; FLAC (lossless) word for word', async () => {
+  for (const format of ['mp3', 'flac', 'ogg'] as const) {
+    const res = await transcribe(server, { file: wavBlob(encodedAudio(JFK_FILE, format)), response_format: 'verbose_json' }, server.auth);
+    const body = await res.json();
+    assert.equal(res.status, 200, `${format}: ${JSON.stringify(body)}`);
+    assert.ok(Math.abs(body.duration - 11) < 0.1, `${format}: duration ${body.duration}`);
+    // Charged what was decoded, in whole seconds up (an MP3 encoder's padding can make 11.0 s into 11.05).
+    assert.deepEqual(body.usage, { type: 'duration', seconds: Math.ceil(body.duration) }, format);
+    if (format === 'flac') assert.equal(body.text, jfkText);
+  }
+  // Stereo 44.1 kHz MP3, as phones and browsers record.
+  const stereo = await transcribe(server, { file: wavBlob(encodedAudio(JFK_FILE, 'mp3', { rate: 44100, channels: 2 })) }, server.auth);
+  assert.equal(stereo.status, 200);
+});
+
+test('what is not decoded, damaged or too long gets a 400 naming it, and the server keeps serving', async () => {
+  await expectError(await transcribe(server, { file: wavBlob(encodedAudio(JFK_FILE, 'opus')) }, server.auth), 'unsupported_codec', /ogg\/opus/);
+  const m4a = Buffer.concat([Buffer.from([0, 0, 0, 0x20]), Buffer.from('ftypM4A '), Buffer.alloc(64)]);
+  await expectError(await transcribe(server, { file: wavBlob(m4a) }, server.auth), 'unsupported_codec', /mp4/);
+  await expectError(await transcribe(server, { file: wavBlob(Buffer.concat([Buffer.from('fLaC'), Buffer.alloc(300, 0x5a)])) }, server.auth), 'corrupt_audio', /flac/);
+  // 33 s of speech, over this server's 20-s limit: refused from the FLAC header, and the MP3 by stopping at the limit.
+  const long = path.join(server.dataDir, 'jfk-x3.wav');
+  const { execFileSync } = await import('node:child_process');
+  execFileSync('sox', [JFK_FILE, JFK_FILE, JFK_FILE, long]);
+  for (const format of ['flac', 'mp3'] as const) {
+    await expectError(await transcribe(server, { file: wavBlob(encodedAudio(long, format)) }, server.auth), 'audio_too_long', new RegExp(format));
+  }
+  const again = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
+  assert.equal(again.status, 200);
+  assert.equal((await again.json()).text, jfkText);
+});
+
+test('Cloud mode: the provider gets the original MP3 bytes as audio.mp3, and the duration charged is the decoded one', async () => {
+  await routing({ mode: 'cloud', cloud: { providerId: 'oai', model: 'whisper-1' } });
+  try {
+    const mp3 = encodedAudio(JFK_FILE, 'mp3');
+    const before = openai.requests.length;
+    const res = await transcribe(server, { file: wavBlob(mp3), model: 'oai/whisper-1' }, server.auth);
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    const sent = openai.requests[before];
+    assert.equal(sent.fileBytes, mp3.length, 'the upload itself, not a re-encoding');
+    assert.equal(sent.fileName, 'audio.mp3', 'named by what the bytes are, not by the client ("audio.wav")');
+    assert.ok(sent.fileHead === 'ID3\x04' || sent.fileHead.startsWith('\xff'), `starts like an MP3: ${JSON.stringify(sent.fileHead)}`);
+    // An Opus file is refused here, before the provider sees anything.
+    await expectError(await transcribe(server, { file: wavBlob(encodedAudio(JFK_FILE, 'opus')), model: 'oai/whisper-1' }, server.auth), 'unsupported_codec', /opus/);
+    assert.equal(openai.requests.length, before + 1);
+  } finally {
+    await routing({ mode: 'local', localModel: 'whisper-base', cloud: null });
+  }
+});
