@@ -1,9 +1,8 @@
-// The third-party decoders, compiled once: miniaudio 0.11.24 (with dr_mp3 and
-// dr_flac inside) and stb_vorbis, the copies in the pinned whisper.cpp tree's
-// examples/ (MIT-0 / public domain). Built without our warning flags: their
-// warnings are theirs (CMakeLists.txt).
+// The third-party decoders, compiled once: miniaudio 0.11.24 with dr_mp3 and
+// dr_flac inside, the copy in the pinned whisper.cpp tree's examples/
+// (public domain / MIT-0). Built without our warning flags and with -fwrapv
+// (CMakeLists.txt): their warnings are theirs, and dr_flac's prediction sums
+// overflow on damaged input.
 #include "miniaudio_config.h"
 #define MINIAUDIO_IMPLEMENTATION
 #include "miniaudio.h"
-#undef STB_VORBIS_HEADER_ONLY
-#include "stb_vorbis.c"

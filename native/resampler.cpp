@@ -65,4 +65,68 @@ std::vector<float> Resampler::resample(const std::vector<float>& in, uint32_t in
   return out;
 }
 
+StreamingResampler::StreamingResampler(uint32_t in_rate, uint32_t out_rate)
+    : in_rate_(in_rate), out_rate_(out_rate) {
+  const double ratio = static_cast<double>(out_rate) / in_rate;
+  cutoff_ = std::min(1.0, ratio) * Resampler::kRolloff;
+  half_width_ = Resampler::kZeroCrossings / cutoff_;
+}
+
+void StreamingResampler::push(const float* in, size_t count) {
+  window_.insert(window_.end(), in, in + count);
+  total_in_ += count;
+  emit(false);
+}
+
+std::vector<float> StreamingResampler::finish() {
+  if (in_rate_ == out_rate_) {
+    out_.insert(out_.end(), window_.begin(), window_.end());
+    window_.clear();
+  } else {
+    emit(true);
+  }
+  return std::move(out_);
+}
+
+// Computes every output sample whose inputs have all arrived (all of the rest
+// when `final`), exactly as Resampler::resample does, then drops the input no
+// later output sample needs.
+void StreamingResampler::emit(bool final) {
+  if (in_rate_ == out_rate_) {
+    out_.insert(out_.end(), window_.begin(), window_.end());
+    base_ += window_.size();
+    window_.clear();
+    return;
+  }
+  const std::vector<float>& table = Resampler::kernel();
+  const double table_limit = Resampler::kZeroCrossings * Resampler::kTableOversample;
+  const size_t out_len = static_cast<size_t>(static_cast<uint64_t>(total_in_) * out_rate_ / in_rate_);
+  const long long last = static_cast<long long>(total_in_) - 1;
+  for (size_t n = out_.size(); n < out_len; ++n) {
+    const double t = static_cast<double>(n) * in_rate_ / out_rate_;
+    const long long hi = static_cast<long long>(std::floor(t + half_width_));
+    if (!final && hi > last) break;  // needs input that has not arrived
+    const long long k0 = std::max(0LL, static_cast<long long>(std::ceil(t - half_width_)));
+    const long long k1 = std::min(last, hi);
+    double acc = 0.0;
+    for (long long k = k0; k <= k1; ++k) {
+      const double pos = std::fabs(static_cast<double>(k) - t) * cutoff_ * Resampler::kTableOversample;
+      if (pos >= table_limit) continue;
+      const size_t i = static_cast<size_t>(pos);
+      const double frac = pos - static_cast<double>(i);
+      const double w = table[i] + (table[i + 1] - table[i]) * frac;
+      acc += w * window_[static_cast<size_t>(k) - base_];
+    }
+    out_.push_back(static_cast<float>(acc * cutoff_));
+  }
+  // The next output sample starts at ceil(t - half_width): older input is done with.
+  const double t_next = static_cast<double>(out_.size()) * in_rate_ / out_rate_;
+  const long long keep_from = std::max(0LL, static_cast<long long>(std::ceil(t_next - half_width_)) - 1);
+  if (static_cast<size_t>(keep_from) > base_) {
+    const size_t drop = std::min(window_.size(), static_cast<size_t>(keep_from) - base_);
+    window_.erase(window_.begin(), window_.begin() + static_cast<long>(drop));
+    base_ += drop;
+  }
+}
+
 }  // namespace stt

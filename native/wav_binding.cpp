@@ -1,6 +1,7 @@
 // decodeWav(bytes) and decodeAudio(bytes, maxSeconds) -> Promise<{pcm,
 // sampleRate, channels, ...}> on the libuv pool: WAV only, or any container
 // audio_decoder.cpp reads, resampled to 16 kHz mono.
+#include <cmath>
 #include <limits>
 
 #include "audio_decoder.h"
@@ -28,20 +29,18 @@ class DecodeWavWorker : public Napi::AsyncWorker {
   void Execute() override {
     try {
       if (any_format_) {
-        decoded_ = decode_audio(data_, size_, max_seconds_);
+        decoded_ = decode_audio(data_, size_, max_seconds_);  // already 16 kHz mono
+        pcm_ = std::move(decoded_.pcm);
       } else {
         DecodedWav wav = decode_wav(data_, size_);
         decoded_.container = "wav";
         decoded_.codec = wav.info.sample_format;
         decoded_.sample_rate = wav.info.sample_rate;
         decoded_.channels = wav.info.channels;
+        decoded_.frames = wav.info.frames;
         decoded_.wav = wav.info;
-        decoded_.mono = std::move(wav.mono);
+        pcm_ = Resampler::resample(wav.mono, wav.info.sample_rate, kOutputSampleRate);
       }
-      frames_ = decoded_.mono.size();
-      pcm_ = Resampler::resample(decoded_.mono, decoded_.sample_rate, kOutputSampleRate);
-      decoded_.mono.clear();
-      decoded_.mono.shrink_to_fit();
       if (pcm_.empty()) throw WavError("no_samples", "audio is too short to resample");
     } catch (const WavError& e) {
       code_ = e.code();
@@ -66,7 +65,7 @@ class DecodeWavWorker : public Napi::AsyncWorker {
     out.Set("bitsPerSample", i.bits_per_sample);
     out.Set("sampleFormat", i.sample_format);
     out.Set("extensible", i.extensible);
-    out.Set("durationSeconds", static_cast<double>(frames_) / decoded_.sample_rate);
+    out.Set("durationSeconds", static_cast<double>(decoded_.frames) / decoded_.sample_rate);
     deferred_.Resolve(out);
   }
 
@@ -82,7 +81,6 @@ class DecodeWavWorker : public Napi::AsyncWorker {
   bool any_format_;
   double max_seconds_;
   DecodedAudio decoded_;
-  size_t frames_ = 0;
   std::vector<float> pcm_;
   std::string code_;
 };
@@ -106,7 +104,7 @@ Napi::Value decode_audio(const Napi::CallbackInfo& info) {
     throw Napi::TypeError::New(info.Env(), "decodeAudio expects a Buffer or Uint8Array and the longest duration in seconds");
   }
   const double max_seconds = info[1].As<Napi::Number>().DoubleValue();
-  if (!(max_seconds > 0)) throw Napi::RangeError::New(info.Env(), "decodeAudio: the longest duration must be positive");
+  if (!(max_seconds > 0) || !std::isfinite(max_seconds)) throw Napi::RangeError::New(info.Env(), "decodeAudio: the longest duration must be a positive number of seconds");
   auto* worker = new DecodeWavWorker(info.Env(), info[0].As<Napi::Uint8Array>(), true, max_seconds);
   Napi::Promise promise = worker->promise();
   worker->Queue();

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the audio decoders with AddressSanitizer + UBSan and runs a bounded,
 # seeded mutation fuzz over each: the WAV decoder on generated WAVs, and the
-# MP3, FLAC and Ogg Vorbis decoders (audio_decoder.cpp) on the seed files in
+# MP3 and FLAC decoders (audio_decoder.cpp) on the seed files in
 # native/fuzz/seeds. Any over-read, leak or UB aborts with a report.
-# Usage: scripts/fuzz-wav.sh [iterations] [seed]
+# Usage: scripts/fuzz-wav.sh [wav iterations] [seed] [compressed-audio iterations]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=build/fuzz
@@ -13,11 +13,10 @@ if [ ! -x "$out/wav_fuzz" ] || [ -n "$(find native -newer "$out/wav_fuzz" -name 
     -Wall -Wextra -Inative native/fuzz/wav_fuzz.cpp native/wav_decoder.cpp native/resampler.cpp -o "$out/wav_fuzz"
 fi
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 "$out/wav_fuzz" "${1:-20000}" "${2:-20261121}"
-# The compressed formats: miniaudio and stb_vorbis from the pinned whisper.cpp tree, built here under the sanitizers too.
+# The compressed formats: miniaudio from the pinned whisper.cpp tree, built here under the sanitizers too.
 examples="$(node scripts/whisper-source.js)/examples"
-node scripts/patch-stb-vorbis.js "$examples" "$out/patched-codecs"
-if [ ! -x "$out/audio_fuzz" ] || [ -n "$(find native scripts/patch-stb-vorbis.js scripts/fuzz-wav.sh -newer "$out/audio_fuzz" \( -name '*.cpp' -o -name '*.h' -o -name '*.js' -o -name '*.sh' \) | head -1)" ]; then
-  flags=(-std=c++17 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -Inative -isystem "$out/patched-codecs" -isystem "$examples")
+if [ ! -x "$out/audio_fuzz" ] || [ -n "$(find native scripts/fuzz-wav.sh -newer "$out/audio_fuzz" \( -name '*.cpp' -o -name '*.h' -o -name '*.js' -o -name '*.sh' \) | head -1)" ]; then
+  flags=(-std=c++17 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -Inative -isystem "$examples")
   # The third-party decoders are built with -fwrapv, as in the addon (CMakeLists.txt): dr_flac's LPC sums overflow
   # on damaged input, which -fwrapv makes a wrapped (wrong but defined) sample instead of undefined behaviour.
   g++ "${flags[@]}" -fwrapv -c native/codecs.cpp -o "$out/codecs.o"

@@ -76,10 +76,15 @@ export class KeyLimiter {
     ctx.set(headers(Math.max(0, limit - w.count)));
   }
 
-  /** Reserves `seconds` of the key's budget for this request; returns what was reserved (0 without a budget). */
+  /**
+   * Reserves `seconds` of the key's budget for this request; returns what was
+   * reserved (0 without a budget). With 0 seconds (a file whose length only
+   * decoding tells) it only refuses a key that has nothing left, before the
+   * upload is decoded.
+   */
   private async admitAudio(ctx: Context, key: ApiKeyRecord, day: string, seconds: number): Promise<number> {
     const budget = key.audioSecondsPerDay;
-    if (budget === null || seconds <= 0) return 0;
+    if (budget === null || seconds < 0) return 0;
     const used = (await this.usage.audioSeconds(key.id, day)) + (this.running.get(key.id) ?? 0);
     const resetMs = Date.parse(`${day}T00:00:00Z`) + DAY_MS - this.now();
     const headers = (remaining: number) => ({
@@ -87,12 +92,16 @@ export class KeyLimiter {
       'x-ratelimit-remaining-audio-seconds': String(Math.max(0, Math.floor(remaining))),
       'x-ratelimit-reset-audio-seconds': resetIn(resetMs),
     });
-    if (used + seconds > budget) {
+    if (used + seconds > budget || (seconds === 0 && used >= budget)) {
       this.metrics?.rateLimited.inc({ limit: 'audio_seconds' });
+      const left = Math.max(0, Math.floor(budget - used));
       throw new ApiError(429, 'audio_budget_exceeded',
-        `This key may transcribe ${budget} s of audio per day (UTC); ${Math.max(0, Math.floor(budget - used))} s are left and this clip is ${Math.ceil(seconds)} s.`,
+        seconds === 0 || left === 0
+          ? `This key may transcribe ${budget} s of audio per day (UTC); none is left.`
+          : `This key may transcribe ${budget} s of audio per day (UTC); ${left} s are left and this clip is ${Math.ceil(seconds)} s.`,
         null, { ...headers(budget - used), 'Retry-After': String(Math.ceil(resetMs / 1000)) });
     }
+    if (seconds === 0) return 0;
     this.running.set(key.id, (this.running.get(key.id) ?? 0) + seconds);
     ctx.set(headers(budget - used - seconds));
     return seconds;

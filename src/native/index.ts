@@ -14,9 +14,9 @@ export { ModelLoadError, TranscriptionError, WavError, type TranscriptionErrorCo
 export interface DecodedAudio {
   /** 16 kHz mono samples. */
   pcm: Float32Array;
-  /** What the bytes were, sniffed from them: wav, mp3, flac or ogg. */
+  /** What the bytes were, sniffed from them: wav, mp3 or flac. */
   container: string;
-  /** The codec in it: a WAV sample format, or mp3, flac, vorbis. */
+  /** The codec in it: a WAV sample format, or mp3, flac. */
   codec: string;
   sampleRate: number;
   channels: number;
@@ -238,8 +238,7 @@ export function decodeWav(bytes: Uint8Array): Promise<DecodedAudio> {
 }
 
 /**
- * Decodes WAV, MP3, FLAC or Ogg Vorbis, sniffed from the bytes, to 16 kHz
- * mono float32; refuses audio longer than `maxSeconds` (`audio_too_long`)
+ * Decodes WAV, MP3 or FLAC, sniffed from the bytes, to 16 kHz mono float32; refuses audio longer than `maxSeconds` (`audio_too_long`)
  * from the header where the format states its length, otherwise by stopping
  * there. Rejects with a WavError, whose code is stable.
  */

@@ -86,7 +86,7 @@ const FIELD_SCHEMAS: Record<FormField, Schema> = {
 
 function audioOperation(task: 'transcribe' | 'translate'): Schema {
   const fields: Record<string, Schema> = {
-    file: str({ format: 'binary', description: 'Audio: WAV (PCM 8-32 bit, float, A-law, mu-law), MP3, FLAC or Ogg Vorbis; 1-8 channels, 8-192 kHz; the format is read from the bytes' }),
+    file: str({ format: 'binary', description: 'Audio: WAV (PCM 8-32 bit, float, A-law, mu-law), MP3 or FLAC; 1-8 channels, 8-192 kHz; the format is read from the bytes' }),
     ...Object.fromEntries(FORM_FIELDS[task].map((name) => [name, FIELD_SCHEMAS[name]])),
   };
   return {

@@ -35,7 +35,7 @@ import { stateOf } from '../http/state';
 export function invalidAudio(e: WavError, logger: Logger): ApiError {
   switch (e.code) {
     case 'unsupported_codec':
-      return badRequest('unsupported_codec', `The audio is in a format this server does not decode: ${e.message}. It reads WAV, MP3, FLAC and Ogg Vorbis.`, 'file');
+      return badRequest('unsupported_codec', `The audio is in a format this server does not decode: ${e.message}. It reads WAV, MP3 and FLAC.`, 'file');
     case 'corrupt_audio':
       return badRequest('corrupt_audio', `The audio could not be decoded: ${e.message}.`, 'file');
     case 'audio_too_long':
@@ -112,13 +112,14 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       const header = readWavHeader(req.file.buffer);
       if (header) refuseTooLong(header.durationSeconds, s.config.maxAudioSeconds);
       const admitAudio = state.admitAudio!;
-      if (header) await admitAudio(header.durationSeconds);
+      // A WAV's header says how long it is; other formats are charged once decoded, but a key with nothing left stops here.
+      await admitAudio(header ? header.durationSeconds : 0);
       const where = await plan(route, req, key.localOnly, s);
       if (where.where === 'spill') ctx.set({ 'X-Stt-Runtime': `${where.cloud.providerId}/${where.cloud.model}`, 'X-Stt-Spilled': where.reason });
       else refuseWhenFull(s, where.where);
       const cloud = where.where === 'local' ? null : where.cloud;
       const decodeStarted = performance.now(); // decodeMs includes the wait for a decode slot
-      // A provider gets the uploaded WAV: keep only its duration, not the PCM, while the call lasts.
+      // A provider gets the upload itself: keep only its duration, not the PCM, while the call lasts.
       const { pcm, durationSeconds, container } = await decodeUpload(req.file.buffer, { header, mode: cloud ? 'cloud' : 'local', slots: decodeSlots, signal: clientSignal, maxSeconds: s.config.maxAudioSeconds })
         .catch((err) => {
           throw err instanceof WavError ? invalidAudio(err, s.logger) : err;
@@ -129,7 +130,8 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       if (clientSignal.aborted) throw new AbortedError();
       refuseTooLong(durationSeconds, s.config.maxAudioSeconds); // a header only the decoder could read
       // What the header did not announce (no header, or one the decoder read differently) is admitted now.
-      await admitAudio(durationSeconds - (header?.durationSeconds ?? 0));
+      const unannounced = durationSeconds - (header?.durationSeconds ?? 0);
+      if (unannounced > 0) await admitAudio(unannounced);
       // The local runtime needs only the PCM: let go of the upload now, not when the job ends.
       if (pcm) releaseUpload(ctx, req.file);
 

@@ -1,5 +1,4 @@
-// Decodes an uploaded audio file (WAV, MP3, FLAC, Ogg Vorbis: sniffed from
-// the bytes) for the target that will transcribe it, holding no more memory
+// Decodes an uploaded audio file (WAV, MP3, FLAC: sniffed from the bytes) for the target that will transcribe it, holding no more memory
 // than that target needs:
 // - at most `slots.size` decodes at once: each holds a pool thread, the
 //   upload, its PCM (64 kB per second of audio) and the decoder's buffers;
@@ -19,7 +18,7 @@ export interface DecodedUpload {
   /** Null for a cloud target. */
   pcm: Float32Array | null;
   durationSeconds: number;
-  /** What the upload was (wav, mp3, flac, ogg), for the provider's file name. */
+  /** What the upload was (wav, mp3, flac), for the provider's file name. */
   container: string;
 }
 

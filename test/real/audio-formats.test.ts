@@ -1,6 +1,6 @@
 // Real Whisper base on the compressed formats: jfk.wav re-encoded as MP3
-// (64 kbit/s), Ogg Vorbis and FLAC, and at 44.1 kHz stereo, gives the
-// sentence through the server, as the WAV does.
+// (64 kbit/s) and FLAC, and at 44.1 kHz stereo, gives the sentence through
+// the server, as the WAV does.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -12,10 +12,10 @@ import { normalizeEnglish } from '../../scripts/lib/english-normalizer';
 const JFK = path.join(AUDIO_DIR, 'jfk.wav');
 const JFK_TEXT = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
 
-test('base-q8_0: MP3, Ogg Vorbis and FLAC of jfk.wav, mono 16 kHz and stereo 44.1 kHz, give the sentence', async () => {
+test('base-q8_0: MP3 and FLAC of jfk.wav, mono 16 kHz and stereo 44.1 kHz, give the sentence', async () => {
   const server = await startRealServer('base-q8_0');
   try {
-    for (const format of ['mp3', 'ogg', 'flac'] as const) {
+    for (const format of ['mp3', 'flac'] as const) {
       for (const shape of [{}, { rate: 44100, channels: 2 }]) {
         const res = await transcribe(server, { file: wavBlob(encodedAudio(JFK, format, shape)), language: 'en' }, server.auth);
         const body = await res.json();
