@@ -13,7 +13,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 server=""
 cleanup() {
-  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  # The server runs in its own process group (setsid): npm and the node it started stop together.
+  if [ -n "$server" ]; then kill -- "-$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -40,7 +41,7 @@ done
 
 port=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
 echo "quick start: npm start (PORT=$port)"
-PORT=$port npm start > "$work/server.log" 2>&1 &
+PORT=$port setsid npm start > "$work/server.log" 2>&1 &
 server=$!
 for _ in $(seq 1 600); do
   if grep -q 'local runtime ready' "$work/server.log"; then break; fi
