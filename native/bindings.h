@@ -8,7 +8,7 @@
 
 namespace stt {
 
-// The error classes of src/native/errors.ts, in the order setErrorClasses() stores them.
+// The error classes of src/native/addon-errors.ts, in the order setErrorClasses() stores them.
 enum class ErrorClass { wav, transcription, model_load };
 
 // Per-environment data (main thread and each worker thread get their own).

@@ -1,5 +1,5 @@
 // The addon's errors are instances of the TypeScript layer's own classes
-// (src/native/errors.ts), handed over once per environment at load, as
+// (src/native/addon-errors.ts), handed over once per environment at load, as
 // better-sqlite3 hands SqliteError to its addon: callers test them with
 // instanceof instead of casting plain Errors that carry a `code`.
 #include "bindings.h"

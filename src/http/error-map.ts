@@ -1,5 +1,5 @@
 // The one table from what went wrong to the HTTP answer: domain errors
-// (src/stt/errors.ts) by class, then the framework's own (formidable's size
+// (src/domain-errors.ts) by class, then the framework's own (formidable's size
 // limits, @koa/router's 405/501, koa's http-errors). Anything else is a 500
 // whose detail stays in the log.
 import type { Context } from 'koa';

@@ -1,5 +1,5 @@
 // The /admin request bodies: validated by the routes (jsonBody) and published
-// in the OpenAPI document (src/http/openapi.ts) from these same schemas.
+// in the OpenAPI document (src/routes/openapi.ts) from these same schemas.
 import { z } from 'zod';
 
 export const routingSchema = z.strictObject({

@@ -29,7 +29,7 @@ export async function readiness(s: Pick<Services, 'stt' | 'local' | 'cloud'>, no
   if (serving) return { ready: true, mode: 'local', runtime: serving };
   const local = s.local.status();
   if (local.state === 'loading') {
-    // While the model loads, spill-over serves (src/stt/spill-over.ts): ready if its provider can.
+    // While the model loads, spill-over serves (src/stt/plan.ts): ready if its provider can.
     const spill = routing.spillover;
     if (spill && (await s.cloud.usable(spill.providerId))) return { ready: true, mode: 'local', runtime: `${spill.providerId}/${spill.model}` };
     return { ready: false, mode: 'local', code: 'model_loading', message: `The local model ${local.activeModel} is loading.` };
