@@ -165,26 +165,28 @@ Sniffed sniff_untagged(const uint8_t* data, size_t size) {
 
 }  // namespace
 
+DecodedAudio decode_wav_audio(const uint8_t* data, size_t size, double max_seconds) {
+  // Its samples are the upload's own bytes, so its memory is bounded by the upload's size.
+  DecodedWav wav = decode_wav(data, size);
+  if (static_cast<double>(wav.info.frames) > max_seconds * wav.info.sample_rate) {
+    throw WavError("audio_too_long", "wav: " + seconds_text(static_cast<double>(wav.info.frames) / wav.info.sample_rate));
+  }
+  DecodedAudio out;
+  out.container = "wav";
+  out.codec = wav.info.sample_format;
+  out.sample_rate = wav.info.sample_rate;
+  out.channels = wav.info.channels;
+  out.frames = wav.info.frames;
+  out.wav = wav.info;
+  out.pcm = Resampler::resample(wav.mono, wav.info.sample_rate, kOutputSampleRate);
+  if (out.pcm.empty()) throw WavError("no_samples", "audio is too short to resample");
+  return out;
+}
+
 DecodedAudio decode_audio(const uint8_t* data, size_t size, double max_seconds) {
   const Sniffed found = sniff_audio(data, size);
-  if (found.container.empty() || found.container == "wav") {
-    // WAV, and anything unrecognised, which the WAV decoder names precisely (not_riff_wave, ...).
-    // Its samples are the upload's own bytes, so its memory is bounded by the upload's size.
-    DecodedWav wav = decode_wav(data, size);
-    if (static_cast<double>(wav.info.frames) > max_seconds * wav.info.sample_rate) {
-      throw WavError("audio_too_long", "wav: " + seconds_text(static_cast<double>(wav.info.frames) / wav.info.sample_rate));
-    }
-    DecodedAudio out;
-    out.container = "wav";
-    out.codec = wav.info.sample_format;
-    out.sample_rate = wav.info.sample_rate;
-    out.channels = wav.info.channels;
-    out.frames = wav.info.frames;
-    out.wav = wav.info;
-    out.pcm = Resampler::resample(wav.mono, wav.info.sample_rate, kOutputSampleRate);
-    if (out.pcm.empty()) throw WavError("no_samples", "audio is too short to resample");
-    return out;
-  }
+  // WAV, and anything unrecognised, which the WAV decoder names precisely (not_riff_wave, ...).
+  if (found.container.empty() || found.container == "wav") return decode_wav_audio(data, size, max_seconds);
   if (found.container == "mp3") return decode_with_miniaudio(data, size, found, ma_encoding_format_mp3, max_seconds);
   if (found.container == "flac") return decode_with_miniaudio(data, size, found, ma_encoding_format_flac, max_seconds);
   throw WavError("unsupported_codec", describe(found) + " is not decoded by this server (it reads WAV, MP3 and FLAC)");

@@ -43,4 +43,7 @@ Sniffed sniff_audio(const uint8_t* data, size_t size);
 // there), `unsupported_format` (a rate or channel count out of range).
 DecodedAudio decode_audio(const uint8_t* data, size_t size, double max_seconds);
 
+// WAV only (decodeWav, and decode_audio's WAV branch): the WAV decoder's codes, and audio_too_long past max_seconds.
+DecodedAudio decode_wav_audio(const uint8_t* data, size_t size, double max_seconds);
+
 }  // namespace stt

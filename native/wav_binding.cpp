@@ -28,19 +28,8 @@ class DecodeWavWorker : public Napi::AsyncWorker {
 
   void Execute() override {
     try {
-      if (any_format_) {
-        decoded_ = decode_audio(data_, size_, max_seconds_);  // already 16 kHz mono
-        pcm_ = std::move(decoded_.pcm);
-      } else {
-        DecodedWav wav = decode_wav(data_, size_);
-        decoded_.container = "wav";
-        decoded_.codec = wav.info.sample_format;
-        decoded_.sample_rate = wav.info.sample_rate;
-        decoded_.channels = wav.info.channels;
-        decoded_.frames = wav.info.frames;
-        decoded_.wav = wav.info;
-        pcm_ = Resampler::resample(wav.mono, wav.info.sample_rate, kOutputSampleRate);
-      }
+      decoded_ = any_format_ ? decode_audio(data_, size_, max_seconds_) : decode_wav_audio(data_, size_, max_seconds_);
+      pcm_ = std::move(decoded_.pcm);  // already 16 kHz mono
       if (pcm_.empty()) throw WavError("no_samples", "audio is too short to resample");
     } catch (const WavError& e) {
       code_ = e.code();
