@@ -189,7 +189,7 @@ DecodedAudio decode_audio(const uint8_t* data, size_t size, double max_seconds) 
   if (found.container.empty() || found.container == "wav") return decode_wav_audio(data, size, max_seconds);
   if (found.container == "mp3") return decode_with_miniaudio(data, size, found, ma_encoding_format_mp3, max_seconds);
   if (found.container == "flac") return decode_with_miniaudio(data, size, found, ma_encoding_format_flac, max_seconds);
-  throw WavError("unsupported_codec", describe(found) + " is not decoded by this server (it reads WAV, MP3 and FLAC)");
+  throw WavError("unsupported_codec", describe(found) + " is not decoded by this server (it reads WAV, MP3, FLAC, Ogg (Opus, Vorbis) and WebM (Opus))");
 }
 
 }  // namespace stt

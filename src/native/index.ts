@@ -14,9 +14,9 @@ export { ModelLoadError, TranscriptionError, WavError, type TranscriptionErrorCo
 export interface DecodedAudio {
   /** 16 kHz mono samples. */
   pcm: Float32Array;
-  /** What the bytes were, sniffed from them: wav, mp3 or flac. */
+  /** What the bytes were, sniffed from them: wav, mp3, flac, ogg or webm. */
   container: string;
-  /** The codec in it: a WAV sample format, or mp3, flac. */
+  /** The codec in it: a WAV sample format, or mp3, flac, opus, vorbis. */
   codec: string;
   sampleRate: number;
   channels: number;
@@ -180,6 +180,7 @@ interface NativeAddon {
   enginesFreedOnJsThread(): number;
   liveObjects(): LiveObjects;
   JobControl: new () => NativeJobControl;
+  Resampler: new (inputRate: number) => Resampler;
 }
 
 function loadAddon(): NativeAddon {
@@ -244,6 +245,19 @@ export function decodeWav(bytes: Uint8Array): Promise<DecodedAudio> {
  */
 export function decodeAudio(bytes: Uint8Array, maxSeconds: number): Promise<DecodedAudio> {
   return addon.decodeAudio(bytes, maxSeconds);
+}
+
+/**
+ * Resampling to 16 kHz fed in pieces (native/resampler_wrap.cpp), for the
+ * decoders that run in JavaScript: push() mono samples at `inputRate`
+ * (8000-192000), then finish() once for the output.
+ */
+export interface Resampler {
+  push(samples: Float32Array): void;
+  finish(): Float32Array;
+}
+export function createResampler(inputRate: number): Resampler {
+  return new addon.Resampler(inputRate);
 }
 
 /** A fresh control to pass as `transcribe(pcm, { control })`. */

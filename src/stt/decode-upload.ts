@@ -1,4 +1,4 @@
-// Decodes an uploaded audio file (WAV, MP3, FLAC: sniffed from the bytes) for the target that will transcribe it, holding no more memory
+// Decodes an uploaded audio file (any format src/audio/decode-audio.ts reads, sniffed from the bytes) for the target that will transcribe it, holding no more memory
 // than that target needs:
 // - at most `slots.size` decodes at once: each holds a pool thread, the
 //   upload, its PCM (64 kB per second of audio) and the decoder's buffers;
@@ -8,7 +8,8 @@
 // - Cloud: the provider is sent the upload itself. A WAV is checked by
 //   decoding its header and first second (its duration is the header's);
 //   other formats are decoded whole to measure them (the PCM is dropped).
-import { decodeAudio, type DecodedAudio } from '../native';
+import type { DecodedAudio } from '../native';
+import { decodeAudio } from '../audio/decode-audio';
 import type { Semaphore } from './semaphore';
 import { wavPrefix, type WavHeader } from './wav-header';
 
@@ -18,7 +19,7 @@ export interface DecodedUpload {
   /** Null for a cloud target. */
   pcm: Float32Array | null;
   durationSeconds: number;
-  /** What the upload was (wav, mp3, flac), for the provider's file name. */
+  /** What the upload was (wav, mp3, flac, ogg, webm), for the provider's file name. */
   container: string;
 }
 
@@ -43,7 +44,9 @@ export async function decodeUpload(upload: Buffer, { header, mode, slots, signal
       return { pcm: null, durationSeconds: header.durationSeconds, container: 'wav' };
     }
     const audio = await decode(upload, maxSeconds);
-    return { pcm: mode === 'local' ? audio.pcm : null, durationSeconds: audio.durationSeconds, container: audio.container };
+    // A Matroska file that holds Opus (the only codec read from one) is what providers read as WebM.
+    const container = audio.container === 'matroska' ? 'webm' : audio.container;
+    return { pcm: mode === 'local' ? audio.pcm : null, durationSeconds: audio.durationSeconds, container };
   } finally {
     slots.release();
   }

@@ -1,5 +1,6 @@
-// Audio as clients send it: MP3 and FLAC decoded in-process,
-// sniffed from the bytes (every file here is posted as "audio.wav" with type
+// Audio as clients send it: MP3, FLAC, Ogg Opus, Ogg Vorbis and WebM/Opus
+// (a Chromium MediaRecorder recording) decoded in-process, sniffed from the
+// bytes (every file here is posted as "audio.wav" with type
 // audio/wav, as a careless client would); what is not decoded, damaged or
 // too long gets a 400 naming it, and the server keeps serving; a cloud
 // provider gets the original bytes under a name that says what they are,
@@ -9,10 +10,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
-import { AUDIO_DIR, encodedAudio, startOpenAiLike, FAKE_OPENAI_KEY, type FakeServer } from '../../fixtures';
+import { AUDIO_DIR, encodedAudio, startOpenAiLike, FAKE_OPENAI_KEY, ROOT, type FakeServer } from '../../fixtures';
 
 const JFK_FILE = path.join(AUDIO_DIR, 'jfk.wav');
 const JFK = readFileSync(JFK_FILE);
+const BROWSER_WEBM = readFileSync(path.join(ROOT, 'fixtures', 'audio', 'chromium-mediarecorder-jfk-4s.webm'));
 let server: TestServer;
 let openai: FakeServer;
 let jfkText: string;
@@ -47,8 +49,8 @@ async function expectError(res: Response, code: string, message: RegExp): Promis
   assert.match(body.error.message, message);
 }
 
-test('MP3 and FLAC are transcribed like the WAV they were made from; FLAC (lossless) word for word', async () => {
-  for (const format of ['mp3', 'flac'] as const) {
+test('MP3, FLAC, Ogg Opus, Ogg Vorbis and a browser\'s WebM are transcribed like the WAV; FLAC (lossless) word for word', async () => {
+  for (const format of ['mp3', 'flac', 'opus', 'ogg'] as const) {
     const res = await transcribe(server, { file: wavBlob(encodedAudio(JFK_FILE, format)), response_format: 'verbose_json' }, server.auth);
     const body = await res.json();
     assert.equal(res.status, 200, `${format}: ${JSON.stringify(body)}`);
@@ -60,11 +62,17 @@ test('MP3 and FLAC are transcribed like the WAV they were made from; FLAC (lossl
   // Stereo 44.1 kHz MP3, as phones and browsers record.
   const stereo = await transcribe(server, { file: wavBlob(encodedAudio(JFK_FILE, 'mp3', { rate: 44100, channels: 2 })) }, server.auth);
   assert.equal(stereo.status, 200);
+  const webm = await transcribe(server, { file: wavBlob(BROWSER_WEBM), response_format: 'verbose_json' }, server.auth);
+  const webmBody = await webm.json();
+  assert.equal(webm.status, 200, JSON.stringify(webmBody));
+  assert.ok(Math.abs(webmBody.duration - 4) < 0.1, `webm: duration ${webmBody.duration}`);
 });
 
 test('what is not decoded, damaged or too long gets a 400 naming it, and the server keeps serving', async () => {
-  await expectError(await transcribe(server, { file: wavBlob(encodedAudio(JFK_FILE, 'opus')) }, server.auth), 'unsupported_codec', /ogg\/opus/);
-  await expectError(await transcribe(server, { file: wavBlob(encodedAudio(JFK_FILE, 'ogg')) }, server.auth), 'unsupported_codec', /ogg\/vorbis/);
+  const aacWebm = Buffer.from(BROWSER_WEBM);
+  aacWebm.write('A_AAC\0', aacWebm.indexOf('A_OPUS'), 'latin1');
+  await expectError(await transcribe(server, { file: wavBlob(aacWebm) }, server.auth), 'unsupported_codec', /webm\/aac/);
+  await expectError(await transcribe(server, { file: wavBlob(BROWSER_WEBM.subarray(0, 40)) }, server.auth), 'corrupt_audio', /webm/);
   const m4a = Buffer.concat([Buffer.from([0, 0, 0, 0x20]), Buffer.from('ftypM4A '), Buffer.alloc(64)]);
   await expectError(await transcribe(server, { file: wavBlob(m4a) }, server.auth), 'unsupported_codec', /mp4/);
   await expectError(await transcribe(server, { file: wavBlob(Buffer.concat([Buffer.from('fLaC'), Buffer.alloc(300, 0x5a)])) }, server.auth), 'corrupt_audio', /flac/);
@@ -72,8 +80,8 @@ test('what is not decoded, damaged or too long gets a 400 naming it, and the ser
   const long = path.join(server.dataDir, 'jfk-x3.wav');
   const { execFileSync } = await import('node:child_process');
   execFileSync('sox', [JFK_FILE, JFK_FILE, JFK_FILE, long]);
-  for (const format of ['flac', 'mp3'] as const) {
-    await expectError(await transcribe(server, { file: wavBlob(encodedAudio(long, format)) }, server.auth), 'audio_too_long', new RegExp(format));
+  for (const [format, named] of [['flac', /flac/], ['mp3', /mp3/], ['opus', /ogg\/opus/], ['ogg', /ogg\/vorbis/]] as const) {
+    await expectError(await transcribe(server, { file: wavBlob(encodedAudio(long, format)) }, server.auth), 'audio_too_long', named);
   }
   const again = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
   assert.equal(again.status, 200);
@@ -92,9 +100,18 @@ test('Cloud mode: the provider gets the original MP3 bytes as audio.mp3, and the
     assert.equal(sent.fileBytes, mp3.length, 'the upload itself, not a re-encoding');
     assert.equal(sent.fileName, 'audio.mp3', 'named by what the bytes are, not by the client ("audio.wav")');
     assert.ok(sent.fileHead === 'ID3\x04' || sent.fileHead.startsWith('\xff'), `starts like an MP3: ${JSON.stringify(sent.fileHead)}`);
-    // An Opus file is refused here, before the provider sees anything.
-    await expectError(await transcribe(server, { file: wavBlob(encodedAudio(JFK_FILE, 'opus')), model: 'oai/whisper-1' }, server.auth), 'unsupported_codec', /opus/);
-    assert.equal(openai.requests.length, before + 1);
+    // Ogg Opus and a browser's WebM, which OpenAI reads too: the bytes as they came, named audio.ogg and audio.webm.
+    for (const [file, name, head] of [[encodedAudio(JFK_FILE, 'opus'), 'audio.ogg', 'OggS'], [BROWSER_WEBM, 'audio.webm', '\x1aE\xdf\xa3']] as const) {
+      const forwarded = await transcribe(server, { file: wavBlob(file), model: 'oai/whisper-1' }, server.auth);
+      assert.equal(forwarded.status, 200, await forwarded.text());
+      const got = openai.requests[openai.requests.length - 1];
+      assert.deepEqual([got.fileName, got.fileBytes, got.fileHead], [name, file.length, head]);
+    }
+    // A codec no decoder here reads is refused before the provider sees anything.
+    const aacWebm = Buffer.from(BROWSER_WEBM);
+    aacWebm.write('A_AAC\0', aacWebm.indexOf('A_OPUS'), 'latin1');
+    await expectError(await transcribe(server, { file: wavBlob(aacWebm), model: 'oai/whisper-1' }, server.auth), 'unsupported_codec', /webm\/aac/);
+    assert.equal(openai.requests.length, before + 3);
   } finally {
     await routing({ mode: 'local', localModel: 'whisper-base', cloud: null });
   }

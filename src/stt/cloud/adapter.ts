@@ -34,5 +34,5 @@ export interface AdapterCall {
 /** The media type of an upload forwarded as `audio.<container>` (the transcription route names it by what the bytes are). */
 export function mediaTypeOf(filename: string): string {
   const ext = filename.slice(filename.lastIndexOf('.') + 1).toLowerCase();
-  return ({ wav: 'audio/wav', mp3: 'audio/mpeg', flac: 'audio/flac' } as Record<string, string>)[ext] ?? 'application/octet-stream';
+  return ({ wav: 'audio/wav', mp3: 'audio/mpeg', flac: 'audio/flac', ogg: 'audio/ogg', webm: 'audio/webm' } as Record<string, string>)[ext] ?? 'application/octet-stream';
 }
