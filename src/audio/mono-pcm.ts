@@ -53,6 +53,3 @@ export class MonoPcm {
     return out;
   }
 }
-
-/** Lets other work on the event loop run between pieces of a long decode. */
-export const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

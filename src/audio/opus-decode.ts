@@ -5,12 +5,10 @@
 import { OpusDecoder } from 'opus-decoder';
 import { WavError } from '../native/addon-errors';
 import type { DecodedAudio } from '../native';
-import { MonoPcm, OUTPUT_RATE, yieldToLoop } from './mono-pcm';
+import { MonoPcm, OUTPUT_RATE } from './mono-pcm';
 
 const OPUS_RATE = 48000;
 const MAX_CHANNELS = 8;
-/** Packets decoded between yields to the event loop (about 10 s of audio at 20 ms a packet). */
-const PACKETS_PER_SLICE = 500;
 /** Packets libopus may refuse (a damaged stretch) before the stream counts as corrupt. */
 const MAX_BAD_PACKETS = 8;
 
@@ -94,7 +92,6 @@ export async function decodeOpus({ container, head, packets, statedSamples }: Op
   await decoder.ready;
   const pcm = new MonoPcm(what, maxSeconds);
   let bad = 0;
-  let count = 0;
   try {
     for (const packet of packets) {
       const decoded = decodeQuietly(decoder, packet);
@@ -103,7 +100,6 @@ export async function decodeOpus({ container, head, packets, statedSamples }: Op
         continue;
       }
       pcm.push(decoded.channelData, decoded.samplesDecoded);
-      if (++count % PACKETS_PER_SLICE === 0) await yieldToLoop();
     }
   } finally {
     decoder.free();

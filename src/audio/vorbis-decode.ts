@@ -6,9 +6,9 @@
 import { OggVorbisDecoder } from '@wasm-audio-decoders/ogg-vorbis';
 import { WavError } from '../native/addon-errors';
 import { createResampler, type DecodedAudio } from '../native';
-import { downmix, OUTPUT_RATE, yieldToLoop } from './mono-pcm';
+import { downmix, OUTPUT_RATE } from './mono-pcm';
 
-/** File bytes handed to the decoder at a time (a few seconds of audio at common bitrates). */
+/** File bytes handed to the decoder at a time (a few seconds of audio at common bitrates), so the limit is checked as it decodes. */
 const SLICE_BYTES = 64 * 1024;
 const MAX_CHANNELS = 8;
 
@@ -53,7 +53,6 @@ export async function decodeOggVorbis(bytes: Uint8Array, head: VorbisHead, lastG
       if (samples + decoded.samplesDecoded > maxSeconds * head.sampleRate) throw new WavError(`${what}: longer than ${Math.ceil(maxSeconds)} s`, 'audio_too_long');
       if (decoded.samplesDecoded > 0) resampler.push(downmix(decoded.channelData, decoded.samplesDecoded));
       samples += decoded.samplesDecoded;
-      await yieldToLoop();
     }
   } finally {
     decoder.free();

@@ -35,7 +35,7 @@ import { stateOf } from '../http/state';
 export function invalidAudio(e: WavError, logger: Logger): ApiError {
   switch (e.code) {
     case 'unsupported_codec':
-      return badRequest('unsupported_codec', `The audio is in a format this server does not decode: ${e.message}. It reads WAV, MP3 and FLAC.`, 'file');
+      return badRequest('unsupported_codec', `The audio is in a format this server does not decode: ${e.message}.`, 'file');
     case 'corrupt_audio':
       return badRequest('corrupt_audio', `The audio could not be decoded: ${e.message}.`, 'file');
     case 'audio_too_long':

@@ -14,6 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { decodeWav, WavError } from '../../src/native';
 import { decodeAudio } from '../../src/audio/decode-audio';
 import { readWebm } from '../../src/audio/webm-reader';
+import { stopDecoderThread } from '../../src/audio/decoder-thread';
 import { AUDIO_DIR, encodedAudio, ROOT } from '../../fixtures';
 
 const JFK = path.join(AUDIO_DIR, 'jfk.wav');
@@ -310,6 +311,14 @@ test('damaged streams: a truncated file keeps what decoded, garbage after a magi
   await expectCode(Buffer.concat([Buffer.from('fLaC'), Buffer.alloc(200, 0xab)]), 'corrupt_audio', LIMIT, /flac/);
   // The process is fine: a clean file still decodes.
   assert.equal((await decodeAudio(encodedAudio(JFK, 'mp3'), LIMIT)).container, 'mp3');
+});
+
+test('the decoder thread (Ogg, WebM): a decode in flight when it dies fails with decode_failed, and the next file starts a new one', async () => {
+  const inFlight = decodeAudio(encodedAudio(JFK, 'ogg', { rate: 44100, channels: 2 }), LIMIT);
+  await stopDecoderThread();
+  await assert.rejects(inFlight, (err: Error & { code?: string }) => err instanceof WavError && err.code === 'decode_failed' && /decoder thread stopped/.test(err.message));
+  assert.equal((await decodeAudio(encodedAudio(JFK, 'opus'), LIMIT)).codec, 'opus');
+  assert.equal((await decodeAudio(BROWSER_WEBM, LIMIT)).container, 'webm');
 });
 
 test('decodeAudio refuses a missing or non-positive limit', () => {

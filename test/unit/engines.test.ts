@@ -1,5 +1,6 @@
 // package.json's engines.node must promise no Node version that a runtime
-// dependency refuses (sqlite3 6 needs 20.17, cmake-js 8 needs ^20.17 || >=22.9).
+// dependency refuses (sqlite3 6 needs 20.17, cmake-js 8 needs ^20.17 || >=22.9), nor one that cannot
+// require() the ES-module WebAssembly decoders (opus-decoder, ogg-vorbis): 20.19 and 22.12 can.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
