@@ -35,12 +35,17 @@ async function main(): Promise<void> {
   const copies = Math.ceil((minutes * 60) / 11);
   execFileSync('sox', [...Array(copies).fill(path.join(AUDIO_DIR, 'jfk.wav')), long]);
   const seconds = copies * 11;
+  const long44 = path.join(dir, 'long-44k.wav');
+  execFileSync('sox', [long, '-r', '44100', '-c', '2', '-b', '16', long44]);
+  // As phones and browsers record: 44.1 kHz stereo (so every format but Opus, decoded at 16 kHz, is resampled), and a 16-kHz WAV.
+  const cd = { rate: 44100, channels: 2 };
   const files: Record<string, Buffer> = {
     'WAV, 16 kHz mono': readFileSync(long),
-    'MP3, 64 kbit/s': encodedAudio(long, 'mp3'),
-    'FLAC': encodedAudio(long, 'flac'),
-    'Ogg Opus (opusenc default)': encodedAudio(long, 'opus'),
-    'Ogg Vorbis, 44.1 kHz stereo': encodedAudio(long, 'ogg', { rate: 44100, channels: 2 }),
+    'WAV, 44.1 kHz stereo': readFileSync(long44),
+    'MP3, 44.1 kHz stereo, 64 kbit/s': encodedAudio(long, 'mp3', cd),
+    'FLAC, 44.1 kHz stereo': encodedAudio(long, 'flac', cd),
+    'Ogg Opus, 44.1 kHz stereo in (opusenc default)': encodedAudio(long, 'opus', cd),
+    'Ogg Vorbis, 44.1 kHz stereo': encodedAudio(long, 'ogg', cd),
   };
   // WebM/Opus is not timed apart: its frames go through the same libopus decoder as Ogg's.
   const rows: Row[] = Object.entries(files).map(([format, bytes]) => ({ format, bytes: bytes.length, ms: [], maxLoopDelayMs: [] }));
