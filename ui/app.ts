@@ -5,6 +5,7 @@
 const KEY_STORAGE = 'stt-admin-key';
 const POLL_MS = 1000;
 
+import { wireTryIt } from './try-it.js';
 import type { AdminStatus, ApiKeyView, CreatedApiKey, KeyLimits, KeyUsage, List, ProviderView, RoutingView, RuntimeEntry, SpillOver, ReadyView } from '../src/admin-api';
 
 /** A runtime row: the API's entry and, for the active one, the engine's state. */
@@ -484,3 +485,4 @@ function wire(): void {
 }
 
 wire();
+wireTryIt(() => $('#public-model').textContent ?? '');

@@ -20,6 +20,8 @@ export interface RequestState {
   errorCode?: string;
   /** The handler, for the log and Server-Timing. */
   audioSeconds?: number;
+  /** What the upload was, as decoded: "webm/opus", "wav/pcm_s16". */
+  audioFormat?: string;
   decodeMs?: number;
   queueMs?: number;
   sttMs?: number;

@@ -17,6 +17,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   '/settings': { file: 'ui/index.html', type: 'text/html; charset=utf-8' },
   '/settings/app.css': { file: 'ui/app.css', type: 'text/css; charset=utf-8' },
   '/settings/app.js': { file: 'dist/ui/app.js', type: 'text/javascript; charset=utf-8' },
+  '/settings/try-it.js': { file: 'dist/ui/try-it.js', type: 'text/javascript; charset=utf-8' },
 };
 
 export function settingsRoutes(router: Router): void {

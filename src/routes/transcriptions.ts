@@ -120,11 +120,12 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       const cloud = where.where === 'local' ? null : where.cloud;
       const decodeStarted = performance.now(); // decodeMs includes the wait for a decode slot
       // A provider gets the upload itself: keep only its duration, not the PCM, while the call lasts.
-      const { pcm, durationSeconds, container } = await decodeUpload(req.file.buffer, { header, mode: cloud ? 'cloud' : 'local', slots: decodeSlots, signal: clientSignal, maxSeconds: s.config.maxAudioSeconds })
+      const { pcm, durationSeconds, container, codec } = await decodeUpload(req.file.buffer, { header, mode: cloud ? 'cloud' : 'local', slots: decodeSlots, signal: clientSignal, maxSeconds: s.config.maxAudioSeconds })
         .catch((err) => {
           throw err instanceof WavError ? invalidAudio(err, s.logger) : err;
         });
       state.audioSeconds = Math.round(durationSeconds * 100) / 100;
+      state.audioFormat = `${container}/${codec}`;
       state.decodeMs = performance.now() - decodeStarted;
       // Decoding cannot be stopped part-way; a client that left meanwhile gets no job.
       if (clientSignal.aborted) throw new AbortedError();

@@ -21,6 +21,8 @@ export interface DecodedUpload {
   durationSeconds: number;
   /** What the upload was (wav, mp3, flac, ogg, webm), for the provider's file name. */
   container: string;
+  /** The codec in it (pcm_s16, mp3, flac, opus, vorbis), for the log. */
+  codec: string;
 }
 
 export interface DecodeOptions {
@@ -40,13 +42,13 @@ export async function decodeUpload(upload: Buffer, { header, mode, slots, signal
   try {
     const prefix = mode === 'cloud' && header ? wavPrefix(upload, header, CHECKED_SECONDS) : null;
     if (prefix && header) {
-      await decode(prefix, maxSeconds);
-      return { pcm: null, durationSeconds: header.durationSeconds, container: 'wav' };
+      const checked = await decode(prefix, maxSeconds);
+      return { pcm: null, durationSeconds: header.durationSeconds, container: 'wav', codec: checked.codec };
     }
     const audio = await decode(upload, maxSeconds);
     // A Matroska file that holds Opus (the only codec read from one) is what providers read as WebM.
     const container = audio.container === 'matroska' ? 'webm' : audio.container;
-    return { pcm: mode === 'local' ? audio.pcm : null, durationSeconds: audio.durationSeconds, container };
+    return { pcm: mode === 'local' ? audio.pcm : null, durationSeconds: audio.durationSeconds, container, codec: audio.codec };
   } finally {
     slots.release();
   }

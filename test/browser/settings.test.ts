@@ -8,7 +8,7 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestServer, tempDataDir, transcribe, wavBlob, type TestServer } from '../helpers/server';
-import { startOpenAiLike, startModelServer, type FakeServer, type ModelServer, AUDIO_DIR, ROOT, microModel } from '../../fixtures';
+import { startOpenAiLike, startModelServer, type FakeServer, type ModelServer, AUDIO_DIR, ROOT, microModel, encodedAudio } from '../../fixtures';
 import type { ApiKeyView, List, RoutingView } from '../../src/admin-api';
 
 const SHOTS = path.join(ROOT, 'test', '.artifacts', 'screenshots');
@@ -19,6 +19,8 @@ let provider: FakeServer;
 let models: ModelServer;
 let browser: Browser;
 let page: Page;
+/** The server's log lines (the request log says what each upload was). */
+const logs: Record<string, unknown>[] = [];
 
 before(async () => {
   mkdirSync(SHOTS, { recursive: true });
@@ -29,7 +31,7 @@ before(async () => {
   const dataDir = tempDataDir();
   mkdirSync(path.join(dataDir, 'models'));
   symlinkSync(micro, path.join(dataDir, 'models', 'ggml-base.bin'));
-  server = await startTestServer({ dataDir, installModels: false, routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MODEL_BASE_URL: models.url } });
+  server = await startTestServer({ dataDir, installModels: false, routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MODEL_BASE_URL: models.url }, logs });
   // The catalogue pins the real file's size and sha256; pin the generated one this test serves.
   const served = readFileSync(micro);
   server.services.downloader.published.set('ggml-small-q8_0.bin', { bytes: served.length, sha256: createHash('sha256').update(served).digest('hex') });
@@ -37,7 +39,9 @@ before(async () => {
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
+      // A microphone for the "Try it" panel: jfk.wav played once, granted without a prompt.
+      '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${path.join(AUDIO_DIR, 'jfk.wav')}%noloop`],
   });
   page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   page.on('dialog', (d) => void d.accept());
@@ -312,6 +316,42 @@ test('download a runtime with a moving progress bar, activate it, transcribe thr
   assert.equal(status.local.activeModel, 'whisper-small');
 });
 
+test('Try it: a file, and a recording from the (fake) microphone sent as the browser recorded it, are transcribed and the text streamed in', async () => {
+  await page.locator('#try-key').fill(server.apiKey);
+  // A file: jfk.wav as MP3, shown with the same text the API gives for it.
+  const mp3 = encodedAudio(path.join(AUDIO_DIR, 'jfk.wav'), 'mp3');
+  await page.locator('#try-file').setInputFiles({ name: 'jfk.mp3', mimeType: 'audio/mpeg', buffer: mp3 });
+  const fileAnswer = page.waitForResponse((r) => r.url().endsWith('/v1/audio/transcriptions'));
+  await page.getByRole('button', { name: 'Transcribe file' }).click();
+  assert.equal((await fileAnswer).status(), 200);
+  await page.locator('#try-state').filter({ hasText: /^Done in [0-9.]+ s \(jfk\.mp3\)\.$/ }).waitFor();
+  const expected = (await (await transcribe(server, { file: wavBlob(mp3) }, server.auth)).json()).text;
+  assert.ok(expected.length > 0);
+  assert.equal(await page.locator('#try-text').textContent(), expected);
+
+  // The microphone: Chromium's MediaRecorder output goes up as it is, and its text is what the stream ended with.
+  await page.getByRole('button', { name: 'Record' }).click();
+  await page.locator('#try-state').filter({ hasText: 'Recording' }).waitFor();
+  await page.waitForTimeout(3000); // three seconds of jfk.wav into the recording
+  const answered = page.waitForResponse((r) => r.url().endsWith('/v1/audio/transcriptions'));
+  await page.getByRole('button', { name: 'Stop and transcribe' }).click();
+  const answer = await answered;
+  assert.equal(answer.status(), 200);
+  const logged = logs.find((l) => l.requestId === answer.headers()['x-request-id']);
+  assert.equal(logged?.audioFormat, 'webm/opus', 'the server decoded the WebM/Opus the browser recorded');
+  assert.ok(Number(logged?.audioSeconds) > 2, `${logged?.audioSeconds} s recorded`);
+  await page.locator('#try-state').filter({ hasText: /^Done in [0-9.]+ s \(a [0-9.]+-s recording, audio\/webm;codecs=opus\)\.$/ }).waitFor();
+  const done = (await answer.text()).split('\n').filter((l) => l.startsWith('data: ') && l.includes('transcript.text.done')).map((l) => JSON.parse(l.slice(6)).text);
+  assert.equal(done.length, 1, 'the stream ended with one transcript.text.done');
+  assert.equal(await page.locator('#try-text').textContent(), done[0]);
+  await shot('8-try-it');
+
+  // A refused file shows the server's message.
+  await page.locator('#try-file').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not audio at all') });
+  await page.getByRole('button', { name: 'Transcribe file' }).click();
+  await page.locator('#try-state.error').filter({ hasText: /^HTTP 400: The file is not usable audio/ }).waitFor();
+});
+
 test('server errors are shown, not swallowed', async () => {
   await page.locator('#new-provider-id').fill('broken');
   await page.locator('#new-provider-url').fill('http://127.0.0.1:1/v1');
@@ -323,5 +363,5 @@ test('server errors are shown, not swallowed', async () => {
   await page.getByRole('button', { name: 'Use this cloud model' }).click();
   await page.locator('#notice.error').waitFor();
   assert.match((await notice().textContent())!, /cloud|model|disabled/i);
-  await shot('8-error');
+  await shot('9-error');
 });

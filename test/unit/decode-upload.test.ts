@@ -86,7 +86,7 @@ function fakeDecoder() {
   const calls: { bytes: number; finish: () => void }[] = [];
   const decode = (bytes: Uint8Array) =>
     new Promise<DecodedAudio>((resolve) => {
-      const audio = { pcm: new Float32Array(16), durationSeconds: bytes.length / 8000, container: 'wav' } as DecodedAudio;
+      const audio = { pcm: new Float32Array(16), durationSeconds: bytes.length / 8000, container: 'wav', codec: 'pcm_s16' } as DecodedAudio;
       calls.push({ bytes: bytes.length, finish: () => resolve(audio) });
     });
   return { calls, decode };
@@ -103,7 +103,7 @@ test('a cloud target decodes only the header and the first second, and takes the
   assert.equal(calls.length, 1);
   assert.ok(calls[0].bytes <= 44 + 8000, `decoded ${calls[0].bytes} bytes`);
   calls[0].finish();
-  assert.deepEqual(await out, { pcm: null, durationSeconds: 600, container: 'wav' });
+  assert.deepEqual(await out, { pcm: null, durationSeconds: 600, container: 'wav', codec: 'pcm_s16' });
 });
 
 test('a local target decodes the whole file and keeps the PCM', async () => {

@@ -37,6 +37,7 @@ export function requestLog(logger: Logger, metrics?: Pick<Metrics, 'requests'>) 
         queueMs: round(stateOf(ctx).queueMs),
         sttMs: round(stateOf(ctx).sttMs),
         audioSeconds: stateOf(ctx).audioSeconds,
+        audioFormat: stateOf(ctx).audioFormat,
         runtime: stateOf(ctx).runtime,
         errorCode: stateOf(ctx).errorCode,
       }, 'request');
