@@ -119,8 +119,8 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       else refuseWhenFull(s, where.where);
       const cloud = where.where === 'local' ? null : where.cloud;
       const decodeStarted = performance.now(); // decodeMs includes the wait for a decode slot
-      // A provider gets the upload itself: keep only its duration, not the PCM, while the call lasts.
-      const { pcm, durationSeconds, container, codec } = await decodeUpload(req.file.buffer, { header, mode: cloud ? 'cloud' : 'local', slots: decodeSlots, signal: clientSignal, maxSeconds: s.config.maxAudioSeconds })
+      // A provider gets the audio as measured (the upload, or a WAV's measured chunks): keep only its duration, not the PCM, while the call lasts.
+      const { pcm, forward, durationSeconds, container, codec } = await decodeUpload(req.file.buffer, { header, mode: cloud ? 'cloud' : 'local', slots: decodeSlots, signal: clientSignal, maxSeconds: s.config.maxAudioSeconds })
         .catch((err) => {
           throw err instanceof WavError ? invalidAudio(err, s.logger) : err;
         });
@@ -133,8 +133,8 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       // What the header did not announce (no header, or one the decoder read differently) is admitted now.
       const unannounced = durationSeconds - (header?.durationSeconds ?? 0);
       if (unannounced > 0) await admitAudio(unannounced);
-      // The local runtime needs only the PCM: let go of the upload now, not when the job ends.
-      if (pcm) releaseUpload(ctx, req.file);
+      // The local runtime needs only the PCM, a provider sent a rebuilt WAV only that: let go of the upload now, not when the job ends.
+      if (pcm || forward !== req.file.buffer) releaseUpload(ctx, req.file);
 
       const due = deadline(s.config.deadlineBaseMs + durationSeconds * s.config.deadlinePerAudioSecondMs);
       const signal = AbortSignal.any([clientSignal, due.signal]);
@@ -147,7 +147,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
           pcm,
           durationSeconds,
           signal,
-          wav: pcm ? null : req.file.buffer,
+          wav: forward,
           // Named by what the bytes are, never by the client's name: providers pick their decoder by the extension.
           filename: `audio.${container}`,
           format: req.format,

@@ -5,19 +5,23 @@
 // - never more than `maxSeconds` of audio: refused from the header where the
 //   format states its length, otherwise decoding stops there;
 // - Local: the whole file becomes 16-kHz PCM;
-// - Cloud: the provider is sent the upload itself. A WAV is checked by
-//   decoding its header and first second (its duration is the header's);
-//   other formats are decoded whole to measure them (the PCM is dropped).
+// - Cloud: the provider is sent the audio as measured (forwarded-audio.ts).
+//   A WAV is checked by decoding its header and first second (its duration
+//   is the header's); other formats are decoded whole to measure them (the
+//   PCM is dropped).
 import type { DecodedAudio } from '../native';
 import { decodeAudio } from '../audio/decode-audio';
 import type { Semaphore } from './semaphore';
 import { wavPrefix, type WavHeader } from './wav-header';
+import { forwardedAudio } from './forwarded-audio';
 
 const CHECKED_SECONDS = 1;
 
 export interface DecodedUpload {
   /** Null for a cloud target. */
   pcm: Float32Array | null;
+  /** What a cloud target is sent (forwarded-audio.ts); null for a local one. */
+  forward: Buffer | null;
   durationSeconds: number;
   /** What the upload was (wav, mp3, flac, ogg, webm), for the provider's file name. */
   container: string;
@@ -43,12 +47,19 @@ export async function decodeUpload(upload: Buffer, { header, mode, slots, signal
     const prefix = mode === 'cloud' && header ? wavPrefix(upload, header, CHECKED_SECONDS) : null;
     if (prefix && header) {
       const checked = await decode(prefix, maxSeconds);
-      return { pcm: null, durationSeconds: header.durationSeconds, container: 'wav', codec: checked.codec };
+      return { pcm: null, forward: forwardedAudio(upload, 'wav', header, null), durationSeconds: header.durationSeconds, container: 'wav', codec: checked.codec };
     }
     const audio = await decode(upload, maxSeconds);
     // A Matroska file that holds Opus (the only codec read from one) is what providers read as WebM.
     const container = audio.container === 'matroska' ? 'webm' : audio.container;
-    return { pcm: mode === 'local' ? audio.pcm : null, durationSeconds: audio.durationSeconds, container, codec: audio.codec };
+    const local = mode === 'local';
+    return {
+      pcm: local ? audio.pcm : null,
+      forward: local ? null : forwardedAudio(upload, container, header, audio.pcm),
+      durationSeconds: audio.durationSeconds,
+      container,
+      codec: audio.codec,
+    };
   } finally {
     slots.release();
   }

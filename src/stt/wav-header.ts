@@ -7,6 +7,9 @@
 export interface WavHeader {
   sampleRate: number;
   blockAlign: number;
+  /** Where the fmt chunk's body starts, and its size. */
+  fmtOffset: number;
+  fmtBytes: number;
   /** Where the samples start, and how many bytes of them there are. */
   dataOffset: number;
   dataBytes: number;
@@ -17,7 +20,7 @@ export interface WavHeader {
 
 export function readWavHeader(wav: Buffer): WavHeader | null {
   if (wav.length < 12 || wav.toString('latin1', 0, 4) !== 'RIFF' || wav.toString('latin1', 8, 12) !== 'WAVE') return null;
-  let fmt: { sampleRate: number; blockAlign: number } | null = null;
+  let fmt: { sampleRate: number; blockAlign: number; fmtOffset: number; fmtBytes: number } | null = null;
   let data: { offset: number; bytes: number } | null = null;
   let fmtFirst = false;
   // As the decoder: the first data chunk after fmt; one before fmt counts only if none follows it.
@@ -34,7 +37,7 @@ export function readWavHeader(wav: Buffer): WavHeader | null {
     if (size > available) return null;
     if (id === 'fmt ') {
       if (size < 16) return null;
-      fmt = { sampleRate: wav.readUInt32LE(body + 4), blockAlign: wav.readUInt16LE(body + 12) };
+      fmt = { sampleRate: wav.readUInt32LE(body + 4), blockAlign: wav.readUInt16LE(body + 12), fmtOffset: body, fmtBytes: size };
     } else if (id === 'data') {
       data = { offset: body, bytes: size };
       fmtFirst = fmt !== null;

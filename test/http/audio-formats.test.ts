@@ -117,6 +117,33 @@ test('Cloud mode: the provider gets the original MP3 bytes as audio.mp3, and the
   }
 });
 
+test('Cloud mode: a WAV goes to the provider as measured, its fmt and the one data chunk charged, never a second data chunk behind it', async () => {
+  await routing({ mode: 'cloud', cloud: { providerId: 'oai', model: 'whisper-1' } });
+  try {
+    // 1 s of jfk's samples in the data chunk the decoder reads, 10 s more in a second one (ffmpeg reads on), and a LIST chunk.
+    const wav = readFileSync(JFK_FILE);
+    const dataAt = wav.indexOf('data') + 8;
+    const samples = wav.subarray(dataAt, dataAt + 32000 * 11);
+    const chunk = (id: string, body: Buffer) => Buffer.concat([Buffer.from(id, 'latin1'), Buffer.from(new Uint32Array([body.length]).buffer), body]);
+    const fmt = wav.subarray(wav.indexOf('fmt ') + 8, wav.indexOf('fmt ') + 8 + wav.readUInt32LE(wav.indexOf('fmt ') + 4));
+    const body = Buffer.concat([Buffer.from('WAVE'), chunk('fmt ', fmt), chunk('data', samples.subarray(0, 32000)), chunk('data', samples.subarray(32000)), chunk('LIST', Buffer.from('INFOjunk'))]);
+    const crafted = Buffer.concat([Buffer.from('RIFF'), Buffer.from(new Uint32Array([body.length]).buffer), body]);
+    const created = await fetch(`${server.url}/admin/api-keys`, {
+      method: 'POST', headers: { Authorization: `Bearer ${server.adminKey}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'two-chunks' }),
+    });
+    const key = await created.json();
+    const res = await transcribe(server, { file: wavBlob(crafted), model: 'oai/whisper-1' }, { Authorization: `Bearer ${key.key}` });
+    assert.equal(res.status, 200, await res.text());
+    const sent = openai.requests[openai.requests.length - 1];
+    assert.equal(sent.fileName, 'audio.wav');
+    assert.equal(sent.fileBytes, 12 + 8 + fmt.length + 8 + 32000, 'RIFF, fmt and one second of samples: nothing behind the measured chunk');
+    const keys = await (await fetch(`${server.url}/admin/api-keys`, { headers: { Authorization: `Bearer ${server.adminKey}` } })).json();
+    assert.equal(keys.data.find((k: { id: string }) => k.id === key.id).usage.audioSeconds, 1, 'charged the second that was sent');
+  } finally {
+    await routing({ mode: 'local', localModel: 'whisper-base', cloud: null });
+  }
+});
+
 test('the audio budget is charged the decoded duration of an MP3 (no header to read it from), and an exhausted key is refused before decoding', async () => {
   const created = await fetch(`${server.url}/admin/api-keys`, {
     method: 'POST', headers: { Authorization: `Bearer ${server.adminKey}`, 'Content-Type': 'application/json' },

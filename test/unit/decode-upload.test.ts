@@ -103,7 +103,10 @@ test('a cloud target decodes only the header and the first second, and takes the
   assert.equal(calls.length, 1);
   assert.ok(calls[0].bytes <= 44 + 8000, `decoded ${calls[0].bytes} bytes`);
   calls[0].finish();
-  assert.deepEqual(await out, { pcm: null, durationSeconds: 600, container: 'wav', codec: 'pcm_s16' });
+  const { forward, ...rest } = await out;
+  assert.deepEqual(rest, { pcm: null, durationSeconds: 600, container: 'wav', codec: 'pcm_s16' });
+  // The provider is sent the file as measured: here, the file itself (no chunk after its data).
+  assert.deepEqual(forward, bytes);
 });
 
 test('a local target decodes the whole file and keeps the PCM', async () => {
@@ -136,4 +139,19 @@ test('uploads are decoded one at a time; a client gone while waiting leaves the 
   calls[1].finish();
   await third;
   assert.equal(slots.full, false);
+});
+
+test('forwardedAudio: a WAV as measured (fmt and the one data chunk), a WAV made from the samples when its header is not read apart, any other format as uploaded', async () => {
+  const { forwardedAudio, wavFromPcm } = await import('../../src/stt/forwarded-audio');
+  const made = wavFromPcm(new Float32Array([0, 0.5, -0.5, 1, -1, 2]));
+  const header = readWavHeader(made)!;
+  assert.deepEqual([header.sampleRate, header.blockAlign, header.dataBytes], [16000, 2, 12]);
+  assert.deepEqual([...new Int16Array(made.buffer.slice(made.byteOffset + 44, made.byteOffset + 56))], [0, 16384, -16383, 32767, -32767, 32767]);
+  // Whatever follows the measured data chunk is left out.
+  const withTail = Buffer.concat([made, Buffer.from('data'), Buffer.from([4, 0, 0, 0, 1, 2, 3, 4]), Buffer.from('LIST'), Buffer.from([0, 0, 0, 0])]);
+  withTail.writeUInt32LE(withTail.length - 8, 4);
+  assert.deepEqual(forwardedAudio(withTail, 'wav', readWavHeader(withTail), null), made);
+  const mp3 = Buffer.from('ID3 not really an mp3');
+  assert.equal(forwardedAudio(mp3, 'mp3', null, null), mp3);
+  assert.deepEqual(forwardedAudio(Buffer.from('RIFF????WAVEodd'), 'wav', null, new Float32Array([0, 0.5, -0.5, 1, -1, 2])), made);
 });
