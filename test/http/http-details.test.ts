@@ -63,6 +63,24 @@ test('invalid_multipart for a multipart body that cannot be parsed', async () =>
   }
 });
 
+test('a part with a filename is a file without a Content-Type too (RFC 7578): transcribed, not read as a text field', async () => {
+  const boundary = 'stt-no-type';
+  const body = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\nservice-local-stt\r\n`),
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="jfk.wav"\r\n\r\n`),
+    JFK,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const res = await fetch(`${server.url}/v1/audio/transcriptions`, { method: 'POST', headers: { ...server.auth, 'Content-Type': `multipart/form-data; boundary=${boundary}` }, body });
+  const answer = await res.json();
+  assert.equal(res.status, 200, JSON.stringify(answer));
+  assert.equal(answer.text, (await (await transcribe(server, { file: wavBlob(JFK) }, server.auth)).json()).text);
+  // Without a filename it is still a text field, and the file is missing.
+  const field = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"\r\n\r\n`), Buffer.from('RIFF'), Buffer.from(`\r\n--${boundary}--\r\n`)]);
+  const refused = await fetch(`${server.url}/v1/audio/transcriptions`, { method: 'POST', headers: { ...server.auth, 'Content-Type': `multipart/form-data; boundary=${boundary}` }, body: field });
+  assert.equal(refused.status, 400, await refused.text());
+});
+
 test('admin JSON routes: 413 body_too_large over 64 KiB and 415 for a non-JSON body, with nothing applied', async () => {
   const routing = async () => (await fetch(`${server.url}/admin/routing`, { headers: admin })).json();
   const keys = async () => (await (await fetch(`${server.url}/admin/api-keys`, { headers: admin })).json()).data.length;

@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { Context, Next } from 'koa';
 import { koaBody } from 'koa-body';
+import { multipart as formidableMultipart } from 'formidable';
 import { ApiError, badRequest } from '../api-error';
 import { limitBody } from '../byte-limit';
 
@@ -23,6 +24,23 @@ export interface UploadedFile {
   size: number;
 }
 
+/**
+ * A formidable plugin, run before its multipart one: a part with a filename
+ * is a file even without a Content-Type (RFC 7578 lets clients leave it out;
+ * schemathesis and some HTTP libraries do), where formidable would read it as
+ * a text field.
+ */
+function filenameMeansFile(this: unknown, form: { onPart: (part: Part) => unknown; _handlePart: (part: Part) => unknown }): void {
+  form.onPart = (part) => {
+    if (part.originalFilename !== null && part.originalFilename !== undefined && !part.mimetype) part.mimetype = 'application/octet-stream';
+    return form._handlePart(part);
+  };
+}
+interface Part {
+  originalFilename?: string | null;
+  mimetype?: string | null;
+}
+
 export function multipartUpload(maxBytes: number) {
   const parse = koaBody({
     multipart: true,
@@ -37,6 +55,7 @@ export function multipartUpload(maxBytes: number) {
       maxFiles: 4,
       allowEmptyFiles: true,
       minFileSize: 0,
+      enabledPlugins: [filenameMeansFile as never, formidableMultipart],
       fileWriteStreamHandler: (file) => {
         const chunks: Buffer[] = [];
         return new Writable({
