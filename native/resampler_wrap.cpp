@@ -26,7 +26,7 @@ class ResamplerWrap : public Napi::ObjectWrap<ResamplerWrap> {
   }
 
   Napi::Value push(const Napi::CallbackInfo& info) {
-    if (!resampler_) throw Napi::Error::New(info.Env(), "Resampler: finish() was called");
+    if (!resampler_) throw Napi::Error::New(info.Env(), "Resampler: finish() or free() was called");
     if (info.Length() < 1 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) {
       throw Napi::TypeError::New(info.Env(), "Resampler.push expects a Float32Array");
     }
@@ -37,12 +37,18 @@ class ResamplerWrap : public Napi::ObjectWrap<ResamplerWrap> {
 
   // The 16-kHz output; the resampler is spent afterwards.
   Napi::Value finish(const Napi::CallbackInfo& info) {
-    if (!resampler_) throw Napi::Error::New(info.Env(), "Resampler: finish() was called");
+    if (!resampler_) throw Napi::Error::New(info.Env(), "Resampler: finish() or free() was called");
     std::vector<float> out = resampler_->finish();
     resampler_.reset();
     Napi::Float32Array pcm = Napi::Float32Array::New(info.Env(), out.size());
     std::copy(out.begin(), out.end(), pcm.Data());
     return pcm;
+  }
+
+  // Lets go of the buffers now (a decode that stopped part-way), not when the object is collected.
+  Napi::Value free(const Napi::CallbackInfo& info) {
+    resampler_.reset();
+    return info.Env().Undefined();
   }
 
  private:
@@ -54,7 +60,8 @@ class ResamplerWrap : public Napi::ObjectWrap<ResamplerWrap> {
 Napi::Function define_resampler(Napi::Env env) {
   return ResamplerWrap::DefineClass(env, "Resampler",
                                     {ResamplerWrap::InstanceMethod<&ResamplerWrap::push>("push"),
-                                     ResamplerWrap::InstanceMethod<&ResamplerWrap::finish>("finish")});
+                                     ResamplerWrap::InstanceMethod<&ResamplerWrap::finish>("finish"),
+                                     ResamplerWrap::InstanceMethod<&ResamplerWrap::free>("free")});
 }
 
 }  // namespace stt

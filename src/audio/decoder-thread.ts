@@ -21,6 +21,7 @@ const newWorker = (): Worker =>
     : new Worker(WORKER_FILE);
 
 interface Pending {
+  worker: Worker;
   resolve: (audio: DecodedAudio) => void;
   reject: (err: Error) => void;
 }
@@ -29,9 +30,16 @@ let worker: Worker | null = null;
 let nextId = 1;
 const pending = new Map<number, Pending>();
 
-function failAll(why: string): void {
-  for (const p of pending.values()) p.reject(new WavError(`the decoder thread stopped (${why})`, 'decode_failed'));
-  pending.clear();
+const pendingOn = (w: Worker) => [...pending.values()].some((p) => p.worker === w);
+
+/** The decodes `w` held fail; those on a newer thread are not its. */
+function failAll(w: Worker, why: string): void {
+  if (worker === w) worker = null;
+  for (const [id, p] of pending) {
+    if (p.worker !== w) continue;
+    pending.delete(id);
+    p.reject(new WavError(`the decoder thread stopped (${why})`, 'decode_failed'));
+  }
 }
 
 function started(): Worker {
@@ -41,18 +49,12 @@ function started(): Worker {
     const p = pending.get(reply.id);
     if (!p) return;
     pending.delete(reply.id);
-    if (pending.size === 0) w.unref();
+    if (!pendingOn(w)) w.unref();
     if ('audio' in reply) p.resolve(reply.audio);
     else p.reject(reply.error.code ? new WavError(reply.error.message, reply.error.code) : new Error(reply.error.message));
   });
-  w.on('error', (err) => {
-    if (worker === w) worker = null;
-    failAll(err.message);
-  });
-  w.on('exit', (code) => {
-    if (worker === w) worker = null;
-    failAll(`exit code ${code}`);
-  });
+  w.on('error', (err) => failAll(w, err.message));
+  w.on('exit', (code) => failAll(w, `exit code ${code}`));
   worker = w;
   return w;
 }
@@ -64,8 +66,9 @@ export function decodeOnThread(bytes: Uint8Array, maxSeconds: number): Promise<D
   // A copy the thread can own: the upload's own buffer may be a slice of a larger one that stays here.
   const copy = new Uint8Array(bytes);
   return new Promise<DecodedAudio>((resolve, reject) => {
-    if (pending.size === 0) w.ref();
-    pending.set(id, { resolve, reject });
+    // Held open only while something is pending on it.
+    if (!pendingOn(w)) w.ref();
+    pending.set(id, { worker: w, resolve, reject });
     w.postMessage({ id, bytes: copy, maxSeconds } satisfies DecodeRequest, [copy.buffer]);
   });
 }

@@ -1,5 +1,5 @@
 // Collects decoded audio as 16-kHz mono float samples: channels averaged as
-// they arrive, held in chunks, joined once at the end, and refused as soon as
+// they arrive, held in 1-second blocks, joined once at the end, and refused as soon as
 // they pass the longest duration allowed (so memory never exceeds what that
 // duration costs, whatever the compression ratio).
 import { WavError } from '../native/addon-errors';
@@ -15,41 +15,44 @@ export function downmix(channels: Float32Array[], count: number): Float32Array {
   return mono;
 }
 
+/** Samples are kept in blocks of this many (1 s at 16 kHz), not one array per packet, whatever the packets' size. */
+const BLOCK = OUTPUT_RATE;
+
 export class MonoPcm {
-  private chunks: Float32Array[] = [];
+  private blocks: Float32Array[] = [];
   private total = 0;
 
-  /** `what` names the stream in errors ("ogg/opus"); `maxSamples` is the limit at `rate`. */
+  /** `what` names the stream in errors ("ogg/opus"). */
   constructor(
     private readonly what: string,
     private readonly maxSeconds: number,
-    private readonly rate = OUTPUT_RATE,
   ) {}
 
   get samples(): number {
     return this.total;
   }
 
+  /** Adds `count` samples of `channels`, averaged. */
   push(channels: Float32Array[], count: number): void {
     if (count <= 0) return;
-    if (this.total + count > this.maxSeconds * this.rate) {
+    if (this.total + count > this.maxSeconds * OUTPUT_RATE) {
       throw new WavError(`${this.what}: longer than ${Math.ceil(this.maxSeconds)} s`, 'audio_too_long');
     }
-    this.chunks.push(downmix(channels, count));
+    for (let i = 0; i < count; i++) {
+      const at = this.total + i;
+      if (at % BLOCK === 0 && at / BLOCK === this.blocks.length) this.blocks.push(new Float32Array(BLOCK));
+      let sum = 0;
+      for (const channel of channels) sum += channel[i];
+      this.blocks[Math.floor(at / BLOCK)][at % BLOCK] = sum / channels.length;
+    }
     this.total += count;
   }
 
   /** The samples, the first `keep` of them if given (a container's stated end). */
   join(keep = Infinity): Float32Array {
     const out = new Float32Array(Math.min(this.total, keep));
-    let at = 0;
-    for (const chunk of this.chunks) {
-      if (at >= out.length) break;
-      const part = chunk.subarray(0, out.length - at);
-      out.set(part, at);
-      at += part.length;
-    }
-    this.chunks = [];
+    for (let b = 0; b * BLOCK < out.length; b++) out.set(this.blocks[b].subarray(0, Math.min(BLOCK, out.length - b * BLOCK)), b * BLOCK);
+    this.blocks = [];
     return out;
   }
 }

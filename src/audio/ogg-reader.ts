@@ -71,6 +71,11 @@ function* packetsOf(bytes: Uint8Array): Generator<Uint8Array> {
   }
 }
 
+/** Where every page in the file lies, any stream's, up to the first that does not parse. */
+export function* oggPages(bytes: Uint8Array): Generator<{ start: number; end: number }> {
+  for (let start = 0, page = pageAt(bytes, 0); page; start = page.next, page = pageAt(bytes, page.next)) yield { start, end: page.next };
+}
+
 export function readOggStream(bytes: Uint8Array): OggStream {
   let lastGranule = -1;
   for (const page of streamPages(bytes)) if (page.granule >= 0) lastGranule = page.granule;

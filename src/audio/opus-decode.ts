@@ -42,7 +42,7 @@ export function parseOpusHead(packet: Uint8Array | null, what: string): OpusHead
   head.coupledStreamCount = view.getUint8(20);
   head.mapping = Array.from(packet.subarray(21, 21 + channels));
   const streams = head.streamCount + head.coupledStreamCount;
-  if (head.streamCount < 1 || head.coupledStreamCount > head.streamCount || head.mapping.some((m) => m !== 255 && m >= streams)) {
+  if (head.streamCount < 1 || head.coupledStreamCount > head.streamCount || streams > 255 || head.mapping.some((m) => m !== 255 && m >= streams)) {
     throw new WavError(`${what}: Opus channel mapping out of range`, 'corrupt_audio');
   }
   return head;
@@ -56,20 +56,23 @@ export interface OpusSource {
   statedSamples: number | null;
 }
 
+/** opus-decoder's input buffer: 120 ms at 256 kbit/s per channel; a longer packet does not fit (nor is valid Opus). */
+const maxPacketBytes = (channels: number) => 32000 * 0.12 * channels;
+
 /**
- * One packet through libopus, or null when it does not fit the decoder's
- * input buffer. opus-decoder writes each packet libopus refuses to
+ * One packet through libopus, or null when it is no valid packet: empty (a
+ * lost packet to libopus, which would conceal 360 ms of it) or too long for
+ * the decoder's input. opus-decoder writes each packet libopus refuses to
  * console.error; the error comes back in `errors` too, and is counted and
  * reported by the caller, so the line is dropped here (the call is
  * synchronous: nothing else can log meanwhile).
  */
-function decodeQuietly(decoder: OpusDecoder<16000>, packet: Uint8Array): ReturnType<OpusDecoder<16000>['decodeFrame']> | null {
+function decodePacket(decoder: OpusDecoder<16000>, packet: Uint8Array, channels: number): ReturnType<OpusDecoder<16000>['decodeFrame']> | null {
+  if (packet.length === 0 || packet.length > maxPacketBytes(channels)) return null;
   const log = console.error;
   console.error = () => {};
   try {
     return decoder.decodeFrame(packet);
-  } catch {
-    return null;
   } finally {
     console.error = log;
   }
@@ -94,7 +97,7 @@ export async function decodeOpus({ container, head, packets, statedSamples }: Op
   let bad = 0;
   try {
     for (const packet of packets) {
-      const decoded = decodeQuietly(decoder, packet);
+      const decoded = decodePacket(decoder, packet, head.channels);
       if (!decoded || decoded.errors.length > 0) {
         if (++bad > MAX_BAD_PACKETS) throw new WavError(`${what}: ${bad} packets could not be decoded`, 'corrupt_audio');
         continue;

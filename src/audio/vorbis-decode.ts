@@ -1,15 +1,14 @@
 // Decodes Ogg Vorbis with libvorbis, compiled to WebAssembly by the
-// @wasm-audio-decoders/ogg-vorbis package (which finds the Ogg pages itself,
-// with codec-parser). Vorbis keeps the recording's rate, so the samples go
+// @wasm-audio-decoders/ogg-vorbis package (which reads the packets out of the
+// Ogg pages itself, with codec-parser), fed one page at a time. Vorbis keeps the recording's rate, so the samples go
 // through the native streaming resampler (the one the MP3 and FLAC decoders
 // use) to 16 kHz as they decode.
 import { OggVorbisDecoder } from '@wasm-audio-decoders/ogg-vorbis';
 import { WavError } from '../native/addon-errors';
 import { createResampler, type DecodedAudio } from '../native';
-import { downmix, OUTPUT_RATE } from './mono-pcm';
+import { downmix } from './mono-pcm';
+import { oggPages } from './ogg-reader';
 
-/** File bytes handed to the decoder at a time (a few seconds of audio at common bitrates), so the limit is checked as it decodes. */
-const SLICE_BYTES = 64 * 1024;
 const MAX_CHANNELS = 8;
 
 /** The identification header (Vorbis I section 4.2.2): the Ogg stream's first packet. */
@@ -35,29 +34,37 @@ export async function decodeOggVorbis(bytes: Uint8Array, head: VorbisHead, lastG
   const decoder = new OggVorbisDecoder();
   await decoder.ready;
   const resampler = createResampler(head.sampleRate);
+  const limit = maxSeconds * head.sampleRate;
   let samples = 0;
+  let pcm: Float32Array | null = null;
   try {
-    const slices = (function* () {
-      for (let at = 0; at < bytes.length; at += SLICE_BYTES) yield () => decoder.decode(bytes.subarray(at, at + SLICE_BYTES));
+    // One page at a time, the limit checked after each: a page holds at most 255 packets, so what one
+    // step decodes is bounded (255 x half the longer block size per channel), however small the packets
+    // (a 1-byte packet is silence, up to 4096 samples).
+    const steps = (function* () {
+      for (const page of oggPages(bytes)) yield () => decoder.decode(bytes.subarray(page.start, page.end));
       yield () => decoder.flush(); // what the decoder still holds
     })();
-    for (const slice of slices) {
+    for (const step of steps) {
       let decoded;
       try {
-        decoded = await slice();
+        decoded = await step();
       } catch (err) {
+        // The decoder throws on some damaged packets: codec-parser 2.5.0 calls an error logger its
+        // VorbisParser never imports (a ReferenceError), where it means to report a bad header.
         throw new WavError(`${what}: the stream could not be decoded (${(err as Error).message})`, 'corrupt_audio');
       }
       // A stream that changes its rate or channels part-way (a chained file) is not followed.
       if (decoded.samplesDecoded > 0 && decoded.sampleRate !== head.sampleRate) break;
-      if (samples + decoded.samplesDecoded > maxSeconds * head.sampleRate) throw new WavError(`${what}: longer than ${Math.ceil(maxSeconds)} s`, 'audio_too_long');
+      if (samples + decoded.samplesDecoded > limit) throw new WavError(`${what}: longer than ${Math.ceil(maxSeconds)} s`, 'audio_too_long');
       if (decoded.samplesDecoded > 0) resampler.push(downmix(decoded.channelData, decoded.samplesDecoded));
       samples += decoded.samplesDecoded;
     }
+    pcm = resampler.finish();
   } finally {
     decoder.free();
+    if (!pcm) resampler.free();
   }
-  const pcm = resampler.finish();
   if (samples === 0 || pcm.length === 0) throw new WavError(`${what}: no audio could be decoded`, 'corrupt_audio');
   return {
     pcm,

@@ -255,6 +255,8 @@ export function decodeAudio(bytes: Uint8Array, maxSeconds: number): Promise<Deco
 export interface Resampler {
   push(samples: Float32Array): void;
   finish(): Float32Array;
+  /** Lets go of the buffers without an output (a decode that stopped part-way). */
+  free(): void;
 }
 export function createResampler(inputRate: number): Resampler {
   return new addon.Resampler(inputRate);

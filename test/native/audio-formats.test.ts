@@ -179,7 +179,7 @@ function ebml(id: number[], ...body: Buffer[]): Buffer {
 const UNKNOWN_SIZE = Buffer.from([0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
 
 /** A WebM holding `frames` in SimpleBlocks of `perBlock` frames laced as `lacing` (0 none, 1 Xiph, 2 fixed, 3 EBML). */
-function webmWith(codecPrivate: Uint8Array, frames: Uint8Array[], perBlock: number, lacing: number): Buffer {
+function webmWith(codecPrivate: Uint8Array, frames: Uint8Array[], perBlock: number, lacing: number, docType = 'webm'): Buffer {
   const blocks: Buffer[] = [];
   for (let i = 0; i < frames.length; i += perBlock) {
     const group = frames.slice(i, i + perBlock).map((f) => Buffer.from(f));
@@ -195,7 +195,7 @@ function webmWith(codecPrivate: Uint8Array, frames: Uint8Array[], perBlock: numb
     }
     blocks.push(ebml([0xa3], head, laceHead, ...group));
   }
-  const header = ebml([0x1a, 0x45, 0xdf, 0xa3], ebml([0x42, 0x82], Buffer.from('webm')));
+  const header = ebml([0x1a, 0x45, 0xdf, 0xa3], ebml([0x42, 0x82], Buffer.from(docType)));
   const tracks = ebml([0x16, 0x54, 0xae, 0x6b], ebml([0xae], ebml([0xd7], Buffer.from([1])), ebml([0x83], Buffer.from([2])), ebml([0x86], Buffer.from('A_OPUS')), ebml([0x63, 0xa2], Buffer.from(codecPrivate))));
   const cluster = Buffer.concat([Buffer.from([0x1f, 0x43, 0xb6, 0x75]), UNKNOWN_SIZE, ebml([0xe7], Buffer.from([0])), ...blocks]);
   return Buffer.concat([header, Buffer.from([0x18, 0x53, 0x80, 0x67]), UNKNOWN_SIZE, tracks, cluster]);
@@ -211,9 +211,14 @@ test('WebM lacing (Xiph, EBML, fixed) gives back the frames laced, and the same 
     assert.deepEqual([...readWebm(file).frames].map((f) => Buffer.from(f)), frames.map((f) => Buffer.from(f)), `lacing ${lacing}: the frames`);
     assert.deepEqual((await decodeAudio(file, LIMIT)).pcm, plain.pcm, `lacing ${lacing}: the audio`);
   }
-  // Fixed lacing needs frames of one size: one frame three times over.
+  // Fixed lacing needs frames of one size: one frame three times over, read back and decoded as unlaced.
   const same = [frames[10], frames[10], frames[10]];
   assert.deepEqual([...readWebm(webmWith(codecPrivate, same, 3, 2)).frames].map((f) => Buffer.from(f)), same.map((f) => Buffer.from(f)));
+  assert.deepEqual((await decodeAudio(webmWith(codecPrivate, same, 3, 2), LIMIT)).pcm, (await decodeAudio(webmWith(codecPrivate, same, 1, 0), LIMIT)).pcm);
+  // A Matroska file (DocType matroska) holding Opus is read the same, and says what it is.
+  const mkv = await decodeAudio(webmWith(codecPrivate, frames, 1, 0, 'matroska'), LIMIT);
+  assert.equal(mkv.container, 'matroska');
+  assert.deepEqual(mkv.pcm, plain.pcm);
 });
 
 test('what this build does not decode is named by container and codec', async () => {
@@ -277,6 +282,8 @@ test('Ogg and WebM over the limit: refused from the last page\'s granule or the 
   // No granule positions anywhere: it decodes whole under the limit, and stops at it over.
   assert.ok((await decodeAudio(withoutGranules(encodedAudio(JFK, 'opus')), LIMIT)).durationSeconds > 10.9);
   await expectCode(withoutGranules(encodedAudio(JFK, 'opus')), 'audio_too_long', 5, /^ogg\/opus: longer than 5 s$/);
+  await expectCode(withoutGranules(encodedAudio(JFK, 'ogg')), 'audio_too_long', 5, /^ogg\/vorbis: longer than 5 s$/);
+  assert.ok((await decodeAudio(withoutGranules(encodedAudio(JFK, 'ogg')), LIMIT)).durationSeconds > 10.9);
   // MediaRecorder states no Duration: stopped at the limit. With one stated, refused from it.
   await expectCode(BROWSER_WEBM, 'audio_too_long', 2, /^webm\/opus: longer than 2 s$/);
   await expectCode(withStatedDuration(BROWSER_WEBM, 36_000_000), 'audio_too_long', LIMIT, /^webm\/opus: 36000 s$/);
@@ -297,6 +304,9 @@ test('damaged Ogg and WebM: a truncated file keeps what decoded; a broken header
   // Code-3 packets (0x?3) whose frame count byte asks for more frames than the packet holds: libopus refuses each.
   for (let i = 1; i <= 20; i++) pages.push(oggPage(Buffer.from([0xfb, 0xbf, ...Buffer.alloc(40, 0x11)]), BigInt(i * 960), i === 20 ? 0x04 : 0));
   await expectCode(Buffer.concat(pages), 'corrupt_audio', LIMIT, /^ogg\/opus: 9 packets could not be decoded$/);
+  // Empty Opus packets (fixed lacing of 0-byte frames) are no packets: libopus would conceal 360 ms for each.
+  const empty = webmWith(opusHead, Array.from({ length: 60 }, () => new Uint8Array(0)), 20, 2);
+  await expectCode(empty, 'corrupt_audio', LIMIT, /^webm\/opus: 9 packets could not be decoded$/);
   // A WebM cut before its Tracks: no audio track.
   await expectCode(BROWSER_WEBM.subarray(0, 40), 'corrupt_audio', LIMIT, /webm: no audio track/);
   assert.equal((await decodeAudio(encodedAudio(JFK, 'opus'), LIMIT)).codec, 'opus');

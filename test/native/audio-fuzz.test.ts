@@ -9,12 +9,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { WavError } from '../../src/native';
 import { decodeAudio } from '../../src/audio/decode-audio';
 import { AUDIO_DIR, encodedAudio, ROOT } from '../../fixtures';
+import type { DecodeOutcome } from '../../fixtures/decode-child';
 
 const MUTANTS_PER_SEED = Number(process.env.AUDIO_FUZZ_MUTANTS ?? 120);
 const LIMIT = 30;
@@ -92,4 +93,57 @@ test(`${MUTANTS_PER_SEED} mutants of each Ogg and WebM seed: decoded within the 
   }
   // And nothing is left broken: the clean files decode to the same samples.
   for (const [name, file] of Object.entries(files)) assert.deepEqual((await decodeAudio(file, LIMIT)).pcm, clean.get(name), name);
+});
+
+/**
+ * An Ogg Vorbis decompression bomb: the real headers of a 44.1-kHz stereo
+ * file, then `pages` pages of 255 one-byte packets. Each such packet is
+ * silence in the long-block mode, 1,024 samples a channel, so 537 bytes of
+ * page make 261,120 samples; no page states a granule position, so nothing
+ * says how long it is before it decodes.
+ */
+function vorbisBomb(pages: number): Buffer {
+  const real = encodedAudio(path.join(AUDIO_DIR, 'jfk.wav'), 'ogg', { rate: 44100, channels: 2 });
+  const parts: Buffer[] = [];
+  let at = 0;
+  let serial = 0;
+  let sequence = 0;
+  // The header pages: up to the first page with audio (a granule position past 0).
+  while (at + 27 <= real.length && real.readBigInt64LE(at + 6) === 0n) {
+    const segments = real[at + 26];
+    const end = at + 27 + segments + real.subarray(at + 27, at + 27 + segments).reduce((a, b) => a + b, 0);
+    serial = real.readUInt32LE(at + 14);
+    sequence = real.readUInt32LE(at + 18);
+    parts.push(real.subarray(at, end));
+    at = end;
+  }
+  for (let p = 0; p < pages; p++) {
+    const header = Buffer.alloc(27);
+    header.write('OggS', 0, 'latin1');
+    header[5] = p === pages - 1 ? 0x04 : 0;
+    header.writeBigInt64LE(-1n, 6);
+    header.writeUInt32LE(serial, 14);
+    header.writeUInt32LE(sequence + 1 + p, 18);
+    header[26] = 255;
+    // Packet byte 0x02: an audio packet (bit 0 clear) in mode 1, the long block.
+    parts.push(header, Buffer.alloc(255, 1), Buffer.alloc(255, 0x02));
+  }
+  return Buffer.concat(parts);
+}
+
+test('a Vorbis decompression bomb (1-byte packets, no stated length) is stopped at the limit in memory bounded by the limit, not by the packets in a slice', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vorbis-bomb-'));
+  const file = path.join(dir, 'bomb.ogg');
+  writeFileSync(file, vorbisBomb(400)); // 215 kB, 40 minutes of silence
+  const run = (limit: number): DecodeOutcome =>
+    JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'fixtures', 'decode-child.ts'), file, String(limit)], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 }));
+  const stopped = run(60);
+  assert.equal(stopped.code, 'audio_too_long');
+  // Decoded 64 kB at a time (before), the first slice alone made 31M samples a channel: 637 MiB peak.
+  // Page by page, the decode holds one page's output and the 60 s kept: about 200 MiB with Node and the addon.
+  assert.ok(stopped.maxRssMiB < 400, `peak RSS ${stopped.maxRssMiB} MiB`);
+  // Under a limit it holds, it decodes to its full length: the bomb is real audio, not refused for its shape.
+  const whole = run(3600);
+  assert.equal(whole.code, null);
+  assert.ok(whole.durationSeconds! > 2300, `${whole.durationSeconds} s`);
 });
