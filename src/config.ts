@@ -7,6 +7,7 @@ import { checkRemoteUrl } from './net/remote-url';
 import { runtimeById } from './stt/catalogue';
 import type { SchedulingOrder } from './stt/local/scheduler';
 import { DEFAULT_ENCODER_WINDOW, ENCODER_WINDOWS, type EncoderWindow } from './stt/local/encoder-window';
+import { DEFAULT_STORE_GRACE_S } from './store/shared-cache';
 
 export interface Config {
   port: number;
@@ -44,6 +45,8 @@ export interface Config {
   secretKey: string | null;
   /** PostgreSQL shared by several replicas (STT_DATABASE_URL); null: the SQLite file in the data dir. */
   databaseUrl: string | null;
+  /** STT_STORE_GRACE_S: how long a replica serves cached keys and providers while PostgreSQL cannot be reached. */
+  storeGraceSeconds: number;
   /** Host header names accepted (lower case; ".example.com" also admits subdomains); null = any. */
   allowedHosts: string[] | null;
   /** Permits http: to loopback addresses for model downloads and providers (tests, local mirrors). */
@@ -190,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     providerTimeoutPerAudioSecondMs: int(env, 'STT_PROVIDER_TIMEOUT_PER_AUDIO_SECOND_MS', 1000, 0, 600_000),
     secretKey,
     databaseUrl,
+    storeGraceSeconds: int(env, 'STT_STORE_GRACE_S', DEFAULT_STORE_GRACE_S, 0, 86_400),
     allowedHosts: allowedHosts(env.STT_ALLOWED_HOSTS, host),
     allowInsecureLoopback,
     providerConcurrency: int(env, 'STT_PROVIDER_CONCURRENCY', 16, 1, 10000),

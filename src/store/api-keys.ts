@@ -5,7 +5,7 @@
 // With a shared database (PostgreSQL, several replicas) a key once verified
 // is kept in memory (SharedRowCache), so a request does not query the
 // database; any key change empties it. If the database cannot be reached,
-// known keys keep working for OUTAGE_GRACE_MS: nobody can revoke a key
+// known keys keep working for the outage grace (STT_STORE_GRACE_S): nobody can revoke a key
 // meanwhile (revoking writes to the same database). SQLite is one process's
 // file: looked up on every request, as cheap as the cache.
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';

@@ -14,6 +14,8 @@ export interface Database {
   readonly listening: boolean;
   /** The last attempt to reach it failed (always false for SQLite). */
   readonly unreachable: boolean;
+  /** How long a cached row keeps answering while it cannot be reached (STT_STORE_GRACE_S; 0 for SQLite, which keeps none). */
+  readonly outageGraceMs: number;
   run(sql: string, params?: unknown[]): Promise<{ changes: number }>;
   get<T>(sql: string, params?: unknown[]): Promise<T | undefined>;
   all<T>(sql: string, params?: unknown[]): Promise<T[]>;

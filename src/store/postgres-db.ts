@@ -76,13 +76,17 @@ export class PostgresDatabase implements Database {
   private pingTimer: NodeJS.Timeout | null = null;
   private closed = false;
 
-  private constructor(private readonly url: string, private readonly pool: pg.Pool) {}
+  private constructor(
+    private readonly url: string,
+    private readonly pool: pg.Pool,
+    readonly outageGraceMs: number,
+  ) {}
 
-  static async open(url: string): Promise<PostgresDatabase> {
+  static async open(url: string, outageGraceMs: number): Promise<PostgresDatabase> {
     const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 3000, idleTimeoutMillis: 30_000 });
     // An idle connection the server dropped: the pool replaces it; without a handler the process would exit.
     pool.on('error', () => {});
-    const db = new PostgresDatabase(url, pool);
+    const db = new PostgresDatabase(url, pool, outageGraceMs);
     try {
       await db.migrate();
       await db.listen();

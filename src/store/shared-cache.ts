@@ -1,16 +1,20 @@
 // Rows of a shared database (PostgreSQL, several replicas) kept in memory so
 // that a request does not query it: emptied when any replica changes the
-// table (a notification sent by the database in the writing transaction),
+// table (a notification sent by the database in the writing transaction) and
+// when notifications come back after a gap in which some may have been missed,
 // and never trusted longer than MAX_AGE_MS, nor at all while notifications
 // are not arriving; then the row is read again. If the database cannot be
-// reached, a row read within OUTAGE_GRACE_MS keeps answering. With SQLite
+// reached, a row read within the outage grace (STT_STORE_GRACE_S) keeps
+// answering: a key revoked meanwhile through another replica too, the price
+// of serving through an outage (0 turns it off). With SQLite
 // (one process) nothing is kept: every read goes to the file.
 import { StoreUnavailableError, type ChangeTopic, type Database } from './db';
 
 /** A row is read again this long after it was last read, even with no change announced (a lost notification costs at most this). */
 const MAX_AGE_MS = 30_000;
-/** How long a row keeps answering while the database is unreachable, from the moment it was last read. */
-export const OUTAGE_GRACE_MS = 5 * 60_000;
+/** STT_STORE_GRACE_S's default: how long a row keeps answering while the database is unreachable, from the moment it was last read. */
+export const DEFAULT_STORE_GRACE_S = 300;
+export const OUTAGE_GRACE_MS = DEFAULT_STORE_GRACE_S * 1000;
 
 export class SharedRowCache<T> {
   private readonly rows = new Map<string, { row: T; readAt: number }>();
@@ -18,8 +22,11 @@ export class SharedRowCache<T> {
   private generation = 0;
 
   constructor(private readonly db: Database, topic: ChangeTopic) {
+    // A 'resync' once notifications flow again (sent after the listening connection is back): a row
+    // read before the gap may predate a change nobody heard of, so none is kept past it. The resyncs
+    // sent while the connection is lost keep the rows: during an outage they are what still answers.
     db.onChange((t) => {
-      if (t === topic) this.forget();
+      if (t === topic || (t === 'resync' && db.listening)) this.forget();
     });
   }
 
@@ -35,7 +42,7 @@ export class SharedRowCache<T> {
     const age = cached ? Date.now() - cached.readAt : Infinity;
     if (age < MAX_AGE_MS && this.db.listening) return cached!.row;
     // A known outage: answer from memory rather than wait on a connection attempt per request.
-    if (age < OUTAGE_GRACE_MS && this.db.unreachable) return cached!.row;
+    if (age < this.db.outageGraceMs && this.db.unreachable) return cached!.row;
     const generation = this.generation;
     try {
       const row = await load();
@@ -46,7 +53,7 @@ export class SharedRowCache<T> {
       }
       return row;
     } catch (err) {
-      if (err instanceof StoreUnavailableError && age < OUTAGE_GRACE_MS) return cached!.row;
+      if (err instanceof StoreUnavailableError && age < this.db.outageGraceMs) return cached!.row;
       throw err;
     }
   }

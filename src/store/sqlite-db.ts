@@ -27,6 +27,7 @@ export class SqliteDatabase implements Database {
   readonly shared = false;
   readonly listening = false;
   readonly unreachable = false;
+  readonly outageGraceMs = 0;
 
   private constructor(private readonly db: sqlite3.Database) {}
 

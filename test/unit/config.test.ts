@@ -24,6 +24,8 @@ test('defaults follow the contract', () => {
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_ENCODER_WINDOW: 'full' }).encoderWindow, 'full');
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_ENCODER_WINDOW: 'tail' }).encoderWindow, 'tail');
   assert.equal(c.databaseUrl, null, 'SQLite in the data dir unless a database is named');
+  assert.equal(c.storeGraceSeconds, 300);
+  assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_STORE_GRACE_S: '0' }).storeGraceSeconds, 0);
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_DATABASE_URL: 'postgresql://u@db:5432/stt', STT_SECRET_KEY: 'ab'.repeat(32) }).databaseUrl, 'postgresql://u@db:5432/stt');
 });
 
@@ -46,6 +48,8 @@ test('a bad value names its variable', () => {
     [{ STT_ENCODER_WINDOW: 'shrink' }, 'STT_ENCODER_WINDOW'],
     [{ STT_ENCODER_WINDOW: 'half' }, 'STT_ENCODER_WINDOW'],
     [{ STT_SCHEDULING: 'fifo' }, 'STT_SCHEDULING'],
+    [{ STT_STORE_GRACE_S: '-1' }, 'STT_STORE_GRACE_S'],
+    [{ STT_STORE_GRACE_S: '100000' }, 'STT_STORE_GRACE_S'],
     [{ STT_THREADS: '2', STT_PARALLEL: '4' }, 'STT_PARALLEL'],
     [{ STT_DATABASE_URL: 'mysql://db/stt', STT_SECRET_KEY: 'ab'.repeat(32) }, 'STT_DATABASE_URL'],
     // Replicas must share the secret that seals provider keys: no per-replica key file.

@@ -272,6 +272,35 @@ test('shared database: a key another replica revoked leaves this one\'s cache wh
   }
 });
 
+test('a revocation made while a replica\'s notifications were cut is not served from its cache once they are back (resync empties it)', async () => {
+  await twoReplicas(async (dbA, dbB) => {
+    const a = new ApiKeyStore(dbA);
+    const b = new ApiKeyStore(dbB);
+    const created = notifications(dbB, 1);
+    const k = await a.create('cut-off');
+    await created;
+    assert.equal((await b.verify(k.key))?.id, k.id, 'B has it cached');
+    // Every other connection to the database is cut, B's listening one among them (its last query may be a
+    // ping, so it is not picked out by its text); the revocation's notification reaches no one listening.
+    await dbA.run('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    for (let i = 0; i < 500 && dbB.listening; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(dbB.listening, false, 'B noticed');
+    // A's own pooled connections were cut too: its first tries may meet one before the pool drops it.
+    for (let tries = 0; ; tries++) {
+      try {
+        await a.revoke(k.id);
+        break;
+      } catch (err) {
+        if (!(err instanceof StoreUnavailableError) || tries > 50) throw err;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+    for (let i = 0; i < 1000 && !dbB.listening; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(dbB.listening, true, 'B listens again');
+    assert.equal(await b.verify(k.key), null, 'the key read before the gap is not trusted after it');
+  });
+});
+
 test('shared database down: a known key still verifies, an unseen key and every write get StoreUnavailableError; all resumes when it is back', async () => {
   const server = await TempPostgres.create(); // its own: stopped in the middle
   const db = await openDatabase({ dataDir: tempDataDir(), databaseUrl: await server.newDatabase() });
@@ -304,6 +333,27 @@ test('shared database down: a known key still verifies, an unseen key and every 
     assert.equal(db.listening, true, 'notifications flow again');
     assert.equal((await keys.verify(unseen.key))?.id, unseen.id);
     assert.ok((await keys.create('after')).key);
+  } finally {
+    await db.close();
+    await server.destroy();
+  }
+});
+
+test('STT_STORE_GRACE_S=0: with the shared database down, even a key just read is refused (store_unavailable), none served from memory', async () => {
+  const server = await TempPostgres.create(); // its own: stopped in the middle
+  const db = await openDatabase({ dataDir: tempDataDir(), databaseUrl: await server.newDatabase(), storeGraceSeconds: 0 });
+  try {
+    const keys = new ApiKeyStore(db);
+    const created = notifications(db, 1);
+    const known = await keys.create('known');
+    await created;
+    assert.equal((await keys.verify(known.key))?.id, known.id);
+    await server.stop();
+    for (let i = 0; i < 500 && db.listening; i++) await new Promise((r) => setTimeout(r, 10));
+    await assert.rejects(keys.verify(known.key), StoreUnavailableError);
+    await server.start();
+    for (let i = 0; i < 500 && !db.listening; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal((await keys.verify(known.key))?.id, known.id, 'served again once it is back');
   } finally {
     await db.close();
     await server.destroy();
