@@ -38,12 +38,11 @@ export class MonoPcm {
     if (this.total + count > this.maxSeconds * OUTPUT_RATE) {
       throw new WavError(`${this.what}: longer than ${Math.ceil(this.maxSeconds)} s`, 'audio_too_long');
     }
+    const mono = downmix(channels, count);
     for (let i = 0; i < count; i++) {
       const at = this.total + i;
       if (at % BLOCK === 0 && at / BLOCK === this.blocks.length) this.blocks.push(new Float32Array(BLOCK));
-      let sum = 0;
-      for (const channel of channels) sum += channel[i];
-      this.blocks[Math.floor(at / BLOCK)][at % BLOCK] = sum / channels.length;
+      this.blocks[Math.floor(at / BLOCK)][at % BLOCK] = mono[i];
     }
     this.total += count;
   }
