@@ -18,6 +18,8 @@ export interface Config {
   threads: number;
   parallel: number;
   queueCapacity: number;
+  /** Waiting places in the local queue one API key may hold (STT_QUEUE_PER_KEY; default half the queue). */
+  queuePerKey: number;
   maxUploadBytes: number;
   /** Longest clip accepted, read from the WAV header before decoding. */
   maxAudioSeconds: number;
@@ -164,6 +166,7 @@ export function loadConfig(env: Env = process.env): Config {
     // Each replica would otherwise make its own key file and none could open the others' provider keys.
     if (secretKey === null) throw new ConfigError('STT_SECRET_KEY', 'must be set (the same on every replica) when STT_DATABASE_URL is');
   }
+  const queueCapacity = int(env, 'STT_QUEUE_CAPACITY', 16, 0, 10000);
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
     host,
@@ -172,7 +175,9 @@ export function loadConfig(env: Env = process.env): Config {
     adminKey,
     threads,
     parallel,
-    queueCapacity: int(env, 'STT_QUEUE_CAPACITY', 16, 0, 10000),
+    queueCapacity,
+    // Half: one key's burst leaves the other half of the queue to everyone else.
+    queuePerKey: int(env, 'STT_QUEUE_PER_KEY', Math.max(1, Math.ceil(queueCapacity / 2)), 1, 10000),
     maxUploadBytes: int(env, 'STT_MAX_UPLOAD_BYTES', 26214400, 1024, 2 ** 31),
     // At most the 2^31 - 1 samples at 16 kHz the engines count in an int (about 37 hours).
     maxAudioSeconds: int(env, 'STT_MAX_AUDIO_SECONDS', 3600, 1, 134_217),

@@ -41,6 +41,14 @@ export class BusyError extends SttError {
   }
 }
 
+/** The caller is over a share given to it (its key's part of the local queue); others are still served. */
+export class OverShareError extends SttError {
+  override readonly name = 'OverShareError';
+  constructor(code: string, message: string, readonly retryAfterSeconds: number) {
+    super(code, message);
+  }
+}
+
 /** The backend that should do the work (the local model, a cloud provider) failed or is missing. */
 export class BackendError extends SttError {
   override readonly name = 'BackendError';

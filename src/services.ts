@@ -78,7 +78,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   const adminKey = resolveAdminKey(config.dataDir, config.adminKey);
   const freeCores = config.followFreeCores ? new FreeCoresMonitor() : null;
   const scheduler = new Scheduler({
-    threads: config.threads, order: config.scheduling, slots: config.parallel, capacity: config.queueCapacity, maxPaused: config.maxPaused,
+    threads: config.threads, order: config.scheduling, slots: config.parallel, capacity: config.queueCapacity, ownerCapacity: config.queuePerKey, maxPaused: config.maxPaused,
     threadsFor: freeCores ? (share) => threadsForFreeCores(share, freeCores.freeCores(), config.threads) : undefined,
   });
   const metrics = new Metrics(() => scheduler.stats());

@@ -3,13 +3,14 @@
 // limits, @koa/router's 405/501, koa's http-errors). Anything else is a 500
 // whose detail stays in the log.
 import type { Context } from 'koa';
-import { AbortedError, BackendError, BusyError, ConflictError, InvalidInputError, NotFoundError, type SttError } from '../domain-errors';
+import { AbortedError, BackendError, BusyError, ConflictError, InvalidInputError, NotFoundError, OverShareError, type SttError } from '../domain-errors';
 import { ApiError } from './api-error';
 
 const DOMAIN_STATUS: [abstract new (...args: never[]) => SttError, number][] = [
   [InvalidInputError, 400],
   [NotFoundError, 404],
   [ConflictError, 409],
+  [OverShareError, 429],
   [BackendError, 502],
   [BusyError, 503],
 ];
@@ -22,7 +23,9 @@ export function toApiError(err: unknown, ctx: Context): { api: ApiError; interna
   if (err instanceof AbortedError) return { api: new ApiError(CLIENT_CLOSED, 'client_closed_request', 'The client closed the request.'), internal: false };
   for (const [kind, status] of DOMAIN_STATUS) {
     if (!(err instanceof kind)) continue;
-    const headers: Record<string, string> = err instanceof BusyError ? { 'Retry-After': String(Math.max(1, Math.ceil(err.retryAfterSeconds))) } : {};
+    const headers: Record<string, string> = err instanceof BusyError || err instanceof OverShareError
+      ? { 'Retry-After': String(Math.max(1, Math.ceil(err.retryAfterSeconds))) }
+      : {};
     return { api: new ApiError(status, err.code, err.message, err.param, headers), internal: false };
   }
   const e = err as { status?: number; httpCode?: number; expose?: boolean; message?: string };

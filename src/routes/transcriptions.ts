@@ -19,6 +19,7 @@ import { decodeUpload } from '../stt/decode-upload';
 import type { Services } from '../services';
 import type { Task } from '../stt/capabilities';
 import { plan } from '../stt/plan';
+import { keyShareMessage } from '../stt/local/engine';
 import type { Logger } from '../log';
 import { parseTranscriptionRequest } from './transcription-request';
 import { stateOf } from '../http/state';
@@ -53,10 +54,17 @@ function refuseTooLong(seconds: number, maxSeconds: number): void {
   throw badRequest('audio_too_long', `The audio is ${Math.ceil(seconds)} s long; this server accepts at most ${maxSeconds} s per request.`, 'file');
 }
 
-/** 503 queue_full before the upload is decoded: a request that would be refused spends no memory on its PCM. */
-function refuseWhenFull(s: TranscriptionRouteParts, mode: 'local' | 'cloud'): void {
+/**
+ * 429 key_queue_full or 503 queue_full before the upload is decoded: a
+ * request that would be refused spends no memory on its PCM.
+ */
+function refuseWhenFull(s: TranscriptionRouteParts, mode: 'local' | 'cloud', keyId: string): void {
   if (mode === 'cloud') return s.cloud.refuseIfBusy();
   const scheduler = s.local.scheduler;
+  if (scheduler.isOwnerFull(keyId)) {
+    throw new ApiError(429, 'key_queue_full', keyShareMessage(scheduler.stats().ownerCapacity), null,
+      { 'Retry-After': String(Math.max(1, Math.ceil(scheduler.estimatedWaitSeconds()))) });
+  }
   if (scheduler.isFull()) throw unavailable('queue_full', 'The local transcription queue is full; retry later.', scheduler.estimatedWaitSeconds());
 }
 
@@ -116,7 +124,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       await admitAudio(header ? header.durationSeconds : 0);
       const where = await plan(route, req, key.localOnly, s);
       if (where.where === 'spill') ctx.set({ 'X-Stt-Runtime': `${where.cloud.providerId}/${where.cloud.model}`, 'X-Stt-Spilled': where.reason });
-      else refuseWhenFull(s, where.where);
+      else refuseWhenFull(s, where.where, key.id);
       const cloud = where.where === 'local' ? null : where.cloud;
       const decodeStarted = performance.now(); // decodeMs includes the wait for a decode slot
       // A provider gets the audio as measured (the upload, or a WAV's measured chunks): keep only its duration, not the PCM, while the call lasts.
@@ -158,6 +166,8 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
           chunkingStrategy: req.chunkingStrategy,
           onText: stream ? (text) => stream.text(text) : undefined,
           owner: key.id,
+          // Charged from when the work begins: a client that leaves just before its answer has used it.
+          onStart: () => (state.transcribedSeconds = durationSeconds),
           cloud,
         });
       } catch (err) {

@@ -44,6 +44,11 @@ export interface TranscribeInput extends Omit<CloudRequest, 'wav'> {
   signal: AbortSignal;
   /** The API key's id: served fairly against other keys in the local queue. */
   owner?: string;
+  /**
+   * Called when work begins: the local job leaves the queue, or the provider
+   * is called. From then the audio is charged even if the client leaves.
+   */
+  onStart?: () => void;
   /** The provider the request was planned for (Cloud mode, or spilled); null: the local runtime. */
   cloud: CloudTarget | null;
 }
@@ -113,6 +118,7 @@ export class Backends {
       durationSeconds: input.durationSeconds,
       signal: input.signal,
       owner: input.owner,
+      onStart: input.onStart,
       chunkingStrategy: input.chunkingStrategy,
       options: {
         language: input.language,

@@ -103,3 +103,44 @@ test('an aborted client frees its slot and its queue place: both jobs are aborte
   const after = await transcribe(s, { file: wavBlob(speechClip(2)) }, s.auth);
   assert.equal(after.status, 200);
 });
+
+test('one key over its share of the queue gets 429 key_queue_full; another key still finds a place', async () => {
+  // A queue of 2 gives each key 1 waiting place (STT_QUEUE_PER_KEY defaults to half).
+  const s = await server({ STT_PARALLEL: '1', STT_QUEUE_CAPACITY: '2' }, 'tiny-f16');
+  const other = await s.services.apiKeys.create('other');
+  const long = wavBlob(speechClip(60));
+  const stop = new AbortController();
+  const settled = (p: Promise<Response>) => p.then((r) => r.status, (e: Error) => e.name);
+  const first = settled(transcribe(s, { file: long }, s.auth, stop.signal));
+  await until('first running', () => s.services.local.scheduler.stats().running === 1);
+  const second = settled(transcribe(s, { file: long }, s.auth, stop.signal));
+  await until('second waiting', () => s.services.local.scheduler.stats().waiting === 1);
+  const third = await transcribe(s, { file: long }, s.auth);
+  assert.equal(third.status, 429);
+  assert.match(third.headers.get('retry-after') ?? '', /^\d+$/);
+  const body = await third.json();
+  assert.deepEqual([body.error.code, body.error.type], ['key_queue_full', 'rate_limit_error']);
+  const theirs = settled(transcribe(s, { file: long }, { Authorization: `Bearer ${other.key}` }, stop.signal));
+  await until('the other key\'s job waiting', () => s.services.local.scheduler.stats().waiting === 2);
+  stop.abort();
+  assert.deepEqual(await Promise.all([first, second, theirs]), ['AbortError', 'AbortError', 'AbortError']);
+});
+
+test('a client that leaves once its job has started is charged the job\'s audio; one that leaves while queued is not', async () => {
+  const s = await server({ STT_PARALLEL: '1', STT_QUEUE_CAPACITY: '4' }, 'tiny-f16');
+  const key = await s.services.apiKeys.create('leaver');
+  const auth = { Authorization: `Bearer ${key.key}` };
+  const running = new AbortController();
+  const queued = new AbortController();
+  const a = transcribe(s, { file: wavBlob(speechClip(60)) }, auth, running.signal).catch((e: Error) => e.name);
+  await until('running', () => s.services.local.scheduler.stats().running === 1);
+  const b = transcribe(s, { file: wavBlob(speechClip(90)) }, auth, queued.signal).catch((e: Error) => e.name);
+  await until('queued', () => s.services.local.scheduler.stats().waiting === 1);
+  queued.abort();
+  running.abort();
+  assert.deepEqual(await Promise.all([a, b]), ['AbortError', 'AbortError']);
+  const day = new Date().toISOString().slice(0, 10);
+  let usage;
+  for (let i = 0; i < 500 && (usage = (await s.services.keyUsage.onDay(day)).get(key.id))?.requests !== 2; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual({ requests: usage?.requests, audioSeconds: usage?.audioSeconds }, { requests: 2, audioSeconds: 60 });
+});

@@ -2,10 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
-import { Scheduler, QueueFullError } from '../../src/stt/local/scheduler';
+import { Scheduler, QueueFullError, OwnerShareFullError } from '../../src/stt/local/scheduler';
 import { AbortedError } from '../../src/domain-errors';
 
-function harness(opts: { threads: number; slots: number; capacity: number; maxPaused?: number; order?: 'shortest-first' | 'arrival' }) {
+function harness(opts: { threads: number; slots: number; capacity: number; ownerCapacity?: number; maxPaused?: number; order?: 'shortest-first' | 'arrival' }) {
   let now = 0;
   const s = new Scheduler({ ...opts, now: () => now });
   const started: string[] = [];
@@ -156,7 +156,7 @@ test('a short clip pauses a long job at once and the long job resumes after it',
   h.submit('short', 5);
   assert.deepEqual(h.started, ['long:2', 'short:2']);
   assert.deepEqual(h.events, ['pause long']);
-  assert.deepEqual(h.s.stats(), { running: 2, paused: 1, waiting: 0, preemptions: 1, capacity: 10, slots: 1, threadsPerJob: 2 });
+  assert.deepEqual(h.s.stats(), { running: 2, paused: 1, waiting: 0, preemptions: 1, capacity: 10, ownerCapacity: 10, slots: 1, threadsPerJob: 2 });
   h.submit('short-2', 4);
   assert.deepEqual(h.started, ['long:2', 'short:2'], 'a short job is never paused for another');
   await h.finish('short');
@@ -405,7 +405,7 @@ test('abortWaiting rejects every waiting job, leaves running and paused ones to 
   h.s.abortWaiting();
   await assert.rejects(w1, AbortedError);
   await assert.rejects(w2, AbortedError);
-  assert.deepEqual(h.s.stats(), { running: 2, paused: 1, waiting: 0, preemptions: 1, capacity: 10, slots: 1, threadsPerJob: 1 });
+  assert.deepEqual(h.s.stats(), { running: 2, paused: 1, waiting: 0, preemptions: 1, capacity: 10, ownerCapacity: 10, slots: 1, threadsPerJob: 1 });
   await h.finish('short');
   await h.finish('long');
   assert.deepEqual(h.started, ['long:1', 'short:1']);
@@ -478,4 +478,37 @@ test('no retry timer runs unless a preemption waits for its victim to start', as
   await new Promise((r) => setImmediate(r));
   for (const f of finishers.splice(0)) f();
   await s.idle();
+});
+
+test('one owner holds at most its share of the queue; another owner still gets in, and the share frees as its jobs start', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 4, ownerCapacity: 2 });
+  const results: Promise<unknown>[] = [];
+  results.push(h.submit('a0', 5, undefined, true, 'a')); // starts at once: no queue place taken
+  results.push(h.submit('a1', 5, undefined, true, 'a'), h.submit('a2', 5, undefined, true, 'a'));
+  assert.equal(h.s.isOwnerFull('a'), true);
+  assert.equal(h.s.isOwnerFull('b'), false);
+  assert.equal(h.s.isFull(), false, 'the queue itself has room');
+  const refused = await h.submit('a3', 5, undefined, true, 'a').catch((e: unknown) => e);
+  assert.ok(refused instanceof OwnerShareFullError && !(refused instanceof QueueFullError));
+  assert.equal((refused as OwnerShareFullError).share, 2);
+  results.push(h.submit('b1', 5, undefined, true, 'b'));
+  assert.equal(h.s.stats().waiting, 3);
+  await h.finish('a0');
+  assert.deepEqual(h.started, ['a0:1', 'b1:1'], 'b, served less, goes next');
+  assert.equal(h.s.isOwnerFull('a'), true);
+  await h.finish('b1');
+  assert.deepEqual(h.started, ['a0:1', 'b1:1', 'a1:1']);
+  assert.equal(h.s.isOwnerFull('a'), false, 'one of a\'s jobs left the queue for the slot');
+  await h.finish('a1');
+  await h.finish('a2');
+  assert.deepEqual(await Promise.all(results), ['a0', 'a1', 'a2', 'b1']);
+});
+
+test('the share never exceeds the queue, and without owners there is none', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 1, ownerCapacity: 5 });
+  assert.equal(h.s.stats().ownerCapacity, 1);
+  void h.submit('x', 1);
+  void h.submit('y', 1);
+  assert.equal(h.s.isOwnerFull(undefined), false);
+  assert.ok((await h.submit('z', 1).catch((e: unknown) => e)) instanceof QueueFullError);
 });

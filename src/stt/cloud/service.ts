@@ -95,7 +95,7 @@ export class CloudService {
   async transcribe(
     providerId: string,
     modelId: string,
-    request: CloudRequest & { durationSeconds: number; signal: AbortSignal },
+    request: CloudRequest & { durationSeconds: number; signal: AbortSignal; onStart?: () => void },
   ): Promise<{ result: OutputTranscription; runtime: string }> {
     if (!this.calls.tryAcquire()) throw tooBusy();
     try {
@@ -108,7 +108,7 @@ export class CloudService {
   private async call(
     providerId: string,
     modelId: string,
-    request: CloudRequest & { durationSeconds: number; signal: AbortSignal },
+    request: CloudRequest & { durationSeconds: number; signal: AbortSignal; onStart?: () => void },
   ): Promise<{ result: OutputTranscription; runtime: string }> {
     const provider = await this.providers.get(providerId);
     const apiKey = await this.providers.apiKey(providerId).catch((err) => {
@@ -129,6 +129,7 @@ export class CloudService {
       // whose DNS now points at a metadata address, gets no request (nor the key).
       const urlProblem = await checkRemoteUrlResolved(provider.baseUrl, this.limits.allowInsecureLoopback);
       if (urlProblem) throw new ProviderError(providerId, null, 'refused_url', `base URL refused: ${urlProblem}`);
+      request.onStart?.(); // the provider bills from here, answered or not
       const result = await ADAPTERS[provider.kind]({
         provider,
         apiKey,

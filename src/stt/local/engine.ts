@@ -6,8 +6,8 @@ import type { Logger } from '../../log';
 import { createJobControl, loadModel, TranscriptionError, type Model, type Transcription, type TranscribeOptions, type VadOptions } from '../../native';
 import { installedFile, runtimeById, VAD_FILE, type RuntimeSpec } from '../catalogue';
 import type { ChunkingStrategy } from '../chunking';
-import { QueueFullError, Scheduler } from './scheduler';
-import { AbortedError, BackendError, BusyError, cannotTranslate, InvalidInputError, SttError } from '../../domain-errors';
+import { OwnerShareFullError, QueueFullError, Scheduler } from './scheduler';
+import { AbortedError, BackendError, BusyError, cannotTranslate, InvalidInputError, OverShareError, SttError } from '../../domain-errors';
 import type { LoadMarker, LoadRecord } from './load-marker';
 import type { Metrics } from '../../metrics';
 import { encoderWindowFor, type EncoderWindow } from './encoder-window';
@@ -30,6 +30,8 @@ export interface LocalRequest {
   signal: AbortSignal;
   /** Who sent it (an API key id), for fairness between keys in the queue. */
   owner?: string;
+  /** Called when the job leaves the queue and its work begins (from then it is charged, finished or not). */
+  onStart?: () => void;
 }
 
 export interface LocalEngineOptions {
@@ -215,6 +217,7 @@ export class LocalEngine {
     try {
       return await this.opts.scheduler.submit(req.durationSeconds, req.signal, async ({ threads, attach }) => {
         const queueMs = performance.now() - queued;
+        req.onStart?.();
         const loaded = this.current; // requests move to a newly activated model when they start
         if (!loaded) throw new BackendError('no_active_model', 'No local speech model is active.');
         refuseTranslation(loaded.spec, req);
@@ -240,6 +243,9 @@ export class LocalEngine {
         }
       }, req.owner);
     } catch (err) {
+      if (err instanceof OwnerShareFullError) {
+        throw new OverShareError('key_queue_full', keyShareMessage(err.share), err.retryAfterSeconds);
+      }
       if (err instanceof QueueFullError) {
         throw new BusyError('queue_full', 'The local transcription queue is full; retry later.', err.retryAfterSeconds);
       }
@@ -297,6 +303,11 @@ export class LocalEngine {
     // clean-up would not run once the process exits.
     if (this.loadsInFlight > 0) this.opts.loadMarker.clear();
   }
+}
+
+/** What a key over its share of the queue is told (the share is STT_QUEUE_PER_KEY). */
+export function keyShareMessage(share: number): string {
+  return `This API key already has ${share} transcriptions waiting in the local queue, its share of it; retry when one has finished.`;
 }
 
 /** Only Whisper has a translate task; Parakeet would transcribe and call it a translation. */

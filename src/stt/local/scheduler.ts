@@ -26,6 +26,9 @@
 // - `order: 'arrival'` turns both off: jobs start in arrival order and are
 //   never paused (what a plain FIFO server does; the benchmark's control).
 // - A bounded queue: beyond `capacity` waiting jobs, submit() throws QueueFullError.
+//   One owner may hold at most `ownerCapacity` of those places (OwnerShareFullError),
+//   so a key that floods the queue is refused while the others still find room:
+//   fair ordering alone decides who goes first, not who gets in.
 // - Aborting a queued job removes it; aborting a running or paused one is passed to it.
 
 import { AbortedError } from '../../domain-errors';
@@ -41,6 +44,14 @@ export class QueueFullError extends Error {
 }
 
 
+/** One owner's share of the queue is taken; the queue may still have room for others. */
+export class OwnerShareFullError extends Error {
+  constructor(readonly retryAfterSeconds: number, readonly share: number) {
+    super(`this owner already has ${share} jobs waiting`);
+    this.name = 'OwnerShareFullError';
+  }
+}
+
 export type SchedulingOrder = 'shortest-first' | 'arrival';
 
 export interface SchedulerOptions {
@@ -49,6 +60,8 @@ export interface SchedulerOptions {
   order?: SchedulingOrder;
   slots: number;
   capacity: number;
+  /** Waiting jobs one owner may hold at most; defaults to `capacity` (no share). */
+  ownerCapacity?: number;
   /** Audio seconds above which a job counts as long (and may be paused for shorter ones). */
   longJobSeconds?: number;
   agingRate?: number;
@@ -105,6 +118,7 @@ export interface SchedulerStats {
   /** Pauses of a running job for a shorter one since start (a count, so a test or a scrape cannot miss one). */
   preemptions: number;
   capacity: number;
+  ownerCapacity: number;
   slots: number;
   threadsPerJob: number;
 }
@@ -121,6 +135,7 @@ export class Scheduler {
   private readonly longJobSeconds: number;
   private readonly agingRate: number;
   private readonly maxPaused: number;
+  private readonly ownerCapacity: number;
   private readonly now: () => number;
   /** Wall seconds per audio second while computing, smoothed; feeds Retry-After. */
   private secondsPerAudioSecond = 0.5;
@@ -133,6 +148,7 @@ export class Scheduler {
     this.longJobSeconds = options.longJobSeconds ?? 30;
     this.agingRate = options.agingRate ?? 2;
     this.maxPaused = options.maxPaused ?? options.slots;
+    this.ownerCapacity = Math.min(options.ownerCapacity ?? options.capacity, options.capacity);
     this.now = options.now ?? Date.now;
   }
 
@@ -143,6 +159,7 @@ export class Scheduler {
       waiting: this.waiting.length,
       preemptions: this.preemptions,
       capacity: this.options.capacity,
+      ownerCapacity: this.ownerCapacity,
       slots: this.options.slots,
       threadsPerJob: this.threadsPerJob,
     };
@@ -150,8 +167,19 @@ export class Scheduler {
 
   /** Whether submit() would refuse a job now: callers check before they spend memory and time on one. */
   isFull(): boolean {
-    const canStartNow = this.waiting.length === 0 && this.active.size < this.options.slots;
-    return !canStartNow && this.waiting.length >= this.options.capacity;
+    return !this.canStartNow() && this.waiting.length >= this.options.capacity;
+  }
+
+  /** Whether submit() would refuse `owner` a job now because its share of the queue is taken. */
+  isOwnerFull(owner: string | undefined): boolean {
+    if (owner === undefined || this.canStartNow()) return false;
+    let mine = 0;
+    for (const e of this.waiting) if (e.owner === owner) mine++;
+    return mine >= this.ownerCapacity;
+  }
+
+  private canStartNow(): boolean {
+    return this.waiting.length === 0 && this.active.size < this.options.slots;
   }
 
   /** Seconds until a new job would likely start (for Retry-After). */
@@ -162,11 +190,15 @@ export class Scheduler {
 
   /**
    * Runs `work` when a slot is free. `cost` is the job's audio seconds.
-   * Rejects with QueueFullError when the queue is full, AbortedError when
+   * Rejects with OwnerShareFullError when `owner` holds its share of the
+   * queue, QueueFullError when the queue is full, AbortedError when
    * `signal` fires while the job waits.
    */
   submit<T>(cost: number, signal: AbortSignal | undefined, work: (job: JobStart) => Promise<T>, owner?: string): Promise<T> {
     if (signal?.aborted) return Promise.reject(new AbortedError());
+    if (this.isOwnerFull(owner)) {
+      return Promise.reject(new OwnerShareFullError(this.estimatedWaitSeconds() + cost * this.secondsPerAudioSecond, this.ownerCapacity));
+    }
     if (this.isFull()) {
       return Promise.reject(new QueueFullError(this.estimatedWaitSeconds() + cost * this.secondsPerAudioSecond));
     }
