@@ -53,6 +53,10 @@ export interface Config {
   allowedHosts: string[] | null;
   /** Permits http: to loopback addresses for model downloads and providers (tests, local mirrors). */
   allowInsecureLoopback: boolean;
+  /** Lets providers and model downloads reach loopback and private-network addresses, over https too (STT_ALLOW_PRIVATE_ADDRESSES). */
+  allowPrivateAddresses: boolean;
+  /** Installs downloaded catalogue files that have no pinned sha256 (STT_ALLOW_UNPINNED_MODELS; default: refused). */
+  allowUnpinnedModels: boolean;
   /** libuv's pool in this process (UV_THREADPOOL_SIZE, read by libuv at its first use). */
   threadpoolSize: number;
   /** Long jobs paused at once: each holds a pool thread, so slots + paused + 2 stay within the pool. */
@@ -201,6 +205,8 @@ export function loadConfig(env: Env = process.env): Config {
     storeGraceSeconds: int(env, 'STT_STORE_GRACE_S', DEFAULT_STORE_GRACE_S, 0, 86_400),
     allowedHosts: allowedHosts(env.STT_ALLOWED_HOSTS, host),
     allowInsecureLoopback,
+    allowUnpinnedModels: bool(env, 'STT_ALLOW_UNPINNED_MODELS'),
+    allowPrivateAddresses: bool(env, 'STT_ALLOW_PRIVATE_ADDRESSES'),
     providerConcurrency: int(env, 'STT_PROVIDER_CONCURRENCY', 16, 1, 10000),
     headersTimeoutMs,
     uploadTimeoutMs,

@@ -104,13 +104,14 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     timeoutPerAudioSecondMs: config.providerTimeoutPerAudioSecondMs,
     concurrency: config.providerConcurrency,
     allowInsecureLoopback: config.allowInsecureLoopback,
+    allowPrivate: config.allowPrivateAddresses,
   }, logger, metrics);
   const stt = new Backends(settings, local, cloud);
-  const downloader = new ModelDownloader(config.modelsDir, config.modelBaseUrl, config.allowInsecureLoopback, logger, config.vadModelUrl);
+  const downloader = new ModelDownloader(config.modelsDir, config.modelBaseUrl, config.allowInsecureLoopback, logger, config.vadModelUrl, config.allowUnpinnedModels, config.allowPrivateAddresses);
   const keyUsage = new KeyUsageStore(db, (err) => logger.warn({ err: err.message }, 'could not record key usage'));
   const serviceId = await settings.serviceId();
   const host = new Host({
-    modelsDir: config.modelsDir, allowInsecureLoopback: config.allowInsecureLoopback, settings, providers, loadMarker, server: { local, stt, downloader },
+    modelsDir: config.modelsDir, allowInsecureLoopback: config.allowInsecureLoopback, allowPrivateAddresses: config.allowPrivateAddresses, settings, providers, loadMarker, server: { local, stt, downloader },
   });
 
   const services: Services = {

@@ -42,6 +42,7 @@ async function main(argv: string[]): Promise<number> {
   const host = () => new Host({
     modelsDir: config.modelsDir,
     allowInsecureLoopback: config.allowInsecureLoopback,
+    allowPrivateAddresses: config.allowPrivateAddresses,
     settings,
     providers: new ProviderStore(db, SecretBox.open(config.dataDir, config.secretKey)),
     loadMarker: new LoadMarker(config.dataDir),

@@ -10,6 +10,8 @@ import type { SettingsStore } from '../store/settings';
 export interface HostParts {
   modelsDir: string;
   allowInsecureLoopback: boolean;
+  /** STT_ALLOW_PRIVATE_ADDRESSES: provider base URLs on loopback or private networks. */
+  allowPrivateAddresses?: boolean;
   settings: SettingsStore;
   providers: ProviderStore;
   loadMarker: LoadMarker;

@@ -1,6 +1,6 @@
 // Cloud providers: created and changed under rules that keep the live cloud
 // route working and never send a stored key to a destination it was not given for.
-import { checkRemoteUrl } from '../net/remote-url';
+import { checkRemoteUrlWithRules } from '../net/remote-url';
 import type { ProviderRecord, ProviderUpdate } from '../store/providers';
 import { LOCAL_ALIAS } from '../stt/backends';
 import { ConflictError, InvalidInputError } from '../domain-errors';
@@ -16,7 +16,7 @@ export async function putProvider(h: HostParts, id: string, update: ProviderUpda
     if (!update.baseUrl) throw new InvalidInputError('missing_field', 'A new provider needs "baseUrl".', 'baseUrl');
   }
   if (update.baseUrl !== undefined) {
-    const problem = checkRemoteUrl(update.baseUrl, h.allowInsecureLoopback);
+    const problem = checkRemoteUrlWithRules(update.baseUrl, { allowInsecureLoopback: h.allowInsecureLoopback, allowPrivate: h.allowPrivateAddresses ?? false });
     if (problem) throw new InvalidInputError('invalid_value', `"baseUrl": ${problem}.`, 'baseUrl');
   }
   if (update.models) checkModelNames(id, update.models);

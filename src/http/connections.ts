@@ -13,6 +13,14 @@ export interface ConnectionLimits {
   maxConnections: number;
 }
 
+/**
+ * How long an idle keep-alive connection stays open (Node's default, made
+ * explicit): a proxy in front must drop idle connections sooner
+ * (deploy/nginx.conf's upstream keepalive_timeout), or it may send a request
+ * into a socket this side is closing and answer the client 502.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 5000;
+
 /** Connections that have sent a valid API or admin key. */
 const authenticated = new WeakSet<Socket>();
 export const markAuthenticated = (socket: Socket): void => void authenticated.add(socket);
@@ -33,6 +41,7 @@ export function limitConnections(server: http.Server, limits: ConnectionLimits):
   // under way); a client waiting for its transcription sends nothing and
   // must not be cut off.
   server.timeout = limits.idleTimeoutMs;
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   const current = new WeakMap<Socket, http.ServerResponse>();
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => current.set(req.socket, res));
   server.on('timeout', (socket: Socket) => {

@@ -40,6 +40,13 @@ const HEAD_SPLITS: Record<ModelFamily, readonly [string, string][]> = {
   whisper: [['n_audio_state', 'n_audio_head'], ['n_text_state', 'n_text_head']],
   parakeet: [['n_audio_state', 'n_audio_head']],
 };
+/** whisper.cpp's frame (WHISPER_N_FFT, fixed): a Whisper file's mel filters cover its 201 frequency bins. */
+const WHISPER_FFT = 400;
+/**
+ * parakeet.cpp's frame is the file's n_fft, and each request's mel worker threads allocate and transform
+ * it per 10-ms hop (an O(n²) DFT on odd lengths): NeMo's models use 512.
+ */
+const MAX_FFT = 1 << 12;
 const MAX_DIM = 1 << 24;
 const MAX_NAME = 256;
 const MAX_VOCAB = 1 << 20;
@@ -108,6 +115,21 @@ async function skipFloats(r: FileReader, count: number, what: string): Promise<v
   r.skip(count * 4);
 }
 
+/**
+ * The mel filters and window as the first request uses them. The mel code indexes each frame's FFT
+ * with the filters' bin count and centres the window in the frame; the assert on the bins is compiled
+ * out of release builds and nothing checks the window, so a misfit reads and writes outside their
+ * buffers at the first request (a debug build aborts there), long after the load succeeded.
+ */
+function checkMelFilters(nFft: number, bins: number, window: number): void {
+  if (nFft > MAX_FFT) throw new ModelFileError('model_file_invalid', `n_fft is ${nFft}; at most ${MAX_FFT} is accepted`);
+  const expected = Math.floor(nFft / 2) + 1;
+  if (bins !== expected) {
+    throw new ModelFileError('model_file_invalid', `mel filters have ${bins} frequency bins; an FFT of ${nFft} has ${expected}`);
+  }
+  if (window > nFft) throw new ModelFileError('model_file_invalid', `the ${window}-sample window is longer than n_fft ${nFft}`);
+}
+
 async function walkTensors(r: FileReader): Promise<number> {
   let count = 0;
   while (r.position < r.size) {
@@ -172,12 +194,15 @@ export async function inspectModelFile(path: string): Promise<ModelFileInfo> {
     const walker = new FileReader(fh, size);
     walker.skip(4 + headerInts * 4);
     const nMel = await walker.i32();
-    const nFft = await walker.i32();
-    await skipFloats(walker, nMel * nFft, 'mel filter');
+    const bins = await walker.i32();
+    await skipFloats(walker, nMel * bins, 'mel filter');
+    let window = 0; // none: Whisper's is whisper.cpp's own
     if (family === 'parakeet') {
-      await skipFloats(walker, await walker.i32(), 'window');
+      window = await walker.i32();
+      await skipFloats(walker, window, 'window');
       walker.skip(hparams.n_tdt_durations * 4);
     }
+    checkMelFilters(family === 'whisper' ? WHISPER_FFT : hparams.n_fft, bins, window);
     await skipVocab(walker);
     const tensors = await walkTensors(walker);
 

@@ -4,7 +4,6 @@
 // (STT_ALLOW_INSECURE_LOOPBACK, for tests and local mirrors); never to
 // link-local or cloud metadata addresses, which hand out credentials.
 import { BlockList, isIP } from 'node:net';
-import { lookup } from 'node:dns/promises';
 
 const forbidden = new BlockList();
 forbidden.addSubnet('169.254.0.0', 16, 'ipv4'); // link-local, incl. 169.254.169.254 metadata
@@ -18,6 +17,14 @@ const loopback = new BlockList();
 loopback.addSubnet('127.0.0.0', 8, 'ipv4');
 loopback.addAddress('::1', 'ipv6');
 
+/** Addresses of the host's own networks: reached only when the host allows it (STT_ALLOW_PRIVATE_ADDRESSES). */
+const privateNets = new BlockList();
+privateNets.addSubnet('10.0.0.0', 8, 'ipv4');
+privateNets.addSubnet('172.16.0.0', 12, 'ipv4');
+privateNets.addSubnet('192.168.0.0', 16, 'ipv4');
+privateNets.addSubnet('100.64.0.0', 10, 'ipv4'); // carrier-grade NAT, also cloud-internal ranges
+privateNets.addSubnet('fc00::', 7, 'ipv6'); // unique local
+
 /** Host part of a URL without IPv6 brackets or a trailing dot, lower case. */
 const bareHost = (u: URL) => u.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
 
@@ -26,9 +33,34 @@ function addressFamily(address: string): 'ipv4' | 'ipv6' | null {
   return v === 4 ? 'ipv4' : v === 6 ? 'ipv6' : null;
 }
 
+/** An IPv4 address written as IPv6 (::ffff:a.b.c.d) is checked as the IPv4 address it is. */
+const unmapped = (address: string) => address.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, '$1');
+
 export function isForbiddenAddress(address: string): boolean {
-  const family = addressFamily(address);
-  return family !== null && forbidden.check(address, family);
+  const a = unmapped(address);
+  const family = addressFamily(a);
+  return family !== null && forbidden.check(a, family);
+}
+
+/** Which addresses beyond the public internet the server may connect to. */
+export interface AddressRules {
+  /** Loopback (STT_ALLOW_INSECURE_LOOPBACK: tests and local mirrors). */
+  allowInsecureLoopback: boolean;
+  /** Loopback and private networks, over https too (STT_ALLOW_PRIVATE_ADDRESSES). */
+  allowPrivate: boolean;
+}
+
+/** Null when the server may connect to the IP address `address`, otherwise why not. */
+export function addressProblem(address: string, rules: AddressRules): string | null {
+  const a = unmapped(address);
+  const family = addressFamily(a);
+  if (family === null) return null;
+  if (forbidden.check(a, family)) return 'link-local and metadata addresses are refused';
+  if (loopback.check(a, family)) {
+    return rules.allowInsecureLoopback || rules.allowPrivate ? null : 'loopback addresses need STT_ALLOW_PRIVATE_ADDRESSES=true';
+  }
+  if (privateNets.check(a, family)) return rules.allowPrivate ? null : 'private network addresses need STT_ALLOW_PRIVATE_ADDRESSES=true';
+  return null;
 }
 
 /** Whether the URL's host is a loopback address or localhost. */
@@ -60,14 +92,13 @@ export function checkRemoteUrl(raw: string, allowInsecureLoopback: boolean): str
 }
 
 /**
- * checkRemoteUrl, plus what the name resolves to right now: a name that
- * points at a link-local or metadata address is refused before connecting.
+ * checkRemoteUrl, plus the address rules for a host written as an IP address.
+ * A name is checked when it is resolved for the connection itself
+ * (net/checked-fetch.ts): once, so what is checked is what is connected to.
  */
-export async function checkRemoteUrlResolved(raw: string, allowInsecureLoopback: boolean): Promise<string | null> {
-  const problem = checkRemoteUrl(raw, allowInsecureLoopback);
+export function checkRemoteUrlWithRules(raw: string, rules: AddressRules): string | null {
+  const problem = checkRemoteUrl(raw, rules.allowInsecureLoopback);
   if (problem) return problem;
   const host = bareHost(new URL(raw));
-  if (addressFamily(host)) return null;
-  const addresses = await lookup(host, { all: true }).catch(() => []);
-  return addresses.some((a) => isForbiddenAddress(a.address)) ? 'the name resolves to a link-local or metadata address' : null;
+  return addressFamily(unmapped(host)) ? addressProblem(host, rules) : null;
 }

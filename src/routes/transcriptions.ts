@@ -55,17 +55,18 @@ function refuseTooLong(seconds: number, maxSeconds: number): void {
 }
 
 /**
- * 429 key_queue_full or 503 queue_full before the upload is decoded: a
- * request that would be refused spends no memory on its PCM.
+ * 503 queue_full (the queue is full) or 429 key_queue_full (the key holds
+ * its share of it) before the upload is decoded: a request that would be
+ * refused spends no memory on its PCM.
  */
 function refuseWhenFull(s: TranscriptionRouteParts, mode: 'local' | 'cloud', keyId: string): void {
   if (mode === 'cloud') return s.cloud.refuseIfBusy();
   const scheduler = s.local.scheduler;
+  if (scheduler.isFull()) throw unavailable('queue_full', 'The local transcription queue is full; retry later.', scheduler.estimatedWaitSeconds());
   if (scheduler.isOwnerFull(keyId)) {
     throw new ApiError(429, 'key_queue_full', keyShareMessage(scheduler.stats().ownerCapacity), null,
       { 'Retry-After': String(Math.max(1, Math.ceil(scheduler.estimatedWaitSeconds()))) });
   }
-  if (scheduler.isFull()) throw unavailable('queue_full', 'The local transcription queue is full; retry later.', scheduler.estimatedWaitSeconds());
 }
 
 /** stt_aborts_total: a job stopped because its client left, its deadline passed or the server shut down. */

@@ -34,3 +34,14 @@ export class StoreUnavailableError extends BusyError {
     super('store_unavailable', "The service's database cannot be reached; try again shortly.", 5);
   }
 }
+
+/**
+ * The shared database is there but has no connection to give (PostgreSQL refused one more, or this
+ * replica's pool stayed full): 503, retried. Not an outage: nothing is answered from memory or
+ * counted by this replica alone, or load alone could turn that on.
+ */
+export class StoreBusyError extends BusyError {
+  constructor(readonly detail: string) {
+    super('store_busy', "The service's database is busy; try again shortly.", 1);
+  }
+}

@@ -6,7 +6,7 @@
 // and re-established when lost. The notifications come from triggers, so a
 // change and its notification commit together: no write can land unannounced.
 import pg from 'pg';
-import { StoreUnavailableError, type ChangeTopic, type Database } from './db';
+import { StoreBusyError, StoreUnavailableError, type ChangeTopic, type Database } from './db';
 
 /** Forward-only, one transaction each; schema_version holds how many ran. */
 const MIGRATIONS: string[] = [
@@ -57,13 +57,24 @@ const numbered = (sql: string): string => {
   return sql.replace(/\?/g, () => `$${++n}`);
 };
 
-/** Errors that mean the server is unreachable or going away, not that the query is wrong. */
-function unreachable(err: unknown): boolean {
+/** pg-pool's error when every pooled connection stayed in use for connectionTimeoutMillis: the server was not asked. */
+const CHECKOUT_TIMEOUT = 'timeout exceeded when trying to connect';
+
+/**
+ * What a failed query says about the server: 'unreachable' (it cannot be connected to or is going away:
+ * outage mode), 'busy' (it answered, with no connection to spare), or null (the query itself failed).
+ */
+function failure(err: unknown, knownUnreachable: boolean): 'unreachable' | 'busy' | null {
   const e = err as { code?: string; message?: string };
+  // A full pool says nothing of the server: in a known outage it is full of connection attempts timing out.
+  if (e.message === CHECKOUT_TIMEOUT) return knownUnreachable ? 'unreachable' : 'busy';
+  // Too many connections (53300: max_connections, or the role's or database's CONNECTION LIMIT): refused by a server that is up.
+  if (e.code === '53300') return 'busy';
   // Connection refused, reset or timed out; DNS failures (EAI_AGAIN when a container's name stops resolving); server shutting down
-  // (57P01-03), too many connections (53300), connection exceptions (08xxx).
-  if (typeof e.code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|57P0[1-3]|53300|08\d\d\d)$/.test(e.code)) return true;
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(e.message ?? '');
+  // (57P01-03), connection exceptions (08xxx).
+  if (typeof e.code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|57P0[1-3]|08\d\d\d)$/.test(e.code)) return 'unreachable';
+  // pg-pool's "Connection terminated due to connection timeout" is a connection attempt that got no answer.
+  return /Connection terminated|Client has encountered a connection error/i.test(e.message ?? '') ? 'unreachable' : null;
 }
 
 export class PostgresDatabase implements Database {
@@ -133,7 +144,9 @@ export class PostgresDatabase implements Database {
       this.unreachable = false;
       return result;
     } catch (err) {
-      if (!unreachable(err)) throw err;
+      const kind = failure(err, this.unreachable);
+      if (kind === 'busy') throw new StoreBusyError((err as Error).message);
+      if (!kind) throw err;
       this.unreachable = true;
       throw new StoreUnavailableError((err as Error).message);
     }

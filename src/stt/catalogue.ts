@@ -28,7 +28,8 @@ const whisperLanguages = new Set(Object.keys(WHISPER_LANGUAGES));
 // ggml-base.bin, -base-q5_1 and -small-q5_1 from ../shared/fixtures/models/README.md; base-q8_0,
 // small and small-q8_0 from a public model registry that pins the same LFS oids (its values for
 // the three files above match the fixtures README). No published checksum was found for the
-// Parakeet conversions: their downloads record the sha256 and say it was not verified.
+// Parakeet conversions: they download only with STT_ALLOW_UNPINNED_MODELS=true, their sha256
+// recorded and reported as not verified.
 const file = (name: string, bytes?: number, sha256?: string, urlPath = name): RuntimeFile => ({ name, urlPath, bytes, sha256 });
 
 export const RUNTIMES: readonly RuntimeSpec[] = [

@@ -281,8 +281,8 @@ test('local models: list, download with progress, checksum mismatch, interruptio
   assert.deepEqual(list.map((m: { id: string }) => m.id), ['whisper-base', 'whisper-small', 'parakeet-tdt-0.6b-v3']);
   assert.equal(list[0].active, true);
 
-  // A fresh data dir without models for the download tests.
-  const dlServer = await startTestServer({ installModels: false, env: { STT_MODEL_BASE_URL: models.url } });
+  // A fresh data dir without models for the download tests; Parakeet's files (no pinned sha256) allowed.
+  const dlServer = await startTestServer({ installModels: false, env: { STT_MODEL_BASE_URL: models.url, STT_ALLOW_UNPINNED_MODELS: 'true' } });
   const dl = (method: string, p: string, body?: unknown) =>
     fetch(`${dlServer.url}${p}`, { method, headers: { Authorization: `Bearer ${dlServer.adminKey}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
   const entry = async (id: string) => ((await (await dl('GET', '/admin/local-models')).json()).data as any[]).find((m) => m.id === id);

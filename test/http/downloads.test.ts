@@ -133,12 +133,34 @@ test('downloads: a file of the other family is refused and not installed, both w
   } finally {
     await s.close();
   }
-  // A Whisper file for Parakeet (no published pins for its files).
+  // A Whisper file for Parakeet; size and sha256 pinned to it.
   s = await start(null);
   models.files.set('parakeet-tdt-0.6b-v3-q8_0.bin', whisper);
+  s.services.downloader.published.set('parakeet-tdt-0.6b-v3-q8_0.bin', { bytes: whisper.length, sha256: sha256(whisper) });
   try {
     const e = await download(s, 'parakeet-tdt-0.6b-v3');
     failedAndNothingInstalled(s, e, 'downloaded file is not a usable model: the file is a whisper model, parakeet-tdt-0.6b-v3 needs parakeet');
+  } finally {
+    models.files.delete('parakeet-tdt-0.6b-v3-q8_0.bin');
+    await s.close();
+  }
+});
+
+test('downloads: a catalogue file with no pinned sha256 is refused before it is fetched, unless the host sets STT_ALLOW_UNPINNED_MODELS', async () => {
+  // Parakeet's files have none. Nothing is served for them: a fetch would fail with 404 instead.
+  let s = await start(null);
+  try {
+    const e = await download(s, 'parakeet-tdt-0.6b-v3');
+    failedAndNothingInstalled(s, e, 'parakeet-tdt-0.6b-v3-q8_0.bin has no pinned sha256; set STT_ALLOW_UNPINNED_MODELS=true to install it unverified, or place the file in the models directory');
+  } finally {
+    await s.close();
+  }
+  models.files.set('parakeet-tdt-0.6b-v3-q8_0.bin', parakeet);
+  s = await startTestServer({ installModels: false, env: { STT_MODEL_BASE_URL: models.url, STT_ALLOW_UNPINNED_MODELS: 'true' } });
+  try {
+    const e = await download(s, 'parakeet-tdt-0.6b-v3');
+    assert.equal(e.download.state, 'done', e.download.error);
+    assert.deepEqual([e.installed, e.download.checksumVerified, e.download.sha256], [true, false, sha256(parakeet)], 'installed, recorded, not verified');
   } finally {
     models.files.delete('parakeet-tdt-0.6b-v3-q8_0.bin');
     await s.close();

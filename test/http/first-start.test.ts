@@ -57,7 +57,7 @@ test('a default model that is not installed is downloaded in the background, the
   const models = await startModelServer();
   models.files.set('parakeet-tdt-0.6b-v3-q8_0.bin', readFileSync(PARAKEET_FIXTURE));
   models.throttle = { chunk: 4096, delayMs: 100 };
-  const s = await startTestServer({ installModels: false, env: { STT_DEFAULT_MODEL: 'parakeet-tdt-0.6b-v3', STT_MODEL_BASE_URL: models.url } });
+  const s = await startTestServer({ installModels: false, env: { STT_DEFAULT_MODEL: 'parakeet-tdt-0.6b-v3', STT_MODEL_BASE_URL: models.url, STT_ALLOW_UNPINNED_MODELS: 'true' } });
   try {
     assert.equal((await status(s)).firstStart.state, 'downloading', 'the server answers while it downloads');
     const st = await until('activation', () => status(s), (b) => b.local.state === 'ready');
@@ -73,7 +73,7 @@ test('routing the host sets while the default model downloads is kept', async ()
   const models = await startModelServer();
   models.files.set('parakeet-tdt-0.6b-v3-q8_0.bin', readFileSync(PARAKEET_FIXTURE));
   models.throttle = { chunk: 2048, delayMs: 100 };
-  const s = await startTestServer({ installModels: false, env: { STT_DEFAULT_MODEL: 'parakeet-tdt-0.6b-v3', STT_MODEL_BASE_URL: models.url } });
+  const s = await startTestServer({ installModels: false, env: { STT_DEFAULT_MODEL: 'parakeet-tdt-0.6b-v3', STT_MODEL_BASE_URL: models.url, STT_ALLOW_UNPINNED_MODELS: 'true' } });
   try {
     assert.equal((await status(s)).firstStart.state, 'downloading');
     await s.services.settings.setRouting({ mode: 'local', localModel: null, cloud: null }); // as the admin CLI writes it

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { speechClip, startOpenAiLike, FAKE_OPENAI_KEY } from '../../fixtures';
 import { installStandInModels, tempDataDir, wavBlob } from '../helpers/server';
 import { startChild, waitForPort } from '../helpers/child-server';
+import net from 'node:net';
 import { freePort, TempPostgres } from '../../fixtures';
 import { TempNginx } from '../helpers/nginx';
 import { openDatabase } from '../../src/store/open-database';
@@ -323,7 +324,8 @@ test('6. PostgreSQL stopped for 5 s under load: known keys keep working, admin w
   // Keys no replica has seen cannot be checked: 500 (retried by clients, not by nginx, which would count a 503 against each replica).
   for (let i = 0; i < 6; i++) {
     const unseen = await fetch(`${nginx!.url}/v1/audio/transcriptions`, { method: 'POST', headers: { Authorization: `Bearer sk-stt-${String(i).repeat(43)}` }, body: new FormData() });
-    assert.deepEqual([unseen.status, (await unseen.json()).error.code], [500, 'store_unavailable']);
+    // nginx asks a replica about the key before reading the upload: the replica's 500 comes back as nginx's.
+    assert.deepEqual([unseen.status, (await unseen.json()).error.code], [500, 'key_check_failed']);
   }
   await new Promise((r) => setTimeout(r, Math.max(0, 5000 - (Date.now() - outageStarted))));
   const duringOutage = statuses.length;
@@ -348,4 +350,66 @@ test('6. PostgreSQL stopped for 5 s under load: known keys keep working, admin w
   const refusedAfter = await Promise.all(replicas.map((r) => msUntil(async () => (await models(r.url, fresh.json.key)) === 401, started)));
   t.diagnostic(`after the outage, a revoked key refused after ${refusedAfter.join(', ')} ms`);
   assert.ok(refusedAfter.every(Number.isFinite));
+});
+
+/**
+ * Keyless uploads that announce 26 MB and send a byte a second, `sockets` at
+ * once from another loopback address, each reopened when nginx closes it;
+ * what nginx answered, by status line, until stop().
+ */
+function slowPostFlood(port: number, sockets: number): { stop: () => Map<string, number> } {
+  const answers = new Map<string, number>();
+  const count = (what: string) => answers.set(what, (answers.get(what) ?? 0) + 1);
+  const open = new Map<net.Socket, string>(); // each open socket's first line from nginx, '' before one
+  let stopped = false;
+  const start = () => {
+    if (stopped) return;
+    const socket = net.connect({ host: '127.0.0.1', port, localAddress: '127.0.0.2' });
+    open.set(socket, '');
+    const trickle = setInterval(() => socket.write('-'), 1000);
+    socket.on('error', () => {});
+    socket.on('data', (d: Buffer) => open.set(socket, open.get(socket) || d.toString().split('\r\n')[0]));
+    socket.on('close', () => {
+      clearInterval(trickle);
+      count(`${open.get(socket) || 'no answer'}, closed`);
+      open.delete(socket);
+      setTimeout(start, 200);
+    });
+    socket.write('POST /v1/audio/transcriptions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 26000000\r\n\r\n');
+  };
+  for (let i = 0; i < sockets; i++) start();
+  return {
+    stop: () => {
+      stopped = true;
+      const still = [...open.entries()];
+      for (const [, first] of still) count(`${first || 'no answer'}, still open`);
+      for (const [socket] of still) socket.destroy();
+      return answers;
+    },
+  };
+}
+
+test('7. a keyless slow-POST flood of 1,100 connections from one address: audio, /admin and /ready still answer through nginx', async (t) => {
+  await three();
+  const flood = slowPostFlood(nginx!.port, 1100); // more connections than the old configuration's one worker had (1,024)
+  let answers = new Map<string, number>();
+  try {
+    await new Promise((r) => setTimeout(r, 3000)); // every flood connection opened and sent its headers
+    const bounded = { signal: AbortSignal.timeout(20_000) };
+    const form = new FormData();
+    form.append('file', wavBlob(CLIP), 'clip.wav');
+    const audio = await fetch(`${nginx!.url}/v1/audio/transcriptions`, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: form, ...bounded });
+    assert.equal(audio.status, 200, await audio.text());
+    const status = await fetch(`${nginx!.url}/admin/status`, { headers: { Authorization: `Bearer ${ADMIN_KEY}` }, ...bounded });
+    assert.equal(status.status, 200);
+    assert.equal((await fetch(`${nginx!.url}/ready`, bounded)).status, 200);
+  } finally {
+    answers = flood.stop();
+    t.diagnostic(`flood answers: ${JSON.stringify(Object.fromEntries(answers))}`);
+  }
+  // Each answered after its headers (401 without a key, 429 beyond the address's share), none left waiting
+  // with nginx reading its body: the old configuration buffered every one, for up to 300 s a read.
+  const unanswered = [...answers].filter(([what]) => what.startsWith('no answer'));
+  assert.deepEqual(unanswered, [], 'every flood connection was answered without its body');
+  for (const r of replicas) assert.equal(r.proc.child.exitCode, null, `replica ${r.port} is running`);
 });

@@ -209,7 +209,7 @@ test('provider base URLs: https only (loopback http with the opt-in), never link
       headers: { Authorization: `Bearer ${s.adminKey}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ kind: 'openai', baseUrl, apiKey: 'k-123456789', enabled: true, models: [{ id: 'm' }] }),
     });
-  const refused = ['http://10.0.0.5/v1', 'http://provider.example/v1', 'https://169.254.169.254/latest', 'http://169.254.169.254/',
+  const refused = ['http://10.0.0.5/v1', 'https://10.0.0.5/v1', 'https://192.168.1.2/v1', 'https://[fd00::1]/v1', 'http://provider.example/v1', 'https://169.254.169.254/latest', 'http://169.254.169.254/',
     'https://[fe80::1]/v1', 'https://[::ffff:169.254.169.254]/v1', 'https://metadata.google.internal/v1', 'ftp://provider.example/',
     'https://user:pass@provider.example/v1', 'not a url'];
   for (const url of refused) {
@@ -222,9 +222,42 @@ test('provider base URLs: https only (loopback http with the opt-in), never link
   const strict = await startTestServer({ installModels: false, env: { STT_ALLOW_INSECURE_LOOPBACK: 'false' } });
   try {
     assert.equal((await put(strict, 'loop', 'http://127.0.0.1:9/v1')).status, 400, 'loopback http without the opt-in');
-    assert.equal((await put(strict, 'loop', 'https://127.0.0.1:9/v1')).status, 201);
+    assert.equal((await put(strict, 'loop', 'https://127.0.0.1:9/v1')).status, 400, 'loopback https without an opt-in');
   } finally {
     await strict.close();
+  }
+  const lan = await startTestServer({ installModels: false, env: { STT_ALLOW_INSECURE_LOOPBACK: 'false', STT_ALLOW_PRIVATE_ADDRESSES: 'true' } });
+  try {
+    for (const [i, url] of ['https://127.0.0.1:9/v1', 'https://10.0.0.5/v1', 'https://[fd00::1]/v1'].entries()) assert.equal((await put(lan, `lan${i}`, url)).status, 201, url);
+    assert.equal((await put(lan, 'lan', 'http://10.0.0.5/v1')).status, 400, 'still https only');
+    assert.equal((await put(lan, 'lan', 'https://169.254.169.254/v1')).status, 400, 'never metadata');
+  } finally {
+    await lan.close();
+  }
+});
+
+test('a provider whose name resolves to a loopback or private address is refused where the connection is made: no connection, no key', async () => {
+  // "localhost" passes the URL rules (a name, over https); what it resolves to, when the call connects, does not.
+  const connections: string[] = [];
+  const tcp = http.createServer();
+  tcp.on('connection', (socket) => (connections.push(socket.remoteAddress ?? ''), socket.destroy()));
+  await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+  const port = (tcp.address() as { port: number }).port;
+  const s = await startTestServer({ installModels: false, env: { STT_ALLOW_INSECURE_LOOPBACK: 'false' } });
+  const adminPut = (p: string, body: unknown) =>
+    fetch(`${s.url}${p}`, { method: 'PUT', headers: { Authorization: `Bearer ${s.adminKey}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  try {
+    assert.equal((await adminPut('/admin/providers/p', { kind: 'openai', baseUrl: `https://localhost:${port}/v1`, apiKey: 'sk-provider-123456', enabled: true, models: [{ id: 'whisper-1' }] })).status, 201);
+    assert.equal((await adminPut('/admin/routing', { mode: 'cloud', cloud: { providerId: 'p', model: 'whisper-1' } })).status, 200);
+    const res = await transcribe(s, { file: wavBlob(JFK) }, s.auth);
+    assert.equal(res.status, 502);
+    assert.equal((await res.json()).error.code, 'provider_error');
+    assert.deepEqual(connections, [], 'nothing connected to the address the name resolved to');
+    const status = await (await fetch(`${s.url}/admin/status`, { headers: { Authorization: `Bearer ${s.adminKey}` } })).json();
+    assert.match(JSON.stringify(status), /resolves to 127\.0\.0\.1: loopback addresses need STT_ALLOW_PRIVATE_ADDRESSES=true/);
+  } finally {
+    await s.close();
+    await new Promise((r) => tcp.close(r));
   }
 });
 
@@ -234,7 +267,7 @@ test('model downloads: https only, on every redirect too', async () => {
   assert.doesNotThrow(() => loadConfig({ STT_DATA_DIR: tempDataDir(), STT_MODEL_BASE_URL: 'http://127.0.0.1:1/m', STT_ALLOW_INSECURE_LOOPBACK: 'true' }));
 
   const models = await startModelServer();
-  const dl = await startTestServer({ installModels: false, env: { STT_MODEL_BASE_URL: models.url } });
+  const dl = await startTestServer({ installModels: false, env: { STT_MODEL_BASE_URL: models.url, STT_ALLOW_UNPINNED_MODELS: 'true' } });
   const settle = async () => {
     for (let i = 0; i < 1000; i++) {
       const res = await fetch(`${dl.url}/admin/local-models`, { headers: { Authorization: `Bearer ${dl.adminKey}` } });

@@ -497,3 +497,43 @@ test('zero or ill-fitting hyper-parameters are refused before whisper.cpp or par
     await assert.rejects(loadModel(file), (e: Error & { code?: string }) => e.code === 'model_file_invalid' && message.test(e.message), path.basename(file));
   }
 });
+
+test("mel filters or a window that do not fit the FFT are refused at load, not met at the first request (outside the mel code's buffers)", async () => {
+  const saved = (name: string, b: Buffer) => {
+    const out = path.join(tmp, name);
+    writeFileSync(out, b);
+    return out;
+  };
+  const int32 = (v: number) => {
+    const b = Buffer.alloc(4);
+    b.writeInt32LE(v);
+    return b;
+  };
+  // The Parakeet fixture: n_fft 64 (hyper-parameter 7), then 16 mel filters of 33 bins, then a 64-sample window.
+  const pk = readFileSync(PARAKEET_FIXTURE);
+  const filters = 4 + 15 * 4;
+  const windowAt = filters + 8 + pk.readInt32LE(filters) * pk.readInt32LE(filters + 4) * 4;
+  assert.deepEqual([pk.readInt32LE(4 + 7 * 4), pk.readInt32LE(filters + 4), pk.readInt32LE(windowAt)], [64, 33, 64], 'the fixture as this test reads it');
+  const withFft = (v: number) => {
+    const b = Buffer.from(pk);
+    b.writeInt32LE(v, 4 + 7 * 4);
+    return b;
+  };
+  // 32 more window samples: the file stays well-formed, and the window no longer fits in the frame.
+  const longWindow = Buffer.concat([pk.subarray(0, windowAt), int32(96), pk.subarray(windowAt + 4, windowAt + 4 + 64 * 4), Buffer.alloc(32 * 4), pk.subarray(windowAt + 4 + 64 * 4)]);
+  // Whisper: whisper.cpp's frame is 400 samples (201 bins), whatever the file; the micro model's 80 filters cut to 200 bins.
+  const w = readFileSync(micro);
+  const wFilters = 4 + 11 * 4;
+  assert.deepEqual([w.readInt32LE(wFilters), w.readInt32LE(wFilters + 4)], [80, 201]);
+  const whisper200 = Buffer.concat([w.subarray(0, wFilters), int32(80), int32(200), w.subarray(wFilters + 8, wFilters + 8 + 80 * 200 * 4), w.subarray(wFilters + 8 + 80 * 201 * 4)]);
+  const cases: [string, RegExp][] = [
+    [saved('parakeet-fft-32.bin', withFft(32)), /^mel filters have 33 frequency bins; an FFT of 32 has 17$/],
+    [saved('parakeet-fft-128.bin', withFft(128)), /^mel filters have 33 frequency bins; an FFT of 128 has 65$/],
+    [saved('parakeet-fft-huge.bin', withFft(1 << 20)), /^n_fft is 1048576; at most 4096 is accepted$/],
+    [saved('parakeet-window-96.bin', longWindow), /^the 96-sample window is longer than n_fft 64$/],
+    [saved('whisper-bins-200.bin', whisper200), /^mel filters have 200 frequency bins; an FFT of 400 has 201$/],
+  ];
+  for (const [file, message] of cases) {
+    await assert.rejects(loadModel(file), (e: Error & { code?: string }) => e.code === 'model_file_invalid' && message.test(e.message), path.basename(file));
+  }
+});

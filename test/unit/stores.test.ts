@@ -9,8 +9,9 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { openDatabase } from '../../src/store/open-database';
-import { StoreUnavailableError, type Database } from '../../src/store/db';
+import { StoreBusyError, StoreUnavailableError, type Database } from '../../src/store/db';
 import { ApiKeyStore, KEY_PREFIX } from '../../src/store/api-keys';
 import { DEFAULT_ROUTING, SettingsStore } from '../../src/store/settings';
 import { SecretBox } from '../../src/store/secret-box';
@@ -358,6 +359,43 @@ test('STT_STORE_GRACE_S=0: with the shared database down, even a key just read i
     await db.close();
     await server.destroy();
   }
+});
+
+test('shared database up with no connection to spare (53300, or the pool full past its checkout timeout): busy, not an outage; nothing counted from memory', async () => {
+  const server = await (postgres ??= TempPostgres.create());
+  // A role held to 2 connections (CONNECTION LIMIT binds no superuser), owning its database so it can migrate it:
+  // the pool's first connection and the notification one use them up, so a third is refused with 53300.
+  const role = `stt_limited_${process.pid}`;
+  const admin = new pg.Client(server.url());
+  await admin.connect();
+  try {
+    await admin.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 2`);
+    await admin.query(`CREATE DATABASE ${role} OWNER ${role}`);
+  } finally {
+    await admin.end();
+  }
+  const busy = (e: unknown) => e instanceof StoreBusyError && e.code === 'store_busy';
+  const now = Date.UTC(2026, 10, 24, 12, 0, 10);
+  const limited = await openDatabase({ dataDir: tempDataDir(), databaseUrl: `postgres://${role}@127.0.0.1:${server.port}/${role}` });
+  try {
+    const held = limited.run('SELECT pg_sleep(2)'); // the pool's one connection, in use
+    await new Promise((r) => setTimeout(r, 200));
+    // Counted from memory, this first request of the minute would be admitted whatever the shared count says.
+    await assert.rejects(new SharedRequestWindows(limited).count('k', 1, now), busy, '53300: busy');
+    await assert.rejects(new KeyUsageStore(limited).audioSeconds('k', '2026-11-24'), busy, 'no remembered budget either');
+    assert.equal(limited.unreachable, false, 'no outage mode');
+    await held;
+    assert.equal((await new SharedRequestWindows(limited).count('k', 1, now)).admitted, true, 'counted once a connection is free');
+  } finally {
+    await limited.close();
+  }
+  // All 10 of the pool's connections in use past its 3-s checkout timeout: pg-pool gives up without asking the server.
+  await withDb(async (db) => {
+    const held = Array.from({ length: 10 }, () => db.run('SELECT pg_sleep(4)'));
+    await assert.rejects(new SharedRequestWindows(db).count('k', 1, now), (e) => busy(e) && /timeout exceeded when trying to connect/.test((e as StoreBusyError).detail));
+    assert.equal(db.unreachable, false, 'no outage mode');
+    await Promise.all(held);
+  }, 'postgres');
 });
 
 /** Two handles on one fresh shared database, as two replicas have. */

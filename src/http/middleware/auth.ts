@@ -3,7 +3,7 @@
 import type { Context, Next } from 'koa';
 import { ApiError, unauthorized } from '../api-error';
 import type { ApiKeyRecord, ApiKeyStore } from '../../store/api-keys';
-import { StoreUnavailableError } from '../../store/db';
+import { StoreBusyError, StoreUnavailableError } from '../../store/db';
 import { adminKeyMatches } from '../../store/admin-key';
 import { markAuthenticated } from '../connections';
 import { stateOf } from '../state';
@@ -14,7 +14,7 @@ function bearer(ctx: Context): string | null {
 }
 
 /**
- * A key a replica has not seen while the shared database is down cannot be
+ * A key a replica has not seen while the shared database is down or busy cannot be
  * checked: 500, not 503. nginx sends a 503 on to the next replica and counts
  * it against this one (deploy/nginx.conf); every replica shares the database,
  * so anyone sending made-up keys during an outage would take them all out of
@@ -24,7 +24,7 @@ async function verify(keys: ApiKeyStore, token: string): Promise<ApiKeyRecord | 
   try {
     return await keys.verify(token);
   } catch (err) {
-    if (err instanceof StoreUnavailableError) throw new ApiError(500, err.code, err.message, null, { 'Retry-After': String(err.retryAfterSeconds) });
+    if (err instanceof StoreUnavailableError || err instanceof StoreBusyError) throw new ApiError(500, err.code, err.message, null, { 'Retry-After': String(err.retryAfterSeconds) });
     throw err;
   }
 }

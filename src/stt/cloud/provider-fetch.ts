@@ -2,6 +2,8 @@
 // retry on a connection failure or a 5xx, and every failure turned into a
 // ProviderError that says what happened without the key.
 import { deadline } from '../../net/deadline';
+import { checkedFetch, refusedAddress } from '../../net/checked-fetch';
+import type { AddressRules } from '../../net/remote-url';
 
 export class ProviderError extends Error {
   constructor(
@@ -27,6 +29,8 @@ export interface ProviderFetchOptions {
   providerId: string;
   timeoutMs: number;
   signal: AbortSignal;
+  /** Which addresses the provider's name may resolve to (net/remote-url.ts). */
+  addressRules: AddressRules;
 }
 
 /** Reads a successful answer; a ProviderError it throws is passed on, anything else is a bad_response. */
@@ -81,9 +85,11 @@ export async function providerFetch(
     try {
       let res: Response;
       try {
-        res = await fetch(url, { ...init(), signal: AbortSignal.any([timeout.signal, opts.signal]), redirect: 'error' });
+        res = await checkedFetch(url, { ...init(), signal: AbortSignal.any([timeout.signal, opts.signal]), redirect: 'error' }, opts.addressRules);
       } catch (err) {
         if (opts.signal.aborted) throw err;
+        const refused = refusedAddress(err);
+        if (refused) throw new ProviderError(opts.providerId, null, 'refused_url', `base URL refused: ${refused.message}`);
         if (timeout.signal.aborted) throw new ProviderError(opts.providerId, null, 'timeout', `no answer within ${Math.round(opts.timeoutMs / 1000)} s`);
         const code = (err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
         lastError = new ProviderError(opts.providerId, null, 'connection', 'connection failed', code);

@@ -1,6 +1,5 @@
 // Cloud routing: resolves the provider record and key, calls its adapter,
 // and remembers the last failure per provider for /admin/status.
-import { checkRemoteUrlResolved } from '../../net/remote-url';
 import type { Logger } from '../../log';
 import { UndecryptableKeyError, type ProviderRecord, type ProviderStore } from '../../store/providers';
 import type { OutputTranscription } from '../formats';
@@ -31,6 +30,8 @@ export interface CloudLimits {
   /** Provider calls in flight at once; each holds its upload until the provider answers. */
   concurrency: number;
   allowInsecureLoopback: boolean;
+  /** STT_ALLOW_PRIVATE_ADDRESSES: providers on loopback or private networks. */
+  allowPrivate?: boolean;
 }
 
 /** What a client is told about a provider failure: no connection detail (a port-scan oracle). */
@@ -125,10 +126,6 @@ export class CloudService {
     if (!honours.task(PROVIDER_CAPABILITIES[provider.kind], request.task)) throw cannotTranslate(provider.name);
     const runtime = `${providerId}/${modelId}`;
     try {
-      // Checked on every call: a record stored before these rules, or a name
-      // whose DNS now points at a metadata address, gets no request (nor the key).
-      const urlProblem = await checkRemoteUrlResolved(provider.baseUrl, this.limits.allowInsecureLoopback);
-      if (urlProblem) throw new ProviderError(providerId, null, 'refused_url', `base URL refused: ${urlProblem}`);
       request.onStart?.(); // the provider bills from here, answered or not
       const result = await ADAPTERS[provider.kind]({
         provider,
@@ -140,6 +137,9 @@ export class CloudService {
           providerId,
           timeoutMs: Math.ceil(this.limits.timeoutBaseMs + request.durationSeconds * this.limits.timeoutPerAudioSecondMs), // whole ms for AbortSignal.timeout
           signal: request.signal,
+          // Checked on every call, where the name is resolved for the connection: a record stored before
+          // these rules, or a name whose DNS now points at a metadata address, gets no request (nor the key).
+          addressRules: { allowInsecureLoopback: this.limits.allowInsecureLoopback, allowPrivate: this.limits.allowPrivate ?? false },
         },
       });
       this.failures.delete(providerId);

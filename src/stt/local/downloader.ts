@@ -14,7 +14,8 @@ import type { Logger } from '../../log';
 import type { DownloadView } from '../../admin-api';
 import { inspectModelFile } from '../../native/model-file';
 import { RUNTIMES, VAD_FILE, type RuntimeFile, type RuntimeSpec } from '../catalogue';
-import { checkRemoteUrlResolved, isLoopbackUrl } from '../../net/remote-url';
+import { isLoopbackUrl } from '../../net/remote-url';
+import { checkedFetch, refusedAddress } from '../../net/checked-fetch';
 
 /** Where a file streams until it is checked: hidden, and never a catalogue name. */
 export const partialFileName = (name: string): string => `.${name}.partial`;
@@ -52,6 +53,9 @@ export class ModelDownloader {
     private readonly allowInsecureLoopback: boolean,
     private readonly logger: Logger,
     private readonly vadModelUrl: string,
+    private readonly allowUnpinned = false,
+    /** STT_ALLOW_PRIVATE_ADDRESSES: a mirror on loopback or a private network, over https too. */
+    private readonly allowPrivate = false,
   ) {}
 
   progress(runtimeId: string): DownloadStatus | null {
@@ -99,9 +103,11 @@ export class ModelDownloader {
   private async fetchChecked(url: string, init: { headers: Record<string, string>; signal: AbortSignal }): Promise<Response> {
     let insecureOk = this.allowInsecureLoopback;
     for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-      const problem = await checkRemoteUrlResolved(url, insecureOk);
-      if (problem) throw new Error(`refused to fetch ${new URL(url).origin}: ${problem}`);
-      const res = await fetch(url, { ...init, redirect: 'manual' });
+      const res = await checkedFetch(url, { ...init, redirect: 'manual' }, { allowInsecureLoopback: insecureOk, allowPrivate: this.allowPrivate })
+        .catch((err: unknown) => {
+          const refused = refusedAddress(err);
+          throw refused ? new Error(`refused to fetch ${new URL(url).origin}: ${refused.message}`) : err;
+        });
       const location = res.headers.get('location');
       if (res.status < 300 || res.status >= 400 || !location) return res;
       await res.body?.cancel();
@@ -113,6 +119,11 @@ export class ModelDownloader {
   }
 
   private async run(spec: RuntimeSpec, file: RuntimeFile, status: DownloadStatus, signal: AbortSignal): Promise<void> {
+    // Without a pinned sha256 the file is whatever the server or a redirect hands over, and the native
+    // loaders trust what passes inspectModelFile(): installed only if the host says so.
+    if (!this.published.get(file.name)?.sha256 && !this.allowUnpinned) {
+      throw new Error(`${file.name} has no pinned sha256; set STT_ALLOW_UNPINNED_MODELS=true to install it unverified, or place the file in the models directory`);
+    }
     const url = `${this.baseUrl.replace(/\/+$/, '')}/${file.urlPath}`;
     const partial = await this.fetchVerified(url, file.name, status, signal);
     try {

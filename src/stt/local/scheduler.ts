@@ -190,17 +190,18 @@ export class Scheduler {
 
   /**
    * Runs `work` when a slot is free. `cost` is the job's audio seconds.
-   * Rejects with OwnerShareFullError when `owner` holds its share of the
-   * queue, QueueFullError when the queue is full, AbortedError when
+   * Rejects with QueueFullError when the queue is full, OwnerShareFullError
+   * when `owner` holds its share of it, AbortedError when
    * `signal` fires while the job waits.
    */
   submit<T>(cost: number, signal: AbortSignal | undefined, work: (job: JobStart) => Promise<T>, owner?: string): Promise<T> {
     if (signal?.aborted) return Promise.reject(new AbortedError());
-    if (this.isOwnerFull(owner)) {
-      return Promise.reject(new OwnerShareFullError(this.estimatedWaitSeconds() + cost * this.secondsPerAudioSecond, this.ownerCapacity));
-    }
+    // A full queue first: then the server is full, whoever asks.
     if (this.isFull()) {
       return Promise.reject(new QueueFullError(this.estimatedWaitSeconds() + cost * this.secondsPerAudioSecond));
+    }
+    if (this.isOwnerFull(owner)) {
+      return Promise.reject(new OwnerShareFullError(this.estimatedWaitSeconds() + cost * this.secondsPerAudioSecond, this.ownerCapacity));
     }
     return new Promise<T>((resolve, reject) => {
       const entry: Entry = {
