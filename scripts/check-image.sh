@@ -32,10 +32,11 @@ for line in "${lines[@]}"; do
     FROM) stage=$((stage + 1)) ;;
     COPY)
       if [ "$stage" = 1 ]; then
+        # As docker does: a directory's contents go into the destination; files into it when it ends in /.
         dest="$work/build/${words[-1]#./}"
+        mkdir -p "$dest"
         for src in "${words[@]:1:${#words[@]}-2}"; do
-          mkdir -p "$(dirname "$dest/x")"
-          cp -r "$work/repo/$src" "$dest"
+          if [ -d "$work/repo/$src" ]; then cp -r "$work/repo/$src/." "$dest/"; else cp "$work/repo/$src" "$dest/"; fi
         done
       else
         [[ "${words[1]}" == --from=build ]] || { echo "check-image: unexpected runtime COPY: $line" >&2; exit 1; }
