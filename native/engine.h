@@ -34,6 +34,8 @@ struct TranscribeOptions {
   int beam_size = 1;  // Whisper: 1 greedy; more searches that many beams (whisper.cpp's beam search)
   int threads = 1;
   bool word_timestamps = false;
+  // Each text token's bytes and log-probability (OpenAI's include[]=logprobs); Whisper only.
+  bool token_logprobs = false;
   int max_tokens = 0;  // per segment; 0 = the model's own limit
   int audio_ctx = 0;   // 0 = the full 30-s window; smaller trades accuracy for speed on short clips
   VadOptions vad;      // a model path: transcribe only the speech Silero finds
@@ -63,6 +65,10 @@ struct Segment {
   float avg_logprob = 0;
   float no_speech_prob = 0;
   std::vector<Word> words;
+  // With token_logprobs: each text token's bytes (a piece of UTF-8, possibly
+  // cut inside a character) and its log-probability, in order.
+  std::vector<std::string> token_bytes;
+  std::vector<float> token_logprobs;
 };
 
 struct TranscribeResult {

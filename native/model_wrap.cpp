@@ -39,6 +39,7 @@ TranscribeOptions options_from(const Napi::Object& o) {
   t.beam_size = static_cast<int>(get_number(o, "beamSize", 1));
   t.threads = static_cast<int>(get_number(o, "threads", 1));
   t.word_timestamps = get_bool(o, "wordTimestamps", false);
+  t.token_logprobs = get_bool(o, "tokenLogprobs", false);
   t.max_tokens = static_cast<int>(get_number(o, "maxTokens", 0));
   t.audio_ctx = static_cast<int>(get_number(o, "audioCtx", 0));
   t.piece_seconds = get_number(o, "pieceSeconds", 0.0);
@@ -89,6 +90,17 @@ Napi::Object result_to_js(Napi::Env env, const TranscribeResult& r) {
         words.Set(static_cast<uint32_t>(j), w);
       }
       seg.Set("words", words);
+    }
+    if (!s.token_logprobs.empty()) {
+      Napi::Array logprobs = Napi::Array::New(env, s.token_logprobs.size());
+      for (size_t j = 0; j < s.token_logprobs.size(); ++j) {
+        Napi::Object t = Napi::Object::New(env);
+        // Bytes, not a string: a token may end inside a UTF-8 character.
+        t.Set("bytes", Napi::Buffer<char>::Copy(env, s.token_bytes[j].data(), s.token_bytes[j].size()));
+        t.Set("logprob", s.token_logprobs[j]);
+        logprobs.Set(static_cast<uint32_t>(j), t);
+      }
+      seg.Set("tokenLogprobs", logprobs);
     }
     segments.Set(static_cast<uint32_t>(i), seg);
   }

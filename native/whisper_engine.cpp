@@ -175,7 +175,7 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
       if (opens_window && n_tokens > 0) {
         seek = window_seek(trace.windows[window], t0, whisper_full_get_token_data_from_state(state, i, 0), beg);
       }
-      Segment seg = segment(state, i, seek, speech, o.word_timestamps);
+      Segment seg = segment(state, i, seek, speech, o.word_timestamps, o.token_logprobs);
       seg.seek = static_cast<int>(original_time(speech, seek, SpeechMap::Edge::start));
       if (window < trace.windows.size() && !ladder.empty()) {
         const int attempts = std::max(1, trace.windows[window].attempts);
@@ -189,7 +189,7 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
   }
 
   // Segment i's times, text, tokens and words; `seek` is its window's start.
-  Segment segment(whisper_state* state, int i, int seek, const SpeechMap* speech, bool word_timestamps) const {
+  Segment segment(whisper_state* state, int i, int seek, const SpeechMap* speech, bool word_timestamps, bool token_logprobs) const {
     const whisper_token eot = whisper_token_eot(context());
     const whisper_token beg = whisper_token_beg(context());
     Segment seg;
@@ -217,6 +217,10 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
       if (td.id >= eot) continue;  // timestamps and other special tokens
       seg.tokens.push_back(td.id);
       logprob_sum += td.plog;
+      if (token_logprobs) {
+        seg.token_bytes.emplace_back(whisper_token_to_str(context(), td.id));
+        seg.token_logprobs.push_back(td.plog);
+      }
       if (!word_timestamps) continue;
       const char* piece = whisper_token_to_str(context(), td.id);
       const auto [word_start, word_end] = original_span(speech, td.t0, td.t1);

@@ -18,6 +18,8 @@ export interface Config {
   threads: number;
   parallel: number;
   queueCapacity: number;
+  /** OpenAI's model names a request may send for the public model (STT_OPENAI_MODEL_NAMES). */
+  openAiModelNames: string[];
   /** Waiting places in the local queue one API key may hold (STT_QUEUE_PER_KEY; default half the queue). */
   queuePerKey: number;
   maxUploadBytes: number;
@@ -181,6 +183,7 @@ export function loadConfig(env: Env = process.env): Config {
     parallel,
     queueCapacity,
     // Half: one key's burst leaves the other half of the queue to everyone else.
+    openAiModelNames: modelNames(env.STT_OPENAI_MODEL_NAMES),
     queuePerKey: int(env, 'STT_QUEUE_PER_KEY', Math.max(1, Math.ceil(queueCapacity / 2)), 1, 10000),
     maxUploadBytes: int(env, 'STT_MAX_UPLOAD_BYTES', 26214400, 1024, 2 ** 31),
     // At most the 2^31 - 1 samples at 16 kHz the engines count in an int (about 37 hours).
@@ -254,6 +257,22 @@ function defaultModel(raw: string | undefined): string | null {
 }
 
 /** The bound address, localhost and the loopback addresses unless STT_ALLOWED_HOSTS says otherwise. */
+/**
+ * OpenAI's transcription model names, so that an app written for OpenAI works
+ * unchanged: what it sends as `model` is answered by the public model. An
+ * empty value turns this off (then only the host's aliases are accepted).
+ */
+export const OPENAI_MODEL_NAMES = ['whisper-1', 'gpt-4o-transcribe', 'gpt-4o-mini-transcribe', 'gpt-transcribe'];
+
+function modelNames(raw: string | undefined): string[] {
+  if (raw === undefined) return OPENAI_MODEL_NAMES;
+  const names = raw.split(',').map((n) => n.trim()).filter(Boolean);
+  for (const n of names) {
+    if (!/^[A-Za-z0-9._:/-]{1,100}$/.test(n)) throw new ConfigError('STT_OPENAI_MODEL_NAMES', `"${n}" is not a model name`);
+  }
+  return names;
+}
+
 function allowedHosts(raw: string | undefined, host: string): string[] | null {
   if (raw !== undefined && raw.trim() !== '') {
     const names = raw.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);

@@ -106,7 +106,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     allowInsecureLoopback: config.allowInsecureLoopback,
     allowPrivate: config.allowPrivateAddresses,
   }, logger, metrics);
-  const stt = new Backends(settings, local, cloud);
+  const stt = new Backends(settings, local, cloud, config.openAiModelNames);
   const downloader = new ModelDownloader(config.modelsDir, config.modelBaseUrl, config.allowInsecureLoopback, logger, config.vadModelUrl, config.allowUnpinnedModels, config.allowPrivateAddresses);
   const keyUsage = new KeyUsageStore(db, (err) => logger.warn({ err: err.message }, 'could not record key usage'));
   const serviceId = await settings.serviceId();

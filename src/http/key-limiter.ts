@@ -14,6 +14,7 @@ import type { ApiKeyRecord } from '../store/api-keys';
 import type { Metrics } from '../metrics';
 import type { RequestWindows } from '../store/request-windows';
 import { stateOf } from './state';
+import { StoreBusyError } from '../store/db';
 
 const DAY_MS = 86_400_000;
 
@@ -22,6 +23,16 @@ export function resetIn(ms: number): string {
   const total = Math.max(1, Math.ceil(ms / 1000));
   const [h, m, s] = [Math.floor(total / 3600), Math.floor((total % 3600) / 60), total % 60];
   return h > 0 ? `${h}h${m}m${s}s` : m > 0 ? `${m}m${s}s` : `${s}s`;
+}
+
+/**
+ * A shared database with no connection to spare is busy for every replica
+ * alike: 500, not 503, which nginx would retry on each replica and count
+ * against it (as for a key check, middleware/auth.ts).
+ */
+function busyAs500(err: unknown): never {
+  if (err instanceof StoreBusyError) throw new ApiError(500, err.code, err.message, null, { 'Retry-After': String(err.retryAfterSeconds) });
+  throw err;
 }
 
 export class KeyLimiter {
@@ -43,10 +54,10 @@ export class KeyLimiter {
       let admitted = 0;
       let failed = false;
       stateOf(ctx).admitAudio = async (seconds: number) => {
-        admitted += await this.admitAudio(ctx, key, day, seconds);
+        admitted += await this.admitAudio(ctx, key, day, seconds).catch(busyAs500);
       };
       try {
-        await this.countRequest(ctx, key);
+        await this.countRequest(ctx, key).catch(busyAs500);
         await next();
       } catch (err) {
         failed = true;

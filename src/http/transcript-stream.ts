@@ -33,9 +33,9 @@ export class TranscriptStream {
   }
 
   /** The rest of the text as a last delta (a runtime that does not stream sends it all here), then done. */
-  done(text: string, usage: { type: 'duration'; seconds: number }): void {
+  done(text: string, usage: { type: 'duration'; seconds: number }, logprobs?: object[]): void {
     if (text.startsWith(this.sent) && text.length > this.sent.length) this.delta(text.slice(this.sent.length));
-    this.event({ type: 'transcript.text.done', text, usage });
+    this.event(logprobs ? { type: 'transcript.text.done', text, logprobs, usage } : { type: 'transcript.text.done', text, usage });
     this.ctx.res.end();
   }
 

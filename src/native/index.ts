@@ -39,6 +39,8 @@ export interface TranscribeOptions {
   beamSize?: number;
   threads?: number;
   wordTimestamps?: boolean;
+  /** Whisper: each text token's bytes and log-probability in `Segment.tokenLogprobs` (OpenAI's include[]=logprobs). */
+  tokenLogprobs?: boolean;
   /** Tokens per segment; 0 = the model's own limit. */
   maxTokens?: number;
   /** Encoder window in frames (1500 = 30 s); 0 = full. Shrinking it speeds up short clips at an accuracy cost. */
@@ -129,6 +131,8 @@ export interface Segment {
   avgLogprob: number;
   noSpeechProb: number;
   words?: Word[];
+  /** With tokenLogprobs: each text token's bytes (a token may end inside a UTF-8 character) and natural-log probability. */
+  tokenLogprobs?: { bytes: Buffer; logprob: number }[];
 }
 
 export interface Transcription {

@@ -33,8 +33,8 @@ export function checkedLookup(rules: AddressRules, resolve: Resolve = dnsLookup 
         const problem = addressProblem(a.address, rules);
         if (problem) return cb(new RefusedAddressError(`${host} resolves to ${a.address}: ${problem}`), []);
       }
-      if (options.all) return cb(null, addresses);
       if (!addresses.length) return cb(Object.assign(new Error(`${host} has no address`), { code: 'ENOTFOUND' }), []);
+      if (options.all) return cb(null, addresses);
       cb(null, addresses[0].address, addresses[0].family);
     });
   };

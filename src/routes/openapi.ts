@@ -81,12 +81,17 @@ const FIELD_SCHEMAS: Record<FormField, Schema> = {
   temperature: { ...num, minimum: TEMPERATURE_RANGE.min, maximum: TEMPERATURE_RANGE.max },
   'timestamp_granularities[]': { type: 'array', items: str({ enum: ['segment', 'word'] }) },
   chunking_strategy: str({ description: '"auto" or a JSON server_vad object' }),
-  stream: { type: 'boolean', description: 'Server-sent events as text is decoded (response_format json or text)' },
+  stream: { type: 'boolean', description: 'Server-sent events as text is decoded (response_format json or text); with other formats ignored, as OpenAI ignores it for whisper-1' },
+  'include[]': { type: 'array', items: str({ enum: ['logprobs'] }), description: 'logprobs: each token\'s log-probability in the json answer (response_format json, local Whisper)' },
+  'languages[]': { type: 'array', items: str(), maxItems: 1, description: 'One language, as `language` (Whisper takes one or detects among all)' },
+  'keywords[]': { type: 'array', items: str(), maxItems: 0, description: 'Refused (400 unsupported_parameter): use a prompt with the words' },
+  'known_speaker_names[]': { type: 'array', items: str(), maxItems: 0, description: 'Refused (400 unsupported_parameter): no diarization here' },
+  'known_speaker_references[]': { type: 'array', items: str(), maxItems: 0, description: 'Refused (400 unsupported_parameter): no diarization here' },
 };
 
 function audioOperation(task: 'transcribe' | 'translate'): Schema {
   const fields: Record<string, Schema> = {
-    file: str({ format: 'binary', description: 'Audio: WAV (PCM 8-32 bit, float, A-law, mu-law), MP3 or FLAC; 1-8 channels, 8-192 kHz; the format is read from the bytes' }),
+    file: str({ format: 'binary', description: 'Audio: WAV (PCM 8-32 bit, float, A-law, mu-law), MP3, FLAC, Ogg (Opus, Vorbis) or WebM/Matroska (Opus); 1-8 channels, 8-192 kHz; the format is read from the bytes' }),
     ...Object.fromEntries(FORM_FIELDS[task].map((name) => [name, FIELD_SCHEMAS[name]])),
   };
   return {

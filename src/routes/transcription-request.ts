@@ -21,6 +21,8 @@ export interface TranscriptionRequest {
   chunkingStrategy?: ChunkingStrategy;
   /** stream=true: server-sent events as text is decoded (json and text formats). */
   stream: boolean;
+  /** include[]=logprobs: each token's log-probability in the json answer. */
+  logprobs: boolean;
 }
 
 /**
@@ -30,13 +32,19 @@ export interface TranscriptionRequest {
  * English), granularities, chunking or streaming.
  */
 export const FORM_FIELDS = {
-  transcribe: ['model', 'language', 'response_format', 'prompt', 'temperature', 'timestamp_granularities[]', 'chunking_strategy', 'stream'],
+  transcribe: ['model', 'language', 'response_format', 'prompt', 'temperature', 'timestamp_granularities[]', 'chunking_strategy', 'stream',
+    'include[]', 'languages[]', 'keywords[]', 'known_speaker_names[]', 'known_speaker_references[]'],
   translate: ['model', 'response_format', 'prompt', 'temperature'],
 } as const satisfies Record<Task, readonly string[]>;
 export type FormField = (typeof FORM_FIELDS)['transcribe'][number];
 
-/** Also accepted: the granularities without brackets, and chunking_strategy's bracketed sub-fields (isChunkingField). */
-const TEXT_FIELDS = new Set<string>([...FORM_FIELDS.transcribe, 'timestamp_granularities']);
+/** Also accepted: the list fields without brackets, and chunking_strategy's bracketed sub-fields (isChunkingField). */
+const TEXT_FIELDS = new Set<string>([...FORM_FIELDS.transcribe, ...FORM_FIELDS.transcribe.filter((f) => f.endsWith('[]')).map((f) => f.slice(0, -2))]);
+
+/** A list field's values, sent as `name[]` (OpenAI's SDKs) or `name`, once or repeated. */
+function listOf(fields: Fields, name: string): unknown[] {
+  return [fields[`${name}[]`], fields[name]].flat().filter((v) => v !== undefined);
+}
 const TRANSLATION_FIELDS = new Set<string>(FORM_FIELDS.translate);
 
 type Fields = Record<string, unknown>;
@@ -81,13 +89,16 @@ export function parseTranscriptionRequest(fields: Fields, files: Record<string, 
 
   // 3. response_format
   const formatRaw = single(fields, 'response_format') ?? 'json';
+  if (formatRaw === 'diarized_json') {
+    throw badRequest('unsupported_value', `response_format diarized_json needs speaker diarization, which this server does not do; use one of ${RESPONSE_FORMATS.join(', ')}.`, 'response_format');
+  }
   if (!(RESPONSE_FORMATS as readonly string[]).includes(formatRaw)) {
     throw badRequest('invalid_response_format', `response_format must be one of ${RESPONSE_FORMATS.join(', ')}.`, 'response_format');
   }
   const format = formatRaw as ResponseFormat;
 
-  // 4. language
-  const languageRaw = single(fields, 'language');
+  // 4. language (or OpenAI's languages[] with one entry)
+  const languageRaw = oneLanguage(single(fields, 'language'), listOf(fields, 'languages'));
   const language = languageRaw === undefined || languageRaw === '' ? undefined : languageRaw.trim().toLowerCase();
   if (!honours.language(target, language)) {
     throw badRequest('unsupported_language', `The language "${languageRaw}" is not supported by the active model.`, 'language');
@@ -130,15 +141,54 @@ export function parseTranscriptionRequest(fields: Fields, files: Record<string, 
     throw badRequest('unsupported_parameter', 'The selected provider does not take chunking_strategy.', 'chunking_strategy');
   }
   const stream = parseStream(single(fields, 'stream'), format);
-  return { task, file, format, language, prompt: prompt || undefined, temperature, granularities, chunkingStrategy, stream };
+  const logprobs = parseInclude(listOf(fields, 'include'), format, target);
+  refuseDiarization(fields);
+  if (listOf(fields, 'keywords').length > 0) {
+    throw badRequest('unsupported_parameter', 'keywords[] is not supported here; a prompt that contains the words is the nearest Whisper has.', 'keywords[]');
+  }
+  return { task, file, format, language, prompt: prompt || undefined, temperature, granularities, chunkingStrategy, stream, logprobs };
 }
 
-/** OpenAI streams text only: the events carry text, never segments or subtitles. */
-function parseStream(raw: string | undefined, format: ResponseFormat): boolean {
-  if (raw === undefined || raw === '' || raw === 'false') return false;
-  if (raw !== 'true') throw badRequest('invalid_value', 'stream must be true or false.', 'stream');
-  if (format !== 'json' && format !== 'text') {
-    throw badRequest('invalid_value', 'stream=true sends text events; use response_format json or text with it.', 'stream');
+/** `language`, or the one entry of `languages[]` (gpt-transcribe's field); Whisper cannot be held to a set of several. */
+function oneLanguage(language: string | undefined, languages: unknown[]): string | undefined {
+  if (languages.length === 0) return language;
+  if (languages.some((l) => typeof l !== 'string')) throw badRequest('invalid_type', 'languages[] takes text values.', 'languages[]');
+  if (languages.length > 1) throw badRequest('unsupported_value', 'languages[] may name one language here: Whisper detects among all of them or takes one.', 'languages[]');
+  const only = languages[0] as string;
+  if (language !== undefined && language !== '' && language.trim().toLowerCase() !== only.trim().toLowerCase()) {
+    throw badRequest('invalid_value', 'language and languages[] name different languages.', 'languages[]');
   }
+  return only;
+}
+
+/** include[]: "logprobs" only, with response_format json (as OpenAI), from a backend that has them. */
+function parseInclude(values: unknown[], format: ResponseFormat, target: Target): boolean {
+  if (values.length === 0) return false;
+  if (values.some((v) => v !== 'logprobs')) throw badRequest('invalid_value', 'include[] accepts "logprobs".', 'include[]');
+  if (format !== 'json') throw badRequest('invalid_value', 'include[]=logprobs requires response_format=json.', 'include[]');
+  if (!honours.logprobs(target, true)) throw badRequest('unsupported_parameter', `${target.name} does not give token log-probabilities.`, 'include[]');
   return true;
+}
+
+/** Known speakers belong to diarization, which no backend here does. */
+function refuseDiarization(fields: Fields): void {
+  for (const name of ['known_speaker_names', 'known_speaker_references']) {
+    if (listOf(fields, name).length > 0) {
+      throw badRequest('unsupported_parameter', `${name}[] needs speaker diarization, which this server does not do.`, `${name}[]`);
+    }
+  }
+}
+
+/**
+ * OpenAI streams text only (json and text): the events carry text, never
+ * segments or subtitles. With another format, stream=true is ignored and the
+ * plain answer sent, as OpenAI does for whisper-1 ("Streaming is not supported
+ * for the whisper-1 model and will be ignored"); LiteLLM sends stream=true
+ * with verbose_json and reads the plain answer.
+ */
+function parseStream(raw: string | undefined, format: ResponseFormat): boolean {
+  const value = raw?.trim().toLowerCase();
+  if (value === undefined || value === '' || value === 'false') return false;
+  if (value !== 'true') throw badRequest('invalid_value', 'stream must be true or false.', 'stream');
+  return format === 'json' || format === 'text';
 }

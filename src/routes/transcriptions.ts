@@ -8,7 +8,7 @@ import { badRequest, ApiError, unavailable } from '../http/api-error';
 import { multipartUpload, releaseUpload } from '../http/middleware/upload';
 import { watchClient } from '../http/middleware/client-gone';
 import { AbortedError } from '../domain-errors';
-import { render, usage } from '../stt/formats';
+import { render, tokenLogprobs, usage } from '../stt/formats';
 import { toApiError } from '../http/error-map';
 import { TranscriptStream } from '../http/transcript-stream';
 import { deadline } from '../net/deadline';
@@ -55,18 +55,18 @@ function refuseTooLong(seconds: number, maxSeconds: number): void {
 }
 
 /**
- * 503 queue_full (the queue is full) or 429 key_queue_full (the key holds
- * its share of it) before the upload is decoded: a request that would be
- * refused spends no memory on its PCM.
+ * 429 key_queue_full (the key holds its share of the queue) or 503
+ * queue_full (the queue is full) before the upload is decoded: a request
+ * that would be refused spends no memory on its PCM.
  */
 function refuseWhenFull(s: TranscriptionRouteParts, mode: 'local' | 'cloud', keyId: string): void {
   if (mode === 'cloud') return s.cloud.refuseIfBusy();
   const scheduler = s.local.scheduler;
-  if (scheduler.isFull()) throw unavailable('queue_full', 'The local transcription queue is full; retry later.', scheduler.estimatedWaitSeconds());
   if (scheduler.isOwnerFull(keyId)) {
     throw new ApiError(429, 'key_queue_full', keyShareMessage(scheduler.stats().ownerCapacity), null,
       { 'Retry-After': String(Math.max(1, Math.ceil(scheduler.estimatedWaitSeconds()))) });
   }
+  if (scheduler.isFull()) throw unavailable('queue_full', 'The local transcription queue is full; retry later.', scheduler.estimatedWaitSeconds());
 }
 
 /** stt_aborts_total: a job stopped because its client left, its deadline passed or the server shut down. */
@@ -123,7 +123,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       const admitAudio = state.admitAudio!;
       // A WAV's header says how long it is; other formats are charged once decoded, but a key with nothing left stops here.
       await admitAudio(header ? header.durationSeconds : 0);
-      const where = await plan(route, req, key.localOnly, s);
+      const where = await plan(route, req, { localOnly: key.localOnly, keyId: key.id }, s);
       if (where.where === 'spill') ctx.set({ 'X-Stt-Runtime': `${where.cloud.providerId}/${where.cloud.model}`, 'X-Stt-Spilled': where.reason });
       else refuseWhenFull(s, where.where, key.id);
       const cloud = where.where === 'local' ? null : where.cloud;
@@ -164,6 +164,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
           prompt: req.prompt,
           temperature: req.temperature,
           granularities: req.granularities,
+          logprobs: req.logprobs,
           chunkingStrategy: req.chunkingStrategy,
           onText: stream ? (text) => stream.text(text) : undefined,
           owner: key.id,
@@ -172,6 +173,9 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
           cloud,
         });
       } catch (err) {
+        // Work begun is charged only when the client left or the deadline passed: a failure of ours,
+        // the provider's or a shutdown is not the key's doing.
+        if (!state.clientGone && !due.signal.aborted) state.transcribedSeconds = undefined;
         countAbort(ctx, s, signal);
         const failure = whyStopped(err, ctx, s, signal);
         if (!stream?.hasStarted) throw failure;
@@ -191,11 +195,11 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       state.transcribedSeconds = durationSeconds;
       s.metrics.recordTranscription(out.runtime, { decodeMs: state.decodeMs!, queueMs: out.queueMs, sttMs: state.sttMs!, audioSeconds: durationSeconds });
       if (stream) {
-        stream.done(out.result.text.trim(), usage(out.result));
+        stream.done(out.result.text.trim(), usage(out.result), req.logprobs ? tokenLogprobs(out.result) : undefined);
         return;
       }
       ctx.set({ 'Server-Timing': serverTiming(ctx.state), 'X-Stt-Runtime': out.runtime });
-      const { body, type } = render(out.result, req.format, { task: req.task, granularities: req.granularities, temperature: req.temperature ?? 0 });
+      const { body, type } = render(out.result, req.format, { task: req.task, granularities: req.granularities, temperature: req.temperature ?? 0, logprobs: req.logprobs });
       ctx.type = type;
       ctx.body = body;
     };

@@ -1,6 +1,7 @@
 // The backends a transcription can go to (the active local runtime, or a
 // cloud provider) and the routing state that selects them, read once per
 // request (route()); src/stt/plan.ts decides from it. Also owns the public alias.
+import { isNonSpeechAnnotation, withoutAnnotations } from './non-speech';
 import type { SettingsStore, Routing } from '../store/settings';
 import type { LocalEngine } from './local/engine';
 import type { OutputTranscription } from './formats';
@@ -49,6 +50,8 @@ export interface TranscribeInput extends Omit<CloudRequest, 'wav'> {
    * is called. From then the audio is charged even if the client leaves.
    */
   onStart?: () => void;
+  /** include[]=logprobs: each text token's log-probability (local Whisper only). */
+  logprobs?: boolean;
   /** The provider the request was planned for (Cloud mode, or spilled); null: the local runtime. */
   cloud: CloudTarget | null;
 }
@@ -60,7 +63,14 @@ export class Backends {
     private readonly settings: SettingsStore,
     readonly local: LocalEngine,
     private readonly cloud: CloudService | null,
+    /** OpenAI's model names, answered as the public model out of the box (STT_OPENAI_MODEL_NAMES). */
+    private readonly openAiNames: readonly string[] = [],
   ) {}
+
+  /** Names a request may send for the public model: the host's aliases, then OpenAI's. */
+  private aliasesOf(r: Routing): string[] {
+    return [...new Set([...r.aliases, ...this.openAiNames])];
+  }
 
   async current(): Promise<Routing> {
     this.routing ??= await this.settings.routing();
@@ -82,7 +92,7 @@ export class Backends {
   async listedModels(): Promise<string[]> {
     const r = await this.current();
     if (r.mode === 'local' && !r.localModel) return [];
-    return [...new Set([await this.publicModel(), ...r.aliases])];
+    return [...new Set([await this.publicModel(), ...this.aliasesOf(r)])];
   }
 
   /** The routing state once, with the routed backend's capabilities. */
@@ -91,11 +101,11 @@ export class Backends {
     if (r.mode === 'cloud' && r.cloud && this.cloud) {
       const caps = await this.cloud.capabilities(r.cloud.providerId);
       const alias = await this.cloud.aliasFor(r.cloud.providerId, r.cloud.model);
-      const target: Target = { mode: 'cloud', alias, aliases: r.aliases, name: `The provider "${r.cloud.providerId}"`, ...caps };
+      const target: Target = { mode: 'cloud', alias, aliases: this.aliasesOf(r), name: `The provider "${r.cloud.providerId}"`, ...caps };
       return { target, cloud: { providerId: r.cloud.providerId, model: r.cloud.model }, spillover: null };
     }
     const spec = this.local.activeRuntime();
-    const target: Target = { mode: 'local', alias: LOCAL_ALIAS, aliases: r.aliases, name: `The local runtime ${spec?.id ?? ''}`.trimEnd(), ...localCapabilities(spec) };
+    const target: Target = { mode: 'local', alias: LOCAL_ALIAS, aliases: this.aliasesOf(r), name: `The local runtime ${spec?.id ?? ''}`.trimEnd(), ...localCapabilities(spec) };
     return { target, cloud: null, spillover: r.mode === 'local' && r.spillover && this.cloud ? { ...r.spillover } : null };
   }
 
@@ -113,7 +123,8 @@ export class Backends {
     }
     if (!input.pcm) throw new Error('a local request needs its decoded audio');
     const pcm = input.pcm;
-    return this.local.transcribe({
+    const onText = input.onText;
+    const out = await this.local.transcribe({
       pcm,
       durationSeconds: input.durationSeconds,
       signal: input.signal,
@@ -126,8 +137,11 @@ export class Backends {
         prompt: input.prompt,
         temperature: input.temperature,
         wordTimestamps: input.granularities.has('word'),
-        onSegment: input.onText,
+        tokenLogprobs: input.logprobs,
+        // Streamed text leaves out what the result will leave out.
+        onSegment: onText ? (text) => void (isNonSpeechAnnotation(text) || onText(text)) : undefined,
       },
     });
+    return { ...out, result: withoutAnnotations(out.result).result };
   }
 }

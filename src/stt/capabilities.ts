@@ -19,6 +19,8 @@ export interface Capabilities {
   supportsChunking: boolean;
   /** Speech in any language to English text (Whisper's translate task, or the provider's translations endpoint). */
   supportsTranslation: boolean;
+  /** include[]=logprobs: each token's log-probability (local Whisper). */
+  supportsLogprobs: boolean;
 }
 
 /** OpenAI's prompt limit, which the form enforces for every backend. */
@@ -30,8 +32,9 @@ const DEEPGRAM_LANGUAGES = new Set(['bg', 'ca', 'zh', 'cs', 'da', 'nl', 'en', 'e
   'ja', 'ko', 'lv', 'lt', 'ms', 'no', 'pl', 'pt', 'ro', 'ru', 'sk', 'es', 'sv', 'th', 'tr', 'uk', 'vi']);
 
 export const PROVIDER_CAPABILITIES: Record<ProviderKind, Capabilities> = {
-  openai: { languages: OPENAI_LANGUAGES, supportsPrompt: true, supportsWords: true, supportsChunking: true, supportsTranslation: true },
-  deepgram: { languages: DEEPGRAM_LANGUAGES, supportsPrompt: false, supportsWords: true, supportsChunking: false, supportsTranslation: false },
+  // Logprobs are not asked of a provider: OpenAI gives them for its gpt-4o models only, and not with whisper-1's formats.
+  openai: { languages: OPENAI_LANGUAGES, supportsPrompt: true, supportsWords: true, supportsChunking: true, supportsTranslation: true, supportsLogprobs: false },
+  deepgram: { languages: DEEPGRAM_LANGUAGES, supportsPrompt: false, supportsWords: true, supportsChunking: false, supportsTranslation: false, supportsLogprobs: false },
 };
 
 /** A local runtime's; with none active, everything (the request then gets no_active_model, not a refusal of a field). */
@@ -42,6 +45,7 @@ export function localCapabilities(spec: RuntimeSpec | null | undefined): Capabil
     supportsWords: true,
     supportsChunking: true,
     supportsTranslation: spec ? spec.family === 'whisper' : true,
+    supportsLogprobs: spec ? spec.family === 'whisper' : true,
   };
 }
 
@@ -52,6 +56,7 @@ export interface Asks {
   prompt?: string;
   granularities: ReadonlySet<Granularity>;
   chunkingStrategy?: ChunkingStrategy;
+  logprobs?: boolean;
 }
 
 /** Each check once; the form parser calls them in its check order. */
@@ -61,10 +66,11 @@ export const honours = {
   prompt: (c: Capabilities, prompt: string | undefined) => !prompt || c.supportsPrompt,
   granularities: (c: Capabilities, granularities: ReadonlySet<Granularity>) => !granularities.has('word') || c.supportsWords,
   chunking: (c: Capabilities, strategy: ChunkingStrategy | undefined) => !strategy || c.supportsChunking,
+  logprobs: (c: Capabilities, logprobs: boolean | undefined) => !logprobs || c.supportsLogprobs,
 };
 
 /** Whether the backend can honour everything the request asks. */
 export function canHonour(c: Capabilities, a: Asks): boolean {
   return honours.task(c, a.task) && honours.language(c, a.language) && honours.prompt(c, a.prompt)
-    && honours.granularities(c, a.granularities) && honours.chunking(c, a.chunkingStrategy);
+    && honours.granularities(c, a.granularities) && honours.chunking(c, a.chunkingStrategy) && honours.logprobs(c, a.logprobs);
 }

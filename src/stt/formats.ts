@@ -20,6 +20,13 @@ export interface RenderOptions {
   task?: 'transcribe' | 'translate';
   granularities: ReadonlySet<'segment' | 'word'>;
   temperature: number;
+  /** include[]=logprobs (json): every text token with its log-probability, as OpenAI lists them. */
+  logprobs?: boolean;
+}
+
+/** OpenAI's logprobs list: each token's text, natural-log probability and UTF-8 bytes. */
+export function tokenLogprobs(t: OutputTranscription): { token: string; logprob: number; bytes: number[] }[] {
+  return t.segments.flatMap((s) => s.tokenLogprobs ?? []).map(({ bytes, logprob }) => ({ token: bytes.toString('utf8'), logprob, bytes: [...bytes] }));
 }
 
 const round = (s: number) => Math.round(s * 1000) / 1000;
@@ -121,7 +128,7 @@ export function render(t: OutputTranscription, format: ResponseFormat, opts: Ren
   const text = t.text.trim();
   switch (format) {
     case 'json':
-      return { body: { text, usage: usage(t) }, type: 'application/json' };
+      return { body: opts.logprobs ? { text, logprobs: tokenLogprobs(t), usage: usage(t) } : { text, usage: usage(t) }, type: 'application/json' };
     case 'text':
       return { body: text + '\n', type: 'text/plain; charset=utf-8' };
     // Every cue ends with a blank line, as Whisper's own writers and OpenAI end them.

@@ -2,7 +2,8 @@
 // state: the local runtime, the Cloud-mode provider, or (in Local mode) the
 // host's spill-over provider when the local runtime cannot take the request
 // in time: its queue is full, its model is loading with none serving, or the
-// queue's predicted wait is longer than the host allows. Decided before the
+// queue's predicted wait is longer than the host allows. A key over its share
+// of the queue never spills. Decided before the
 // upload is decoded, so a spilled request keeps its WAV for the provider. A
 // key marked local-only never spills (its audio must not leave the host),
 // and a request the provider could not honour (a translation for Deepgram)
@@ -29,12 +30,14 @@ export function spillReason(local: LocalEngine, maxWaitSeconds: number | null): 
 export async function plan(
   route: Route,
   asks: Asks,
-  localOnly: boolean,
+  key: { localOnly: boolean; keyId?: string },
   parts: { stt: Pick<Backends, 'spillCapabilities'>; local: LocalEngine; metrics?: Pick<Metrics, 'spills'> },
 ): Promise<Plan> {
   if (route.cloud) return { where: 'cloud', cloud: route.cloud };
   const spillover = route.spillover;
-  if (localOnly || !spillover) return { where: 'local' };
+  if (key.localOnly || !spillover) return { where: 'local' };
+  // A key over its share of the queue is refused (429), not sent to the paid provider, where no share applies.
+  if (parts.local.scheduler.isOwnerFull(key.keyId)) return { where: 'local' };
   const reason = spillReason(parts.local, spillover.maxWaitSeconds);
   if (!reason) return { where: 'local' };
   const caps = await parts.stt.spillCapabilities(spillover.providerId);

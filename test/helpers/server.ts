@@ -80,6 +80,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     STT_BEAM_SIZE: '1',
     // No first-start activation unless a test asks for it.
     STT_DEFAULT_MODEL: 'none',
+    // The host's aliases only, so that a model list is the routing's; OpenAI's names (the default)
+    // are tested in aliases.test.ts and production-defaults.test.ts.
+    STT_OPENAI_MODEL_NAMES: '',
     // Fake providers and the model server are plain-http loopback servers.
     STT_ALLOW_INSECURE_LOOPBACK: 'true',
     ...opts.env,

@@ -1,5 +1,7 @@
-// Model aliases: extra public-model names the host lets clients send (issue 15
-// item 3). None by default, so an unknown model is a 400 out of the box.
+// Model names a client may send: OpenAI's out of the box (STT_OPENAI_MODEL_NAMES),
+// so an app written for OpenAI works unchanged; and aliases the host adds
+// (routing). These tests turn OpenAI's names off to see the host's alone,
+// except the first.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -14,8 +16,9 @@ let provider: FakeServer;
 
 before(async () => {
   provider = await startOpenAiLike(PROVIDER_KEY);
-  server = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' } });
+  server = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: HOST_ALIASES_ONLY });
 });
+const HOST_ALIASES_ONLY = { STT_OPENAI_MODEL_NAMES: '' };
 after(async () => {
   await server.close();
   await provider.close();
@@ -32,7 +35,26 @@ async function putRouting(body: unknown): Promise<{ status: number; body: any }>
 
 const listed = async () => (await (await fetch(`${server.url}/v1/models`, { headers: server.auth })).json()).data.map((m: { id: string }) => m.id);
 
-test('no aliases by default: another model name is a 400 and /v1/models lists the public model alone', async () => {
+test('out of the box OpenAI\'s model names are answered and listed: the official client with whisper-1 works unchanged', async () => {
+  // Unset, as on a fresh install (the helper turns OpenAI's names off for the other tests).
+  const fresh = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_OPENAI_MODEL_NAMES: undefined as unknown as string } });
+  try {
+    const names = (await (await fetch(`${fresh.url}/v1/models`, { headers: fresh.auth })).json()).data.map((m: { id: string }) => m.id);
+    assert.deepEqual(names, ['service-local-stt', 'whisper-1', 'gpt-4o-transcribe', 'gpt-4o-mini-transcribe', 'gpt-transcribe']);
+    const client = new OpenAI({ apiKey: fresh.apiKey, baseURL: `${fresh.url}/v1` });
+    for (const model of ['whisper-1', 'gpt-4o-mini-transcribe']) {
+      const r = await client.audio.transcriptions.create({ file: await toFile(JFK, 'jfk.wav'), model });
+      assert.ok(r.text.length > 0, model);
+    }
+    assert.equal((await client.models.retrieve('whisper-1')).id, 'whisper-1');
+    await assert.rejects(client.audio.transcriptions.create({ file: await toFile(JFK, 'jfk.wav'), model: 'gpt-4o-transcribe-diarize' }),
+      (e: { status?: number }) => e.status === 400, 'diarization is not one of the names');
+  } finally {
+    await fresh.close();
+  }
+});
+
+test('with OpenAI\'s names off and no host aliases: another model name is a 400 and /v1/models lists the public model alone', async () => {
   assert.deepEqual((await (await fetch(`${server.url}/admin/routing`, { headers: { Authorization: `Bearer ${server.adminKey}` } })).json()).aliases, []);
   const res = await transcribe(server, { file: wavBlob(JFK), model: 'whisper-1' }, server.auth);
   assert.equal(res.status, 400);
@@ -108,7 +130,7 @@ test('aliases survive a restart', async () => {
   await putRouting({ aliases: ['whisper-1'] });
   const dataDir = server.dataDir;
   await server.close();
-  server = await startTestServer({ dataDir });
+  server = await startTestServer({ dataDir, env: HOST_ALIASES_ONLY });
   assert.deepEqual(await listed(), ['service-local-stt', 'whisper-1']);
   assert.equal((await transcribe(server, { file: wavBlob(JFK), model: 'whisper-1' }, server.auth)).status, 200);
 });

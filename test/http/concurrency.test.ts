@@ -67,7 +67,9 @@ test('queue overflow answers 503 with Retry-After', async () => {
   await until('first running', () => s.services.local.scheduler.stats().running === 1);
   const second = transcribe(s, { file: long }, s.auth);
   await until('second waiting', () => s.services.local.scheduler.stats().waiting === 1);
-  const third = await transcribe(s, { file: long }, s.auth);
+  // From another key: this one holds its share (STT_QUEUE_PER_KEY, half of 1) and would get 429 key_queue_full.
+  const other = await s.services.apiKeys.create('another');
+  const third = await transcribe(s, { file: long }, { Authorization: `Bearer ${other.key}` });
   assert.equal(third.status, 503);
   assert.match(third.headers.get('retry-after') ?? '', /^\d+$/);
   const body = await third.json();
@@ -108,7 +110,7 @@ test('one key over its share of the queue gets 429 key_queue_full; another key s
   // A queue of 2 gives each key 1 waiting place (STT_QUEUE_PER_KEY defaults to half).
   const s = await server({ STT_PARALLEL: '1', STT_QUEUE_CAPACITY: '2' }, 'tiny-f16');
   const other = await s.services.apiKeys.create('other');
-  const long = wavBlob(speechClip(60));
+  const long = wavBlob(speechClip(120)); // long enough to still be running while the others queue
   const stop = new AbortController();
   const settled = (p: Promise<Response>) => p.then((r) => r.status, (e: Error) => e.name);
   const first = settled(transcribe(s, { file: long }, s.auth, stop.signal));
@@ -132,9 +134,9 @@ test('a client that leaves once its job has started is charged the job\'s audio;
   const auth = { Authorization: `Bearer ${key.key}` };
   const running = new AbortController();
   const queued = new AbortController();
-  const a = transcribe(s, { file: wavBlob(speechClip(60)) }, auth, running.signal).catch((e: Error) => e.name);
+  const a = transcribe(s, { file: wavBlob(speechClip(120)) }, auth, running.signal).catch((e: Error) => e.name);
   await until('running', () => s.services.local.scheduler.stats().running === 1);
-  const b = transcribe(s, { file: wavBlob(speechClip(90)) }, auth, queued.signal).catch((e: Error) => e.name);
+  const b = transcribe(s, { file: wavBlob(speechClip(150)) }, auth, queued.signal).catch((e: Error) => e.name);
   await until('queued', () => s.services.local.scheduler.stats().waiting === 1);
   queued.abort();
   running.abort();
@@ -142,5 +144,5 @@ test('a client that leaves once its job has started is charged the job\'s audio;
   const day = new Date().toISOString().slice(0, 10);
   let usage;
   for (let i = 0; i < 500 && (usage = (await s.services.keyUsage.onDay(day)).get(key.id))?.requests !== 2; i++) await new Promise((r) => setTimeout(r, 20));
-  assert.deepEqual({ requests: usage?.requests, audioSeconds: usage?.audioSeconds }, { requests: 2, audioSeconds: 60 });
+  assert.deepEqual({ requests: usage?.requests, audioSeconds: usage?.audioSeconds }, { requests: 2, audioSeconds: 120 });
 });

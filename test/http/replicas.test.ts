@@ -357,7 +357,7 @@ test('6. PostgreSQL stopped for 5 s under load: known keys keep working, admin w
  * once from another loopback address, each reopened when nginx closes it;
  * what nginx answered, by status line, until stop().
  */
-function slowPostFlood(port: number, sockets: number): { stop: () => Map<string, number> } {
+function slowPostFlood(port: number, sockets: number): { stop: () => Promise<Map<string, number>> } {
   const answers = new Map<string, number>();
   const count = (what: string) => answers.set(what, (answers.get(what) ?? 0) + 1);
   const open = new Map<net.Socket, string>(); // each open socket's first line from nginx, '' before one
@@ -379,8 +379,10 @@ function slowPostFlood(port: number, sockets: number): { stop: () => Map<string,
   };
   for (let i = 0; i < sockets; i++) start();
   return {
-    stop: () => {
+    // No more reconnecting, a second for the last ones opened to be answered, then the tally.
+    stop: async () => {
       stopped = true;
+      await new Promise((r) => setTimeout(r, 1000));
       const still = [...open.entries()];
       for (const [, first] of still) count(`${first || 'no answer'}, still open`);
       for (const [socket] of still) socket.destroy();
@@ -404,7 +406,7 @@ test('7. a keyless slow-POST flood of 1,100 connections from one address: audio,
     assert.equal(status.status, 200);
     assert.equal((await fetch(`${nginx!.url}/ready`, bounded)).status, 200);
   } finally {
-    answers = flood.stop();
+    answers = await flood.stop();
     t.diagnostic(`flood answers: ${JSON.stringify(Object.fromEntries(answers))}`);
   }
   // Each answered after its headers (401 without a key, 429 beyond the address's share), none left waiting

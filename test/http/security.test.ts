@@ -254,7 +254,7 @@ test('a provider whose name resolves to a loopback or private address is refused
     assert.equal((await res.json()).error.code, 'provider_error');
     assert.deepEqual(connections, [], 'nothing connected to the address the name resolved to');
     const status = await (await fetch(`${s.url}/admin/status`, { headers: { Authorization: `Bearer ${s.adminKey}` } })).json();
-    assert.match(JSON.stringify(status), /resolves to 127\.0\.0\.1: loopback addresses need STT_ALLOW_PRIVATE_ADDRESSES=true/);
+    assert.match(JSON.stringify(status), /resolves to (127\.0\.0\.1|::1): loopback addresses need STT_ALLOW_PRIVATE_ADDRESSES=true/);
   } finally {
     await s.close();
     await new Promise((r) => tcp.close(r));

@@ -35,10 +35,10 @@ async function admin(method: string, route: string, body?: unknown): Promise<{ s
 }
 
 /** Takes the local scheduler's one slot (and, with `waiting`, as many queue places) until released. */
-function occupy(waiting = 0): () => Promise<void> {
+function occupy(waiting = 0, owners: (string | undefined)[] = []): () => Promise<void> {
   const gates: (() => void)[] = [];
-  const jobs = [1, ...Array(waiting).fill(60)].map((cost) =>
-    server.services.local.scheduler.submit(cost, undefined, () => new Promise<void>((r) => gates.push(r))));
+  const jobs = [1, ...Array(waiting).fill(60)].map((cost, i) =>
+    server.services.local.scheduler.submit(cost, undefined, () => new Promise<void>((r) => gates.push(r)), i > 0 ? owners[i - 1] : undefined));
   let released = 0;
   return async () => {
     // Each job's gate exists once it has started; the waiting one starts when the first ends.
@@ -97,6 +97,24 @@ test('queue full: the request goes to the spill-over provider, and says so', asy
   // Room again: served here.
   const res = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
   assert.deepEqual([res.status, res.headers.get('x-stt-runtime'), res.headers.get('x-stt-spilled')], [200, 'whisper-base', null]);
+});
+
+test('a key over its share of the queue is refused 429, not sent to the spill-over provider', async () => {
+  await admin('PUT', '/admin/routing', { spillover: { providerId: 'oai', model: 'whisper-1' } });
+  const key = await admin('POST', '/admin/api-keys', { name: 'flooding' });
+  const before = openai.requests.length;
+  // The queue (2) full: one place the key's (its share, half), one another's.
+  const release = occupy(2, [key.body.id, undefined]);
+  try {
+    const res = await transcribe(server, { file: wavBlob(JFK) }, { Authorization: `Bearer ${key.body.key}` });
+    assert.equal(res.status, 429);
+    assert.equal((await res.json()).error.code, 'key_queue_full');
+    assert.equal(openai.requests.length, before, 'nothing reached the provider');
+    const other = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
+    assert.deepEqual([other.status, other.headers.get('x-stt-spilled')], [200, 'queue_full'], 'another key still spills');
+  } finally {
+    await release();
+  }
 });
 
 test('predicted wait over the host\'s limit spills; under it the request queues here', async () => {

@@ -15,7 +15,7 @@ import { normalizeEnglish, wer } from '../../scripts/lib/english-normalizer';
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
 const JFK_TEXT = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
 /** Unset: the defaults apply. */
-const PRODUCTION = { STT_MAX_TOKENS: undefined, STT_TEMPERATURE_FALLBACK: undefined, STT_BEAM_SIZE: undefined };
+const PRODUCTION = { STT_MAX_TOKENS: undefined, STT_TEMPERATURE_FALLBACK: undefined, STT_BEAM_SIZE: undefined, STT_OPENAI_MODEL_NAMES: undefined };
 
 async function startWith(runtime: 'whisper-base' | 'parakeet-tdt-0.6b-v3', file: string): Promise<TestServer & { logs: Record<string, unknown>[] }> {
   const dataDir = tempDataDir();

@@ -27,6 +27,9 @@ test('defaults follow the contract', () => {
   assert.equal(c.storeGraceSeconds, 300);
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_STORE_GRACE_S: '0' }).storeGraceSeconds, 0);
   assert.deepEqual([c.queueCapacity, c.queuePerKey], [16, 8], 'one key may hold half the queue');
+  assert.deepEqual(c.openAiModelNames, ['whisper-1', 'gpt-4o-transcribe', 'gpt-4o-mini-transcribe', 'gpt-transcribe']);
+  assert.deepEqual(loadConfig({ STT_DATA_DIR: dataDir, STT_OPENAI_MODEL_NAMES: '' }).openAiModelNames, []);
+  assert.deepEqual(loadConfig({ STT_DATA_DIR: dataDir, STT_OPENAI_MODEL_NAMES: ' whisper-1 ,my-model' }).openAiModelNames, ['whisper-1', 'my-model']);
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_QUEUE_CAPACITY: '0' }).queuePerKey, 1);
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_QUEUE_PER_KEY: '16' }).queuePerKey, 16);
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_DATABASE_URL: 'postgresql://u@db:5432/stt', STT_SECRET_KEY: 'ab'.repeat(32) }).databaseUrl, 'postgresql://u@db:5432/stt');
@@ -53,6 +56,7 @@ test('a bad value names its variable', () => {
     [{ STT_SCHEDULING: 'fifo' }, 'STT_SCHEDULING'],
     [{ STT_STORE_GRACE_S: '-1' }, 'STT_STORE_GRACE_S'],
     [{ STT_QUEUE_PER_KEY: '0' }, 'STT_QUEUE_PER_KEY'],
+    [{ STT_OPENAI_MODEL_NAMES: 'whisper 1' }, 'STT_OPENAI_MODEL_NAMES'],
     [{ STT_STORE_GRACE_S: '100000' }, 'STT_STORE_GRACE_S'],
     [{ STT_THREADS: '2', STT_PARALLEL: '4' }, 'STT_PARALLEL'],
     [{ STT_DATABASE_URL: 'mysql://db/stt', STT_SECRET_KEY: 'ab'.repeat(32) }, 'STT_DATABASE_URL'],

@@ -8,7 +8,7 @@ import type { Context } from 'koa';
 import { toApiError } from '../../src/http/error-map';
 import type { Target } from '../../src/stt/backends';
 
-const local: Target = { mode: 'local', alias: 'service-local-stt', aliases: [], languages: new Set(['en', 'de']), supportsPrompt: true, supportsWords: true, supportsChunking: true, supportsTranslation: true, name: 'The local runtime whisper-base' };
+const local: Target = { mode: 'local', alias: 'service-local-stt', aliases: [], languages: new Set(['en', 'de']), supportsPrompt: true, supportsWords: true, supportsChunking: true, supportsTranslation: true, supportsLogprobs: true, name: 'The local runtime whisper-base' };
 const file = { buffer: Buffer.from('RIFF'), originalFilename: 'a.wav', mimetype: 'audio/wav', size: 4 };
 const parse = (fields: Record<string, unknown>, target: Target = local, files: Record<string, unknown> = { file }) =>
   parseTranscriptionRequest(fields, files, target);
@@ -26,7 +26,7 @@ function refused(fields: Record<string, unknown>, code: string, param: string | 
 test('the defaults: json, segment granularity, nothing else set', () => {
   const r = parse({});
   assert.deepEqual({ ...r, granularities: [...r.granularities] }, {
-    task: 'transcribe', file, format: 'json', language: undefined, prompt: undefined, temperature: undefined, granularities: ['segment'], chunkingStrategy: undefined, stream: false,
+    task: 'transcribe', file, format: 'json', language: undefined, prompt: undefined, temperature: undefined, granularities: ['segment'], chunkingStrategy: undefined, stream: false, logprobs: false,
   });
 });
 
@@ -79,14 +79,39 @@ test('temperature: every decimal number from 0 to 1, as any client writes it', (
   }
 });
 
-test('stream: true or false (empty is false), true only with the json and text formats', () => {
+test('stream: true or false (empty is false, either case); streams json and text, and is ignored with the other formats as OpenAI ignores it', () => {
   assert.equal(parse({}).stream, false);
   assert.equal(parse({ stream: 'false' }).stream, false);
   assert.equal(parse({ stream: '' }).stream, false);
   assert.equal(parse({ stream: 'true' }).stream, true);
+  assert.equal(parse({ stream: 'True' }).stream, true, 'as Python writes it');
   assert.equal(parse({ stream: 'true', response_format: 'text' }).stream, true);
-  for (const bad of ['1', 'yes', 'TRUE', ' true']) refused({ stream: bad }, 'invalid_value', 'stream');
-  for (const format of ['verbose_json', 'srt', 'vtt']) refused({ stream: 'true', response_format: format }, 'invalid_value', 'stream');
+  for (const bad of ['1', 'yes', 'on']) refused({ stream: bad }, 'invalid_value', 'stream');
+  // LiteLLM sends stream=true with verbose_json: the plain answer.
+  for (const format of ['verbose_json', 'srt', 'vtt']) assert.equal(parse({ stream: 'true', response_format: format }).stream, false, format);
+});
+
+test('include[]=logprobs: with json only, from a target that has them; anything else named', () => {
+  assert.equal(parse({}).logprobs, false);
+  assert.equal(parse({ 'include[]': 'logprobs' }).logprobs, true);
+  assert.equal(parse({ include: ['logprobs'] }).logprobs, true);
+  refused({ 'include[]': 'segments' }, 'invalid_value', 'include[]');
+  refused({ 'include[]': 'logprobs', response_format: 'verbose_json' }, 'invalid_value', 'include[]');
+  refused({ 'include[]': 'logprobs' }, 'unsupported_parameter', 'include[]', { ...local, supportsLogprobs: false });
+});
+
+test('the 2025-26 fields: one language in languages[]; keywords, known speakers and diarized_json refused by name', () => {
+  assert.equal(parse({ 'languages[]': 'de' }).language, 'de');
+  assert.equal(parse({ 'languages[]': 'de', language: 'de' }).language, 'de');
+  refused({ 'languages[]': ['de', 'en'] }, 'unsupported_value', 'languages[]');
+  refused({ 'languages[]': 'de', language: 'en' }, 'invalid_value', 'languages[]');
+  refused({ 'languages[]': 'xx' }, 'unsupported_language', 'language');
+  refused({ 'keywords[]': ['Kubernetes'] }, 'unsupported_parameter', 'keywords[]');
+  refused({ 'known_speaker_names[]': ['agent'] }, 'unsupported_parameter', 'known_speaker_names[]');
+  refused({ 'known_speaker_references[]': ['data:audio/wav;base64,UklGRg=='] }, 'unsupported_parameter', 'known_speaker_references[]');
+  refused({ response_format: 'diarized_json' }, 'unsupported_value', 'response_format');
+  // Translations take OpenAI's smaller set.
+  assert.throws(() => parseTranscriptionRequest({ 'include[]': 'logprobs' }, { file }, local, 'translate'));
 });
 
 test('timestamp_granularities: segment and word, only with verbose_json, word only where the target gives words', () => {

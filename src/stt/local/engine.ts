@@ -217,10 +217,10 @@ export class LocalEngine {
     try {
       return await this.opts.scheduler.submit(req.durationSeconds, req.signal, async ({ threads, attach }) => {
         const queueMs = performance.now() - queued;
-        req.onStart?.();
         const loaded = this.current; // requests move to a newly activated model when they start
         if (!loaded) throw new BackendError('no_active_model', 'No local speech model is active.');
         refuseTranslation(loaded.spec, req);
+        req.onStart?.();
         const control = createJobControl();
         attach(control);
         loaded.jobs++;

@@ -190,18 +190,19 @@ export class Scheduler {
 
   /**
    * Runs `work` when a slot is free. `cost` is the job's audio seconds.
-   * Rejects with QueueFullError when the queue is full, OwnerShareFullError
-   * when `owner` holds its share of it, AbortedError when
+   * Rejects with OwnerShareFullError when `owner` holds its share of the
+   * queue, QueueFullError when the queue is full, AbortedError when
    * `signal` fires while the job waits.
    */
   submit<T>(cost: number, signal: AbortSignal | undefined, work: (job: JobStart) => Promise<T>, owner?: string): Promise<T> {
     if (signal?.aborted) return Promise.reject(new AbortedError());
-    // A full queue first: then the server is full, whoever asks.
-    if (this.isFull()) {
-      return Promise.reject(new QueueFullError(this.estimatedWaitSeconds() + cost * this.secondsPerAudioSecond));
-    }
+    // The owner's share first: a key over it is refused as itself (429), never as a full server (a 503
+    // a proxy would retry on every replica and count against each).
     if (this.isOwnerFull(owner)) {
       return Promise.reject(new OwnerShareFullError(this.estimatedWaitSeconds() + cost * this.secondsPerAudioSecond, this.ownerCapacity));
+    }
+    if (this.isFull()) {
+      return Promise.reject(new QueueFullError(this.estimatedWaitSeconds() + cost * this.secondsPerAudioSecond));
     }
     return new Promise<T>((resolve, reject) => {
       const entry: Entry = {

@@ -1,0 +1,115 @@
+// `npx tsx benchmarks/studies/hallucination.ts [--model base-q8_0] [--rounds 1]`:
+// what Whisper writes where nobody speaks, and what each guard leaves of it.
+// The set (fixtures/hallucination-set.ts): silence, room noise, hum, music,
+// clapping and a ringing phone, 5-60 s each, made by sox; and speech with
+// 5-60 s pauses (hifitts utterances in quiet noise). Every clip is decoded as
+// the server ships (beam 5, temperature fallback, the full window, no
+// `language`: what an app sends by default), with Silero VAD off and on; the
+// annotation filter (src/stt/non-speech.ts, on in the server) is applied to
+// each output afterwards, so "shipped" and "shipped + filter" come from one
+// decode. Counted: words in the text (every whitespace-separated piece, tags
+// included), loops (a 4-gram three or more times), and for the paused speech
+// the words whose start lies 0.3 s outside every utterance, and WER.
+import os from 'node:os';
+import { loadModel, type Transcription } from '../../src/native';
+import { DEFAULT_BEAM_SIZE } from '../../src/config';
+import { withoutAnnotations } from '../../src/stt/non-speech';
+import { textErrors } from '../../scripts/lib/english-normalizer';
+import { realModelPath, VAD_FIXTURE, type RealModelName } from '../../fixtures';
+import { NO_SPEECH_CLIPS, noSpeechPcm, pausedSpeechClips } from '../../fixtures/hallucination-set';
+import { provenance } from '../lib/provenance';
+import { saveReport, today } from '../lib/results';
+import { fmt } from '../lib/stats';
+
+const THREADS = 2;
+type Variant = 'shipped' | 'shipped + filter' | 'VAD' | 'VAD + filter';
+const VARIANTS: Variant[] = ['shipped', 'shipped + filter', 'VAD', 'VAD + filter'];
+
+interface Row { clip: string; kind: string; seconds: number; variant: Variant; words: number; loops: number; inSilence: number | null; errors: number | null; refWords: number | null; ms: number; text: string }
+
+const words = (text: string) => text.split(/\s+/).filter(Boolean);
+
+/** A 4-gram of the normalised words occurring three or more times: a decoding loop. */
+function loops(text: string): number {
+  const w = words(text.toLowerCase().replace(/[^\p{L}\p{N}\s']/gu, ' '));
+  const seen = new Map<string, number>();
+  for (let i = 0; i + 4 <= w.length; i++) {
+    const g = w.slice(i, i + 4).join(' ');
+    seen.set(g, (seen.get(g) ?? 0) + 1);
+  }
+  return [...seen.values()].some((n) => n >= 3) ? 1 : 0;
+}
+
+function wordsOutside(r: Transcription, speech: { start: number; end: number }[]): number {
+  const heard = (t: number) => speech.some((u) => t >= u.start - 0.3 && t <= u.end + 0.3);
+  return r.segments.flatMap((s) => s.words ?? []).filter((w) => !heard(w.start)).length;
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const name = (args.includes('--model') ? args[args.indexOf('--model') + 1] : 'base-q8_0') as RealModelName;
+  const prov = provenance();
+  const model = await loadModel(realModelPath(name));
+  const clips: { id: string; kind: string; pcm: Float32Array; seconds: number; reference?: string; speech?: { start: number; end: number }[] }[] = [];
+  for (const c of NO_SPEECH_CLIPS) clips.push({ id: c.id, kind: c.kind, pcm: await noSpeechPcm(c), seconds: c.seconds });
+  for (const p of pausedSpeechClips()) clips.push({ id: p.id, kind: 'paused speech', pcm: p.pcm, seconds: p.seconds, reference: p.reference, speech: p.speech });
+
+  const rows: Row[] = [];
+  for (const clip of clips) {
+    for (const vad of [false, true]) {
+      const t0 = performance.now();
+      const r = await model.transcribe(clip.pcm, {
+        threads: THREADS, beamSize: DEFAULT_BEAM_SIZE, temperatureFallback: true, wordTimestamps: true,
+        vad: vad ? { modelPath: VAD_FIXTURE } : undefined,
+      });
+      const ms = performance.now() - t0;
+      for (const filtered of [false, true]) {
+        const out = filtered ? withoutAnnotations(r).result : r;
+        const e = clip.reference ? textErrors(clip.reference, out.text) : null;
+        rows.push({
+          clip: clip.id, kind: clip.kind, seconds: clip.seconds, variant: `${vad ? 'VAD' : 'shipped'}${filtered ? ' + filter' : ''}` as Variant,
+          words: clip.reference ? 0 : words(out.text).length, loops: loops(out.text), inSilence: clip.speech ? wordsOutside(out, clip.speech) : null,
+          errors: e?.errors ?? null, refWords: e?.words ?? null, ms, text: out.text.trim(),
+        });
+      }
+      process.stdout.write('.');
+    }
+  }
+  process.stdout.write('\n');
+  await model.dispose();
+
+  const noSpeech = rows.filter((r) => r.inSilence === null);
+  const paused = rows.filter((r) => r.inSilence !== null);
+  const sum = (rs: Row[], f: (r: Row) => number) => rs.reduce((a, r) => a + f(r), 0);
+  const lines = [
+    '| variant | no-speech clips with text | words on no-speech clips | loops | paused speech: words in pauses | paused speech: WER | time (all clips) |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const v of VARIANTS) {
+    const ns = noSpeech.filter((r) => r.variant === v);
+    const ps = paused.filter((r) => r.variant === v);
+    const errors = sum(ps, (r) => r.errors ?? 0);
+    const ref = sum(ps, (r) => r.refWords ?? 0);
+    lines.push(`| ${v} | ${ns.filter((r) => r.words > 0).length} of ${ns.length} | ${sum(ns, (r) => r.words)} | ${sum([...ns, ...ps], (r) => r.loops)} | ${sum(ps, (r) => r.inSilence ?? 0)} | ${fmt((100 * errors) / ref, 2)} % (${errors}/${ref}) | ${fmt(sum([...ns, ...ps], (r) => r.ms) / 1000, 1)} s |`);
+  }
+  const perClip = ['| clip | seconds | shipped | shipped + filter | VAD + filter |', '| --- | --- | --- | --- | --- |'];
+  for (const c of clips) {
+    const text = (v: Variant) => {
+      const r = rows.find((x) => x.clip === c.id && x.variant === v)!;
+      return r.text ? `"${r.text.slice(0, 60).replace(/\|/g, '\\|')}${r.text.length > 60 ? '…' : ''}"` : '(empty)';
+    };
+    perClip.push(`| ${c.id} | ${fmt(c.seconds, 0)} | ${text('shipped')} | ${text('shipped + filter')} | ${text('VAD + filter')} |`);
+  }
+  const md = [
+    `# Text where nobody speaks, ${today()}`, '',
+    `\`npx tsx benchmarks/studies/hallucination.ts --model ${name}\` at ${prov.commit}${prov.uncommitted.length ? ` (uncommitted: ${prov.uncommitted.join(', ')})` : ' (clean tree)'}; real Whisper ${name}, the addon in-process, ${THREADS} threads, beam ${DEFAULT_BEAM_SIZE}, temperature fallback, full window, no language (detected), ${os.cpus().length} cores (${prov.cpu}).`,
+    'No-speech clips: made by sox (fixtures/hallucination-set.ts). Paused speech: 4 clips of five hifitts utterances with 5-60 s of noise at about -56 dBFS between them. "filter": annotation-only segments dropped (src/stt/non-speech.ts). "VAD": Silero v6.2.0, whisper.cpp\'s defaults; its time counts. Words: every whitespace-separated piece, tags such as [BLANK_AUDIO] included.', '',
+    ...lines, '', '## What each clip gave', '', ...perClip, '',
+  ].join('\n');
+  saveReport(`hallucination-${today()}-${name}`, md, { provenance: prov, rows });
+}
+
+main().catch((err) => {
+  process.stderr.write(`hallucination: ${(err as Error).stack}\n`);
+  process.exit(1);
+});
