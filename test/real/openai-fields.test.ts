@@ -1,0 +1,73 @@
+// A fresh install as OpenAI apps meet it, at the production decoding defaults
+// (beam 5, temperature fallback) with real base weights: OpenAI's model names
+// answered, include[]=logprobs, LiteLLM's stream=true with verbose_json
+// answered plainly (LiteLLM itself, from PyPI, as the client), and no text
+// where nobody speaks.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import OpenAI, { toFile } from 'openai';
+import { AUDIO_DIR, ROOT, pythonVenv, wav16k } from '../../fixtures';
+import { NO_SPEECH_CLIPS, noSpeechPcm } from '../../fixtures/hallucination-set';
+import { startRealServer } from '../helpers/real-models';
+import { transcribe, wavBlob, type TestServer } from '../helpers/server';
+
+const run = promisify(execFile);
+const JFK = path.join(AUDIO_DIR, 'jfk.wav');
+/** Unset: the production defaults (the helper caps tokens, turns the fallback and OpenAI's names off). */
+const PRODUCTION = { STT_MAX_TOKENS: undefined, STT_TEMPERATURE_FALLBACK: undefined, STT_BEAM_SIZE: undefined, STT_OPENAI_MODEL_NAMES: undefined } as unknown as Record<string, string>;
+
+let server: TestServer;
+let client: OpenAI;
+before(async () => {
+  server = await startRealServer('base-q8_0', { env: PRODUCTION });
+  client = new OpenAI({ apiKey: server.apiKey, baseURL: `${server.url}/v1`, maxRetries: 0 });
+});
+after(async () => server?.close());
+
+test('include[]=logprobs through the official client with model whisper-1: every token, its bytes and log-probability, adding up to the text', async () => {
+  const r = await client.audio.transcriptions.create({ file: await toFile(readFileSync(JFK), 'jfk.wav'), model: 'whisper-1', include: ['logprobs'] });
+  assert.match(r.text, /ask not what your country can do for you/i);
+  const logprobs = r.logprobs!;
+  assert.ok(logprobs.length > 10, `${logprobs.length} tokens`);
+  for (const t of logprobs) {
+    assert.ok(t.logprob! <= 0 && Number.isFinite(t.logprob), JSON.stringify(t));
+    assert.deepEqual(t.bytes, [...Buffer.from(t.token!, 'utf8')], 'the bytes are the token\'s (all whole characters in this English text)');
+  }
+  assert.equal(logprobs.map((t) => t.token).join('').trim(), r.text);
+  const plain = await client.audio.transcriptions.create({ file: await toFile(readFileSync(JFK), 'jfk.wav'), model: 'whisper-1' });
+  assert.equal((plain as { logprobs?: unknown }).logprobs, undefined, 'only when asked');
+  assert.equal(plain.text, r.text);
+});
+
+test('stream=true with verbose_json (what LiteLLM forwards) is answered with the plain verbose JSON', async () => {
+  const res = await transcribe(server, { file: wavBlob(readFileSync(JFK)), model: 'whisper-1', stream: 'true', response_format: 'verbose_json' }, server.auth);
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+  const body = await res.json();
+  assert.ok(body.segments.length > 0 && /ask not/i.test(body.text));
+});
+
+test('LiteLLM (1.108.14, the SDK its proxy calls) with this server as its OpenAI upstream: stream=true and plain requests both get the text', async () => {
+  const bin = pythonVenv('litellm', ['litellm==1.108.14']);
+  const { stdout } = await run(path.join(bin, 'python'), [path.join(ROOT, 'test/python/litellm_transcription.py'), `${server.url}/v1`, server.apiKey, JFK], { timeout: 120_000 });
+  const out = JSON.parse(stdout.trim().split('\n').at(-1)!);
+  assert.match(out.streamed_request.text, /ask not what your country can do for you/i);
+  assert.equal(out.streamed_request.text, out.plain_request.text);
+});
+
+test('no text where nobody speaks: 20 s of digital silence and of white noise give an empty text, as OpenAI answers', async () => {
+  for (const id of ['silence-20s', 'white-noise-20s']) {
+    const pcm = await noSpeechPcm(NO_SPEECH_CLIPS.find((c) => c.id === id)!);
+    for (const format of ['json', 'verbose_json']) {
+      const res = await transcribe(server, { file: wavBlob(wav16k(pcm)), response_format: format }, server.auth);
+      assert.equal(res.status, 200);
+      const body = await res.json();
+      assert.equal(body.text, '', `${id} (${format}): ${JSON.stringify(body.text)}`);
+      if (format === 'verbose_json') assert.deepEqual(body.segments, [], id);
+    }
+  }
+});
