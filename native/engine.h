@@ -36,6 +36,11 @@ struct TranscribeOptions {
   bool word_timestamps = false;
   // Each text token's bytes and log-probability (OpenAI's include[]=logprobs); Whisper only.
   bool token_logprobs = false;
+  // With vad.model_path (Whisper): Silero decides whether and where anyone
+  // speaks, but the whole audio is decoded as sent; no speech, no decode, and
+  // a segment with (almost) no speech under it is dropped. VAD without the
+  // gate cuts the audio to the speech instead.
+  bool speech_gate = false;
   int max_tokens = 0;  // per segment; 0 = the model's own limit
   int audio_ctx = 0;   // 0 = the full 30-s window; smaller trades accuracy for speed on short clips
   VadOptions vad;      // a model path: transcribe only the speech Silero finds

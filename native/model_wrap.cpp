@@ -40,6 +40,7 @@ TranscribeOptions options_from(const Napi::Object& o) {
   t.threads = static_cast<int>(get_number(o, "threads", 1));
   t.word_timestamps = get_bool(o, "wordTimestamps", false);
   t.token_logprobs = get_bool(o, "tokenLogprobs", false);
+  t.speech_gate = get_bool(o, "speechGate", false);
   t.max_tokens = static_cast<int>(get_number(o, "maxTokens", 0));
   t.audio_ctx = static_cast<int>(get_number(o, "audioCtx", 0));
   t.piece_seconds = get_number(o, "pieceSeconds", 0.0);

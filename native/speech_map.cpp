@@ -46,6 +46,7 @@ SpeechMap::SpeechMap(const VadOptions& vad, const float* pcm, int n_samples) {
     const bool last = i == n - 1;
     const float orig_start = whisper_vad_segments_get_segment_t0(found.get(), i);
     const float orig_end = whisper_vad_segments_get_segment_t1(found.get(), i);
+    spans_.emplace_back(static_cast<int64_t>(orig_start), static_cast<int64_t>(orig_end));
     const int start = std::min(cs_to_samples(orig_start), n_samples - 1);
     const int end = std::min(cs_to_samples(orig_end), n_samples - 1);
     const int copy_end = last ? end : std::min(end + overlap, n_samples - 1);

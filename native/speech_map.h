@@ -31,6 +31,15 @@ class SpeechMap {
   SpeechMap(const VadOptions& vad, const float* pcm, int n_samples);
 
   const std::vector<float>& samples() const { return samples_; }
+  // Where Silero heard speech, in the original audio, in centiseconds (padded as asked).
+  const std::vector<std::pair<int64_t, int64_t>>& spans() const { return spans_; }
+  // Whether [t0, t1] (centiseconds of the original audio) holds at least
+  // `min_cs` of speech, or lies wholly in speech when shorter than that.
+  bool heard(int64_t t0, int64_t t1, int64_t min_cs) const {
+    int64_t overlap = 0;
+    for (const auto& [s, e] : spans_) overlap += std::max<int64_t>(0, std::min(t1, e) - std::max(t0, s));
+    return overlap >= std::min(min_cs, std::max<int64_t>(t1 - t0, 1));
+  }
   // Whether a time is where something begins or where it ends.
   enum class Edge { start, end };
   // A time in the joined audio, in centiseconds (whisper.cpp's and parakeet.cpp's
@@ -48,6 +57,7 @@ class SpeechMap {
   std::vector<float> samples_;
   std::vector<std::pair<int64_t, int64_t>> table_;  // (joined, original), sorted by joined time
   std::vector<Gap> gaps_;
+  std::vector<std::pair<int64_t, int64_t>> spans_;
 };
 
 // A time as sent: through the map when VAD ran, as it is when not.

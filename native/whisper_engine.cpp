@@ -30,7 +30,18 @@ struct JobTrace {
   const std::function<void(int, const std::string&)>* on_segment;
   std::vector<Window> windows;
   std::mutex mutex;  // openings: with best_of > 1, decoders sample on several threads
+  // The speech gate (TranscribeOptions::speech_gate), and how many segments it kept so far.
+  const SpeechMap* gate = nullptr;
+  int kept = 0;
 };
+
+// A segment shorter than this must lie in speech; a longer one needs this much speech under it.
+constexpr int64_t kGateMinSpeechCs = 20;
+
+// Whether the speech gate keeps whisper.cpp's segment i (always, without a gate).
+bool gate_keeps(const SpeechMap* gate, whisper_state* state, int i) {
+  return !gate || gate->heard(whisper_full_get_segment_t0_from_state(state, i), whisper_full_get_segment_t1_from_state(state, i), kGateMinSpeechCs);
+}
 
 // Once per window, on the decoding thread, before its encoder runs.
 bool encoder_may_begin(whisper_context*, whisper_state* state, void* user) {
@@ -78,10 +89,13 @@ int window_seek(const Window& w, int64_t t0, const whisper_token_data& first, wh
 }
 
 // After each window's final decode (after any fallback): its segments are final.
+// Numbered as the result will number them: the gate's dropped segments are not there.
 void segments_final(whisper_context*, whisper_state* state, int n_new, void* user) {
-  const JobTrace* trace = static_cast<const JobTrace*>(user);
+  JobTrace* trace = static_cast<JobTrace*>(user);
   const int n = whisper_full_n_segments_from_state(state);
-  for (int i = n - n_new; i < n; ++i) (*trace->on_segment)(i, whisper_full_get_segment_text_from_state(state, i));
+  for (int i = n - n_new; i < n; ++i) {
+    if (gate_keeps(trace->gate, state, i)) (*trace->on_segment)(trace->kept++, whisper_full_get_segment_text_from_state(state, i));
+  }
 }
 
 // whisper.cpp's temperature ladder (whisper_full_with_state), built the same way.
@@ -105,13 +119,17 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
     Job job(*this, o.control);
     TranscribeResult result;
     result.duration = static_cast<double>(n_samples) / WHISPER_SAMPLE_RATE;
-    const HeardAudio heard = hear(o.vad, pcm, n_samples);
+    const bool gated = o.speech_gate && !o.vad.model_path.empty();
+    std::unique_ptr<SpeechMap> gate;
+    if (gated) gate = std::make_unique<SpeechMap>(o.vad, pcm, engine_sample_count(n_samples));
+    const HeardAudio heard = gated ? HeardAudio{nullptr, pcm, n_samples} : hear(o.vad, pcm, n_samples);
     job.stop_if_aborted();
-    if (heard.silent()) {
+    if (heard.silent() || (gate && gate->spans().empty())) {
       result.language = o.language;  // nothing to hear, nothing detected
       return result;
     }
     JobTrace trace{&job.control(), &o.on_segment, {}, {}};
+    trace.gate = gate.get();
     const whisper_full_params p = full_params(o, trace);
     const int rc = whisper_full_with_state(context(), job.state(), p, heard.samples, engine_sample_count(heard.n_samples));
     job.stop_if_aborted();
@@ -175,6 +193,7 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
       if (opens_window && n_tokens > 0) {
         seek = window_seek(trace.windows[window], t0, whisper_full_get_token_data_from_state(state, i, 0), beg);
       }
+      if (!gate_keeps(trace.gate, state, i)) continue;
       Segment seg = segment(state, i, seek, speech, o.word_timestamps, o.token_logprobs);
       seg.seek = static_cast<int>(original_time(speech, seek, SpeechMap::Edge::start));
       if (window < trace.windows.size() && !ladder.empty()) {

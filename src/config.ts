@@ -31,6 +31,8 @@ export interface Config {
   encoderWindow: EncoderWindow;
   /** Transcribe only the speech Silero VAD finds, unless a request asks otherwise (STT_VAD). */
   vad: boolean;
+  /** Silero decides whether and where anyone speaks, Whisper decodes everything (STT_SPEECH_GATE, default on). */
+  speechGate: boolean;
   /** Where the Silero VAD model is fetched from when a local runtime is installed. */
   vadModelUrl: string;
   /** Which local job computes next: shortest audio first with preemption (default), or arrival order without (a benchmark control). */
@@ -192,6 +194,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     encoderWindow: encoderWindow(env),
     vad: bool(env, 'STT_VAD'),
+    speechGate: env.STT_SPEECH_GATE === undefined ? true : bool(env, 'STT_SPEECH_GATE'),
     vadModelUrl,
     scheduling: scheduling(env.STT_SCHEDULING),
     maxTokens: int(env, 'STT_MAX_TOKENS', 0, 0, 100000),

@@ -89,6 +89,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     logger,
     encoderWindow: config.encoderWindow,
     vad: config.vad,
+    speechGate: config.speechGate,
     maxTokens: config.maxTokens,
     temperatureFallback: config.temperatureFallback,
     beamSize: config.beamSize,

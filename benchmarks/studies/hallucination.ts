@@ -1,17 +1,24 @@
-// `npx tsx benchmarks/studies/hallucination.ts [--model base-q8_0] [--rounds 1]`:
+// `npx tsx benchmarks/studies/hallucination.ts [--model base-q8_0] [--eval]`:
 // what Whisper writes where nobody speaks, and what each guard leaves of it.
 // The set (fixtures/hallucination-set.ts): silence, room noise, hum, music,
 // clapping and a ringing phone, 5-60 s each, made by sox; and speech with
 // 5-60 s pauses (hifitts utterances in quiet noise). Every clip is decoded as
 // the server ships (beam 5, temperature fallback, the full window, no
-// `language`: what an app sends by default), with Silero VAD off and on; the
+// `language`: what an app sends by default): without Silero, with its speech
+// gate (the whole audio decoded, segments with no speech under them dropped,
+// no decode where there is no speech: on in the server when the Silero model
+// is installed), and with VAD cutting the audio to the speech (STT_VAD). The
 // annotation filter (src/stt/non-speech.ts, on in the server) is applied to
-// each output afterwards, so "shipped" and "shipped + filter" come from one
-// decode. Counted: words in the text (every whitespace-separated piece, tags
+// each output afterwards, so "X" and "X + filter" come from one decode.
+// `--eval`: what the gate costs in accuracy, on the held-out eval set's test
+// half (npm run eval:set), each clip with and without it, a paired bootstrap. Counted: words in the text (every whitespace-separated piece, tags
 // included), loops (a 4-gram three or more times), and for the paused speech
 // the words whose start lies 0.3 s outside every utterance, and WER.
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import { loadModel, type Transcription } from '../../src/native';
+import { decodeWav, loadModel, type Transcription } from '../../src/native';
+import { readEvalSet } from '../../scripts/eval-set';
+import { alignErrors, errorCount, pairedBootstrap, scoringWords, type PerClip } from '../lib/scoring';
 import { DEFAULT_BEAM_SIZE } from '../../src/config';
 import { withoutAnnotations } from '../../src/stt/non-speech';
 import { textErrors } from '../../scripts/lib/english-normalizer';
@@ -22,8 +29,11 @@ import { saveReport, today } from '../lib/results';
 import { fmt } from '../lib/stats';
 
 const THREADS = 2;
-type Variant = 'shipped' | 'shipped + filter' | 'VAD' | 'VAD + filter';
-const VARIANTS: Variant[] = ['shipped', 'shipped + filter', 'VAD', 'VAD + filter'];
+type Mode = 'no gate' | 'gate' | 'VAD';
+type Variant = `${Mode}${'' | ' + filter'}`;
+const MODES: Mode[] = ['no gate', 'gate', 'VAD'];
+const VARIANTS: Variant[] = MODES.flatMap((m) => [m, `${m} + filter`] as Variant[]);
+const listen = (mode: Mode) => (mode === 'no gate' ? {} : { vad: { modelPath: VAD_FIXTURE }, speechGate: mode === 'gate' });
 
 interface Row { clip: string; kind: string; seconds: number; variant: Variant; words: number; loops: number; inSilence: number | null; errors: number | null; refWords: number | null; ms: number; text: string }
 
@@ -56,18 +66,15 @@ async function main(): Promise<void> {
 
   const rows: Row[] = [];
   for (const clip of clips) {
-    for (const vad of [false, true]) {
+    for (const mode of MODES) {
       const t0 = performance.now();
-      const r = await model.transcribe(clip.pcm, {
-        threads: THREADS, beamSize: DEFAULT_BEAM_SIZE, temperatureFallback: true, wordTimestamps: true,
-        vad: vad ? { modelPath: VAD_FIXTURE } : undefined,
-      });
+      const r = await model.transcribe(clip.pcm, { threads: THREADS, beamSize: DEFAULT_BEAM_SIZE, temperatureFallback: true, wordTimestamps: true, ...listen(mode) });
       const ms = performance.now() - t0;
       for (const filtered of [false, true]) {
         const out = filtered ? withoutAnnotations(r).result : r;
         const e = clip.reference ? textErrors(clip.reference, out.text) : null;
         rows.push({
-          clip: clip.id, kind: clip.kind, seconds: clip.seconds, variant: `${vad ? 'VAD' : 'shipped'}${filtered ? ' + filter' : ''}` as Variant,
+          clip: clip.id, kind: clip.kind, seconds: clip.seconds, variant: `${mode}${filtered ? ' + filter' : ''}` as Variant,
           words: clip.reference ? 0 : words(out.text).length, loops: loops(out.text), inSilence: clip.speech ? wordsOutside(out, clip.speech) : null,
           errors: e?.errors ?? null, refWords: e?.words ?? null, ms, text: out.text.trim(),
         });
@@ -76,6 +83,7 @@ async function main(): Promise<void> {
     }
   }
   process.stdout.write('\n');
+  const evalLines = args.includes('--eval') ? await gateCost(model) : [];
   await model.dispose();
 
   const noSpeech = rows.filter((r) => r.inSilence === null);
@@ -92,21 +100,54 @@ async function main(): Promise<void> {
     const ref = sum(ps, (r) => r.refWords ?? 0);
     lines.push(`| ${v} | ${ns.filter((r) => r.words > 0).length} of ${ns.length} | ${sum(ns, (r) => r.words)} | ${sum([...ns, ...ps], (r) => r.loops)} | ${sum(ps, (r) => r.inSilence ?? 0)} | ${fmt((100 * errors) / ref, 2)} % (${errors}/${ref}) | ${fmt(sum([...ns, ...ps], (r) => r.ms) / 1000, 1)} s |`);
   }
-  const perClip = ['| clip | seconds | shipped | shipped + filter | VAD + filter |', '| --- | --- | --- | --- | --- |'];
+  const perClip = ['| clip | seconds | no gate | no gate + filter | gate + filter (shipped) | VAD + filter |', '| --- | --- | --- | --- | --- | --- |'];
   for (const c of clips) {
     const text = (v: Variant) => {
       const r = rows.find((x) => x.clip === c.id && x.variant === v)!;
       return r.text ? `"${r.text.slice(0, 60).replace(/\|/g, '\\|')}${r.text.length > 60 ? '…' : ''}"` : '(empty)';
     };
-    perClip.push(`| ${c.id} | ${fmt(c.seconds, 0)} | ${text('shipped')} | ${text('shipped + filter')} | ${text('VAD + filter')} |`);
+    perClip.push(`| ${c.id} | ${fmt(c.seconds, 0)} | ${text('no gate')} | ${text('no gate + filter')} | ${text('gate + filter')} | ${text('VAD + filter')} |`);
   }
   const md = [
     `# Text where nobody speaks, ${today()}`, '',
-    `\`npx tsx benchmarks/studies/hallucination.ts --model ${name}\` at ${prov.commit}${prov.uncommitted.length ? ` (uncommitted: ${prov.uncommitted.join(', ')})` : ' (clean tree)'}; real Whisper ${name}, the addon in-process, ${THREADS} threads, beam ${DEFAULT_BEAM_SIZE}, temperature fallback, full window, no language (detected), ${os.cpus().length} cores (${prov.cpu}).`,
-    'No-speech clips: made by sox (fixtures/hallucination-set.ts). Paused speech: 4 clips of five hifitts utterances with 5-60 s of noise at about -56 dBFS between them. "filter": annotation-only segments dropped (src/stt/non-speech.ts). "VAD": Silero v6.2.0, whisper.cpp\'s defaults; its time counts. Words: every whitespace-separated piece, tags such as [BLANK_AUDIO] included.', '',
-    ...lines, '', '## What each clip gave', '', ...perClip, '',
+    `\`npx tsx benchmarks/studies/hallucination.ts --model ${name}${evalLines.length ? ' --eval' : ''}\` at ${prov.commit}${prov.uncommitted.length ? ` (uncommitted: ${prov.uncommitted.join(', ')})` : ' (clean tree)'}; real Whisper ${name}, the addon in-process, ${THREADS} threads, beam ${DEFAULT_BEAM_SIZE}, temperature fallback, full window, no language (detected), ${os.cpus().length} cores (${prov.cpu}).`,
+    'No-speech clips: made by sox (fixtures/hallucination-set.ts). Paused speech: 4 clips of five hifitts utterances with 5-60 s of noise at about -56 dBFS between them. "filter": annotation-only segments dropped (src/stt/non-speech.ts). "gate": Silero v6.2.0 (whisper.cpp\'s defaults) decides whether and where anyone speaks, the whole audio is decoded, segments with less than 0.2 s of speech under them dropped. "VAD": the audio cut to Silero\'s speech (STT_VAD). Silero\'s time counts. The server ships "gate + filter" when the Silero model is installed, "no gate + filter" when not. Words: every whitespace-separated piece, tags such as [BLANK_AUDIO] included.', '',
+    ...lines, '', ...evalLines, '## What each clip gave', '', ...perClip, '',
   ].join('\n');
   saveReport(`hallucination-${today()}-${name}`, md, { provenance: prov, rows });
+}
+
+/** The gate's accuracy cost on the eval set's test half: each clip with and without it (language given, as the eval's rows are). */
+async function gateCost(model: Awaited<ReturnType<typeof loadModel>>): Promise<string[]> {
+  const clips = readEvalSet().filter((c) => c.split === 'test');
+  const runs: Record<'no gate' | 'gate', PerClip[]> = { 'no gate': [], gate: [] };
+  let dropped = 0;
+  for (const [i, clip] of clips.entries()) {
+    const { pcm } = await decodeWav(readFileSync(clip.file));
+    const ref = scoringWords(clip.reference, clip.language);
+    const texts: Record<string, string> = {};
+    // Alternate which goes first, so neither always meets a warmer cache.
+    for (const mode of i % 2 ? (['gate', 'no gate'] as const) : (['no gate', 'gate'] as const)) {
+      const t0 = performance.now();
+      const r = await model.transcribe(pcm, { threads: THREADS, beamSize: DEFAULT_BEAM_SIZE, temperatureFallback: true, language: clip.language, ...listen(mode) });
+      const ms = performance.now() - t0;
+      texts[mode] = withoutAnnotations(r).result.text;
+      runs[mode].push({ errors: errorCount(alignErrors(ref, scoringWords(texts[mode], clip.language))), words: ref.length, ms });
+    }
+    if (texts.gate !== texts['no gate']) dropped++;
+    process.stdout.write(',');
+  }
+  process.stdout.write('\n');
+  const b = pairedBootstrap(runs.gate, runs['no gate']);
+  const wer = (xs: PerClip[]) => (100 * xs.reduce((a, x) => a + x.errors, 0)) / xs.reduce((a, x) => a + x.words, 0);
+  return [
+    '## What the gate costs on speech', '',
+    `The eval set's test half (${clips.length} clips, ${fmt(clips.reduce((a, c) => a + c.seconds, 0), 0)} s, several corpora and languages; \`npm run eval:set\`), language given, both with the filter, each clip both ways in turn; paired bootstrap over clips (2,000 rounds).`, '',
+    '| | WER | gate − no gate (95 % CI) | time ÷ no gate (95 % CI) | clips whose text changed |',
+    '| --- | --- | --- | --- | --- |',
+    `| no gate | ${fmt(wer(runs['no gate']), 2)} % | | | |`,
+    `| gate | ${fmt(wer(runs.gate), 2)} % | ${fmt(b.werDiff[0], 2)} pts (${fmt(b.werDiff[1], 2)} .. ${fmt(b.werDiff[2], 2)}) | ${fmt(b.timeRatio[0], 3)} (${fmt(b.timeRatio[1], 3)} .. ${fmt(b.timeRatio[2], 3)}) | ${dropped} of ${clips.length} |`, '',
+  ];
 }
 
 main().catch((err) => {

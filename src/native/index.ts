@@ -48,6 +48,13 @@ export interface TranscribeOptions {
   /** Transcribe only the speech Silero finds; times stay those of the audio sent. */
   vad?: VadOptions;
   /**
+   * Whisper, with `vad`: Silero decides whether and where anyone speaks, but
+   * the whole audio is decoded as sent (not cut to the speech); audio with no
+   * speech is not decoded, and a segment with almost no speech under it (less
+   * than 0.2 s) is dropped: text Whisper wrote into silence or noise.
+   */
+  speechGate?: boolean;
+  /**
    * Parakeet: the longest audio transcribed in one pass; longer audio is cut
    * into pieces at pauses. Default (0): the model's own context, 49 s for
    * parakeet-tdt-0.6b-v3. For benchmarks and tests.
@@ -388,6 +395,7 @@ function validateOptions(o: Omit<TranscribeOptions, 'signal'>): void {
   if (o.pieceSeconds !== undefined && !(typeof o.pieceSeconds === 'number' && (o.pieceSeconds === 0 || (o.pieceSeconds >= 1 && o.pieceSeconds <= 100_000)))) {
     throw new RangeError('pieceSeconds must be 0 (the model\'s context) or a number of seconds in 1..100000');
   }
+  if (o.speechGate && o.vad === undefined) throw new TypeError('speechGate needs vad (the Silero model it listens with)');
   if (o.vad !== undefined) {
     if (typeof o.vad?.modelPath !== 'string' || o.vad.modelPath === '') throw new TypeError('vad.modelPath must name a Silero model file');
     if (o.vad.threshold !== undefined && !(typeof o.vad.threshold === 'number' && o.vad.threshold >= 0 && o.vad.threshold <= 1)) {

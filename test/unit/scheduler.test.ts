@@ -512,3 +512,13 @@ test('the share never exceeds the queue, and without owners there is none', asyn
   assert.equal(h.s.isOwnerFull(undefined), false);
   assert.ok((await h.submit('z', 1).catch((e: unknown) => e)) instanceof QueueFullError);
 });
+
+test('a queue of none or one place has no separate share: a full queue is refused as full, whoever sends', async () => {
+  for (const capacity of [0, 1]) {
+    const h = harness({ threads: 1, slots: 1, capacity, ownerCapacity: 1 });
+    void h.submit('running', 1, undefined, true, 'a');
+    if (capacity === 1) void h.submit('waiting', 1, undefined, true, 'a');
+    assert.equal(h.s.isOwnerFull('a'), false, `capacity ${capacity}`);
+    assert.ok((await h.submit('refused', 1, undefined, true, 'a').catch((e: unknown) => e)) instanceof QueueFullError, `capacity ${capacity}`);
+  }
+});

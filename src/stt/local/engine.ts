@@ -42,6 +42,8 @@ export interface LocalEngineOptions {
   encoderWindow: EncoderWindow;
   /** VAD unless a request asks for it by itself (STT_VAD). */
   vad: boolean;
+  /** With the VAD model installed and no VAD asked for: decode everything, drop segments with no speech (STT_SPEECH_GATE). */
+  speechGate?: boolean;
   /** Tokens per segment, 0 = the model's limit (STT_MAX_TOKENS). */
   maxTokens: number;
   /** whisper.cpp's temperature retries on low-confidence windows (STT_TEMPERATURE_FALLBACK). */
@@ -232,7 +234,7 @@ export class LocalEngine {
             ...req.options,
             threads,
             audioCtx: this.audioCtxFor(loaded, req),
-            vad,
+            ...(vad ? { vad } : this.speechGateFor(loaded.spec)),
             signal: req.signal,
             control,
           });
@@ -282,6 +284,18 @@ export class LocalEngine {
     }
     if (chunking?.type !== 'server_vad') return { modelPath };
     return { modelPath, threshold: chunking.threshold, speechPadMs: chunking.prefixPaddingMs, minSilenceMs: chunking.silenceDurationMs };
+  }
+
+  /**
+   * The speech gate when no VAD was asked for: Whisper, the host has not
+   * turned it off (STT_SPEECH_GATE) and the Silero model is installed (it
+   * comes with every model download). Without the model: no gate.
+   */
+  private speechGateFor(spec: RuntimeSpec): { vad?: VadOptions; speechGate?: boolean } {
+    if (!this.opts.speechGate || spec.family !== 'whisper') return {};
+    const modelPath = path.join(this.opts.modelsDir, VAD_FILE.name);
+    this.vadInstalled ||= existsSync(modelPath);
+    return this.vadInstalled ? { vad: { modelPath }, speechGate: true } : {};
   }
 
   /**

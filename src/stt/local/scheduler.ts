@@ -172,7 +172,8 @@ export class Scheduler {
 
   /** Whether submit() would refuse `owner` a job now because its share of the queue is taken. */
   isOwnerFull(owner: string | undefined): boolean {
-    if (owner === undefined || this.canStartNow()) return false;
+    // A share as large as the queue is no share: the full queue answers for it (a queue of 0 or 1 has none).
+    if (owner === undefined || this.ownerCapacity >= this.options.capacity || this.canStartNow()) return false;
     let mine = 0;
     for (const e of this.waiting) if (e.owner === owner) mine++;
     return mine >= this.ownerCapacity;
