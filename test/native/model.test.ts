@@ -185,6 +185,7 @@ test('onSegment streams each segment once, in order, while the job still runs; a
   await assert.rejects(model.transcribe(pcm, { threads: 2, pieceSeconds: 5, onSegment: () => { throw new Error('listener failed'); } }), /listener failed/);
   assert.deepEqual((await model.transcribe(pcm, { threads: 2, pieceSeconds: 5 })).segments.map((s) => s.text), result.segments.map((s) => s.text));
   assert.throws(() => model.transcribe(pcm, { onSegment: 'yes' as never }), TypeError);
+  assert.throws(() => model.transcribe(pcm, { speechGate: true }), /speechGate needs vad/);
   await model.dispose();
 });
 

@@ -2,7 +2,8 @@
 // (beam 5, temperature fallback) with real base weights: OpenAI's model names
 // answered, include[]=logprobs, LiteLLM's stream=true with verbose_json
 // answered plainly (LiteLLM itself, from PyPI, as the client), and no text
-// where nobody speaks.
+// where nobody speaks: the annotation filter alone, then with the Silero
+// model installed (the speech gate).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -13,6 +14,7 @@ import OpenAI, { toFile } from 'openai';
 import { AUDIO_DIR, ROOT, pythonVenv, wav16k } from '../../fixtures';
 import { NO_SPEECH_CLIPS, noSpeechPcm } from '../../fixtures/hallucination-set';
 import { startRealServer } from '../helpers/real-models';
+import { decodeWav } from '../../src/native';
 import { transcribe, wavBlob, type TestServer } from '../helpers/server';
 
 const run = promisify(execFile);
@@ -69,5 +71,37 @@ test('no text where nobody speaks: 20 s of digital silence and of white noise gi
       assert.equal(body.text, '', `${id} (${format}): ${JSON.stringify(body.text)}`);
       if (format === 'verbose_json') assert.deepEqual(body.segments, [], id);
     }
+  }
+});
+
+test('with the Silero model installed (the speech gate, on by default): noise the filter leaves is silent too, speech is untouched, streams too', async () => {
+  const gated = await startRealServer('base-q8_0', { vad: true, env: PRODUCTION });
+  const ungated = await startRealServer('base-q8_0', { vad: true, env: { ...PRODUCTION, STT_SPEECH_GATE: 'false' } });
+  try {
+    for (const id of ['room-noise-30s', 'quiet-room-60s', 'phone-ring-30s']) {
+      const pcm = await noSpeechPcm(NO_SPEECH_CLIPS.find((c) => c.id === id)!);
+      const file = () => wavBlob(wav16k(pcm));
+      const body = await (await transcribe(gated, { file: file(), response_format: 'verbose_json' }, gated.auth)).json();
+      assert.deepEqual([body.text, body.segments], ['', []], id);
+      const streamed = await (await transcribe(gated, { file: file(), stream: 'true' }, gated.auth)).text();
+      assert.match(streamed, /"type":"transcript\.text\.done","text":""/, id);
+    }
+    const jfk = readFileSync(JFK);
+    const [a, b] = await Promise.all([gated, ungated].map(async (s) => (await (await transcribe(s, { file: wavBlob(jfk), response_format: 'verbose_json' }, s.auth)).json())));
+    assert.deepEqual(a.segments.map((s: { text: string }) => s.text), b.segments.map((s: { text: string }) => s.text), 'speech from end to end loses nothing');
+    // Speech, a minute of quiet noise, speech: what is said is kept, in order, and the stream says the same.
+    const jfkPcm = (await decodeWav(jfk)).pcm;
+    const paused = new Float32Array(jfkPcm.length * 2 + 16000 * 60);
+    paused.set(jfkPcm, 0);
+    paused.set(jfkPcm, jfkPcm.length + 16000 * 60);
+    const gappy = await (await transcribe(gated, { file: wavBlob(wav16k(paused)) }, gated.auth)).json();
+    assert.equal((gappy.text.match(/ask not what your country/gi) ?? []).length, 2, gappy.text);
+    const events = (await (await transcribe(gated, { file: wavBlob(wav16k(paused)), stream: 'true' }, gated.auth)).text())
+      .split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+    assert.equal(events.filter((e) => e.type === 'transcript.text.delta').map((e) => e.delta).join(''), events.at(-1).text);
+    assert.equal(events.at(-1).text, gappy.text);
+  } finally {
+    await gated.close();
+    await ungated.close();
   }
 });
