@@ -38,8 +38,8 @@ struct TranscribeOptions {
   bool token_logprobs = false;
   // With vad.model_path (Whisper): Silero decides whether and where anyone
   // speaks, but the whole audio is decoded as sent; no speech, no decode, and
-  // a segment with (almost) no speech under it is dropped. VAD without the
-  // gate cuts the audio to the speech instead.
+  // the segments of a 30-s window with (almost) no speech in it are dropped.
+  // VAD without the gate cuts the audio to the speech instead.
   bool speech_gate = false;
   int max_tokens = 0;  // per segment; 0 = the model's own limit
   int audio_ctx = 0;   // 0 = the full 30-s window; smaller trades accuracy for speed on short clips

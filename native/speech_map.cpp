@@ -17,7 +17,7 @@ int64_t samples_to_cs(int samples) { return static_cast<int64_t>((samples / stat
 
 }  // namespace
 
-SpeechMap::SpeechMap(const VadOptions& vad, const float* pcm, int n_samples) {
+SpeechMap::SpeechMap(const VadOptions& vad, const float* pcm, int n_samples, bool spans_only) {
   whisper_vad_context_params cp = whisper_vad_default_context_params();
   // Silero runs one small graph per 32-ms frame (3,750 a minute): more threads
   // only add a barrier per graph, where a thread the OS has descheduled keeps
@@ -47,6 +47,7 @@ SpeechMap::SpeechMap(const VadOptions& vad, const float* pcm, int n_samples) {
     const float orig_start = whisper_vad_segments_get_segment_t0(found.get(), i);
     const float orig_end = whisper_vad_segments_get_segment_t1(found.get(), i);
     spans_.emplace_back(static_cast<int64_t>(orig_start), static_cast<int64_t>(orig_end));
+    if (spans_only) continue;
     const int start = std::min(cs_to_samples(orig_start), n_samples - 1);
     const int end = std::min(cs_to_samples(orig_end), n_samples - 1);
     const int copy_end = last ? end : std::min(end + overlap, n_samples - 1);

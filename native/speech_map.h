@@ -28,17 +28,23 @@ struct VadOptions {
 class SpeechMap {
  public:
   // Runs Silero over the audio. Throws if the VAD model cannot be loaded or run.
-  SpeechMap(const VadOptions& vad, const float* pcm, int n_samples);
+  // `spans_only`: only where the speech is (the speech gate), no joined copy of it.
+  SpeechMap(const VadOptions& vad, const float* pcm, int n_samples, bool spans_only = false);
 
   const std::vector<float>& samples() const { return samples_; }
   // Where Silero heard speech, in the original audio, in centiseconds (padded as asked).
   const std::vector<std::pair<int64_t, int64_t>>& spans() const { return spans_; }
   // Whether [t0, t1] (centiseconds of the original audio) holds at least
-  // `min_cs` of speech, or lies wholly in speech when shorter than that.
-  bool heard(int64_t t0, int64_t t1, int64_t min_cs) const {
+  // `min_cs` of speech, or lies wholly in speech when shorter than that; each
+  // span widened by `slack_cs` on both sides (Whisper's segment edges are often
+  // 0.1-0.3 s off). A segment of no length counts when its instant is in speech.
+  bool heard(int64_t t0, int64_t t1, int64_t min_cs, int64_t slack_cs) const {
     int64_t overlap = 0;
-    for (const auto& [s, e] : spans_) overlap += std::max<int64_t>(0, std::min(t1, e) - std::max(t0, s));
-    return overlap >= std::min(min_cs, std::max<int64_t>(t1 - t0, 1));
+    for (const auto& [s, e] : spans_) {
+      if (t1 <= t0 && s - slack_cs <= t0 && t0 <= e + slack_cs) return true;
+      overlap += std::max<int64_t>(0, std::min(t1, e + slack_cs) - std::max(t0, s - slack_cs));
+    }
+    return t1 > t0 && overlap >= std::min(min_cs, t1 - t0);
   }
   // Whether a time is where something begins or where it ends.
   enum class Edge { start, end };

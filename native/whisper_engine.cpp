@@ -30,17 +30,24 @@ struct JobTrace {
   const std::function<void(int, const std::string&)>* on_segment;
   std::vector<Window> windows;
   std::mutex mutex;  // openings: with best_of > 1, decoders sample on several threads
-  // The speech gate (TranscribeOptions::speech_gate), and how many segments it kept so far.
+  // The speech gate (TranscribeOptions::speech_gate): how many segments it
+  // kept so far, and the seek of the window being finalised (as collect() has it).
   const SpeechMap* gate = nullptr;
   int kept = 0;
+  int seek = 0;
 };
 
-// A segment shorter than this must lie in speech; a longer one needs this much speech under it.
+// The gate judges a whole 30-s window, not a segment: Whisper's timestamps
+// after a long silence can be 10 s early (speech at 71 s stamped 61-66 s), so
+// a segment's own times would drop real speech. A window with less than this
+// much speech anywhere in its 30 s keeps nothing: what it holds was written
+// into silence or noise.
 constexpr int64_t kGateMinSpeechCs = 20;
+constexpr int64_t kWindowCs = 3000;
 
-// Whether the speech gate keeps whisper.cpp's segment i (always, without a gate).
-bool gate_keeps(const SpeechMap* gate, whisper_state* state, int i) {
-  return !gate || gate->heard(whisper_full_get_segment_t0_from_state(state, i), whisper_full_get_segment_t1_from_state(state, i), kGateMinSpeechCs);
+// Whether the speech gate keeps the segments of the window starting at `seek` (always, without a gate).
+bool gate_keeps(const SpeechMap* gate, int seek) {
+  return !gate || gate->heard(seek, seek + kWindowCs, kGateMinSpeechCs, 0);
 }
 
 // Once per window, on the decoding thread, before its encoder runs.
@@ -89,12 +96,17 @@ int window_seek(const Window& w, int64_t t0, const whisper_token_data& first, wh
 }
 
 // After each window's final decode (after any fallback): its segments are final.
-// Numbered as the result will number them: the gate's dropped segments are not there.
-void segments_final(whisper_context*, whisper_state* state, int n_new, void* user) {
+// Numbered as the result will number them: the gate's dropped segments are
+// not there. The window's seek is found as collect() finds it.
+void segments_final(whisper_context* ctx, whisper_state* state, int n_new, void* user) {
   JobTrace* trace = static_cast<JobTrace*>(user);
   const int n = whisper_full_n_segments_from_state(state);
   for (int i = n - n_new; i < n; ++i) {
-    if (gate_keeps(trace->gate, state, i)) (*trace->on_segment)(trace->kept++, whisper_full_get_segment_text_from_state(state, i));
+    if (trace->gate && !trace->windows.empty() && trace->windows.back().first_segment == i && whisper_full_n_tokens_from_state(state, i) > 0) {
+      trace->seek = window_seek(trace->windows.back(), whisper_full_get_segment_t0_from_state(state, i),
+                                whisper_full_get_token_data_from_state(state, i, 0), whisper_token_beg(ctx));
+    }
+    if (gate_keeps(trace->gate, trace->seek)) (*trace->on_segment)(trace->kept++, whisper_full_get_segment_text_from_state(state, i));
   }
 }
 
@@ -121,7 +133,14 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
     result.duration = static_cast<double>(n_samples) / WHISPER_SAMPLE_RATE;
     const bool gated = o.speech_gate && !o.vad.model_path.empty();
     std::unique_ptr<SpeechMap> gate;
-    if (gated) gate = std::make_unique<SpeechMap>(o.vad, pcm, engine_sample_count(n_samples));
+    if (gated) {
+      // A guard, not something the request asked for: if Silero fails, the audio is decoded ungated.
+      try {
+        gate = std::make_unique<SpeechMap>(o.vad, pcm, engine_sample_count(n_samples), true);
+      } catch (const std::exception&) {
+        gate.reset();
+      }
+    }
     const HeardAudio heard = gated ? HeardAudio{nullptr, pcm, n_samples} : hear(o.vad, pcm, n_samples);
     job.stop_if_aborted();
     if (heard.silent() || (gate && gate->spans().empty())) {
@@ -193,7 +212,7 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
       if (opens_window && n_tokens > 0) {
         seek = window_seek(trace.windows[window], t0, whisper_full_get_token_data_from_state(state, i, 0), beg);
       }
-      if (!gate_keeps(trace.gate, state, i)) continue;
+      if (!gate_keeps(trace.gate, seek)) continue;
       Segment seg = segment(state, i, seek, speech, o.word_timestamps, o.token_logprobs);
       seg.seek = static_cast<int>(original_time(speech, seek, SpeechMap::Edge::start));
       if (window < trace.windows.size() && !ladder.empty()) {

@@ -50,8 +50,10 @@ export interface TranscribeOptions {
   /**
    * Whisper, with `vad`: Silero decides whether and where anyone speaks, but
    * the whole audio is decoded as sent (not cut to the speech); audio with no
-   * speech is not decoded, and a segment with almost no speech under it (less
-   * than 0.2 s) is dropped: text Whisper wrote into silence or noise.
+   * speech is not decoded, and the segments of a 30-s window with less than
+   * 0.2 s of speech anywhere in it are dropped: text Whisper wrote into
+   * silence or noise. (Per window, not per segment: after a long silence
+   * Whisper's timestamps can be seconds early.)
    */
   speechGate?: boolean;
   /**

@@ -7,7 +7,10 @@
 // so its word error rate cannot change.
 import type { OutputTranscription } from './formats';
 
-const ANNOTATION = String.raw`\[[^\]]*\]|\([^)]*\)|\*[^*]*\*|[♪♫♬]+`;
+// A mark is short and says what is heard, not said: no digits, commas or questions
+// (" (1990)", " (I mean, who cares?)" are speech). One note at a time: a run is
+// the outer repetition's, so the pattern cannot backtrack exponentially on a row of ♪.
+const ANNOTATION = String.raw`\[[^\]\d?,]{1,40}\]|\([^)\d?,]{1,40}\)|\*[^*\d?,]{1,40}\*|[♪♫♬]`;
 const ONLY_ANNOTATIONS = new RegExp(String.raw`^\s*(?:(?:${ANNOTATION})[\s.,!?-]*)+$`, 'u');
 
 /** Whether a segment's text is nothing but non-speech annotations (and punctuation). */

@@ -9,7 +9,8 @@ import { VAD_FILE } from '../../src/stt/catalogue';
 
 /**
  * The server with a real model as whisper-base, decoding without caps: greedy,
- * no fallback. `vad` installs the Silero model (used when STT_VAD=true or a request asks).
+ * no fallback. `vad` installs the Silero model (used when STT_VAD=true or a request asks,
+ * and otherwise by the speech gate, STT_SPEECH_GATE).
  */
 export async function startRealServer(
   name: RealModelName,

@@ -126,7 +126,9 @@ test('predicted wait over the host\'s limit spills; under it the request queues 
     const waited = transcribe(server, { file: wavBlob(JFK) }, server.auth);
     while (server.services.local.scheduler.stats().waiting === 0) await new Promise((r) => setTimeout(r, 5));
     assert.ok(server.services.local.scheduler.estimatedWaitSeconds() > 0, 'an 11-s clip queued: a wait');
-    const spilled = await transcribe(server, { file: wavBlob(JFK) }, server.auth);
+    // From another key: this one holds its share of the queue (1 of 2) and would get 429 key_queue_full.
+    const other = await admin('POST', '/admin/api-keys', { name: 'another' });
+    const spilled = await transcribe(server, { file: wavBlob(JFK) }, { Authorization: `Bearer ${other.body.key}` });
     assert.deepEqual([spilled.status, spilled.headers.get('x-stt-spilled')], [200, 'predicted_wait']);
     await release();
     const local = await waited;

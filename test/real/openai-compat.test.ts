@@ -166,7 +166,9 @@ test('errors arrive as the client\'s typed exceptions, with the contract\'s code
   };
   await expect(client.audio.transcriptions.create({ file: await upload(JFK), model: 'gpt-5-transcribe' }), OpenAI.BadRequestError, 400, 'model_not_found');
   await expect(client.audio.transcriptions.create({ file: await toFile(Buffer.from('not audio'), 'x.wav'), model: 'whisper-1' }), OpenAI.BadRequestError, 400, 'invalid_audio');
-  await expect(client.audio.transcriptions.create({ file: await upload(JFK), model: 'whisper-1', response_format: 'srt', stream: true } as never),
+  await expect(client.audio.transcriptions.create({ file: await upload(JFK), model: 'whisper-1', response_format: 'diarized_json' } as never),
+    OpenAI.BadRequestError, 400, 'unsupported_value');
+  await expect(client.audio.transcriptions.create({ file: await upload(JFK), model: 'whisper-1', include: ['logprobs'], response_format: 'srt' } as never),
     OpenAI.BadRequestError, 400, 'invalid_value');
   const stranger = new OpenAI({ apiKey: 'sk-stt-not-a-key', baseURL: `${server.url}/v1`, maxRetries: 0 });
   await expect(stranger.audio.transcriptions.create({ file: await upload(JFK), model: 'whisper-1' }), OpenAI.AuthenticationError, 401, 'invalid_api_key');

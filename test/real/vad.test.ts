@@ -4,17 +4,19 @@
 // OpenAI's chunking_strategy and the host's STT_VAD.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadModel } from '../../src/native';
-import { whisperCli, gappedClip, VAD_FIXTURE, realModelPath } from '../../fixtures';
+import { decodeWav, loadModel } from '../../src/native';
+import { isNonSpeechAnnotation } from '../../src/stt/non-speech';
+import { whisperCli, gappedClip, VAD_FIXTURE, realModelPath, AUDIO_DIR } from '../../fixtures';
 import { wer } from '../../scripts/lib/english-normalizer';
 import { startRealServer } from '../helpers/real-models';
 import { transcribe, wavBlob, type TestServer } from '../helpers/server';
 
 // Five utterances of 2-3 s, with 5 to 60 s of noise at about -56 dBFS around them.
 const clip = gappedClip([6, 60, 5, 25, 12]);
+const JFK = path.join(AUDIO_DIR, 'jfk.wav');
 const SLACK = 0.3; // s: Silero's frames are 32 ms, whisper.cpp pads speech by 30 ms, word times are Whisper's
 
 interface Verbose {
@@ -106,12 +108,42 @@ test('without the VAD model: no VAD by default, and a request that asks for it g
   assert.ok(out.segments.some((s) => !inSpeech(s.start) || !inSpeech(s.end)), 'a segment reaches into a gap without VAD');
 });
 
-test('STT_VAD off (the default), the model installed: no VAD unless the request asks for it', { timeout: 300_000 }, async () => {
-  const off = await startRealServer('base-q8_0', { vad: true });
+test('STT_VAD off (the default) and the speech gate off, the model installed: no VAD unless the request asks for it', { timeout: 300_000 }, async () => {
+  const off = await startRealServer('base-q8_0', { vad: true, env: { STT_SPEECH_GATE: 'false' } });
   try {
     assert.deepEqual(await verbose(off), await verbose(without));
     assert.deepEqual(await verbose(off, { chunking_strategy: 'auto' }), await verbose(withVad));
   } finally {
     await off.close();
+  }
+});
+
+test('the speech gate in the addon: segments over quiet noise dropped, speech kept, and each streamed segment numbered as the result numbers it', { timeout: 300_000 }, async () => {
+  const model = await loadModel(realModelPath('base-q8_0'));
+  try {
+    // The sentence, a minute of quiet noise (about -56 dBFS, seeded), the sentence again.
+    const { pcm: jfk } = await decodeWav(readFileSync(JFK));
+    const gap = 16000 * 60;
+    const pcm = new Float32Array(jfk.length * 2 + gap);
+    let seed = 0x5eed;
+    for (let i = 0; i < pcm.length; i++) pcm[i] = (((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1) * 0.003;
+    for (let i = 0; i < jfk.length; i++) {
+      pcm[i] += jfk[i];
+      pcm[jfk.length + gap + i] += jfk[i];
+    }
+    const options = { threads: 2, language: 'en', temperatureFallback: false } as const;
+    const ungated = await model.transcribe(pcm, options);
+    const seen: [number, string][] = [];
+    const gated = await model.transcribe(pcm, { ...options, vad: { modelPath: VAD_FIXTURE }, speechGate: true, onSegment: (text, index) => seen.push([index, text]) });
+    assert.deepEqual(seen, gated.segments.map((s, i) => [i, s.text]), 'streamed as numbered in the result');
+    const inGap = (s: { start: number; end: number }) => s.start >= jfk.length / 16000 + 1 && s.end <= (jfk.length + gap) / 16000 - 1;
+    assert.ok(ungated.segments.some((s) => inGap(s)), 'without the gate Whisper writes something into the minute of noise');
+    assert.deepEqual(gated.segments.filter(inGap), [], 'with it, nothing lies wholly in the noise');
+    assert.equal((gated.text.match(/ask not what your country/gi) ?? []).length, 2, gated.text);
+    // Nothing else differs: the segments kept are the ungated ones that are not wholly in the noise (or only marks).
+    const kept = ungated.segments.filter((s) => !inGap(s) && !isNonSpeechAnnotation(s.text)).map((s) => s.text);
+    assert.deepEqual(gated.segments.filter((s) => !isNonSpeechAnnotation(s.text)).map((s) => s.text), kept);
+  } finally {
+    await model.dispose();
   }
 });
