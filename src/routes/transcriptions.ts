@@ -7,7 +7,7 @@ import { WavError } from '../native';
 import { badRequest, ApiError, unavailable } from '../http/api-error';
 import { multipartUpload, releaseUpload } from '../http/middleware/upload';
 import { watchClient } from '../http/middleware/client-gone';
-import { AbortedError } from '../domain-errors';
+import { AbortedError, OverShareError } from '../domain-errors';
 import { render, tokenLogprobs, usage } from '../stt/formats';
 import { toApiError } from '../http/error-map';
 import { TranscriptStream } from '../http/transcript-stream';
@@ -62,10 +62,8 @@ function refuseTooLong(seconds: number, maxSeconds: number): void {
 function refuseWhenFull(s: TranscriptionRouteParts, mode: 'local' | 'cloud', keyId: string): void {
   if (mode === 'cloud') return s.cloud.refuseIfBusy();
   const scheduler = s.local.scheduler;
-  if (scheduler.isOwnerFull(keyId)) {
-    throw new ApiError(429, 'key_queue_full', keyShareMessage(scheduler.stats().ownerCapacity), null,
-      { 'Retry-After': String(Math.max(1, Math.ceil(scheduler.estimatedWaitSeconds()))) });
-  }
+  // The engine's refusal, early: the error map makes it the same 429 with Retry-After.
+  if (scheduler.isOwnerFull(keyId)) throw new OverShareError('key_queue_full', keyShareMessage(scheduler.stats().ownerCapacity), scheduler.estimatedWaitSeconds());
   if (scheduler.isFull()) throw unavailable('queue_full', 'The local transcription queue is full; retry later.', scheduler.estimatedWaitSeconds());
 }
 
