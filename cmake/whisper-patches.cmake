@@ -44,7 +44,23 @@ set(STT_BARRIER_SPINS 2048)
 # patch takes the top k, already sorted by the function, when the window is
 # decoded at temperature 0; the temperature fallback (above 0) still samples.
 # Could go upstream as a fix.
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k")
+#
+# 4. shared-q0-tiles (ggml/src/ggml-cpu/llamafile/sgemm.cpp, and ggml-cpu.c
+# around its call): tinyBLAS's q8_0 product (tinyBLAS_Q0_AVX, the encoder's
+# and the beam decoder's weight products) gives each thread a fixed 1/nth of
+# the tiles. When another process holds a core, the thread it displaced
+# still owes its half, and the graph waits for it at the next barrier: with
+# one busy process beside it a 2-thread job took 1.81x its time, and no less
+# than with one thread (benchmarks/studies/contention.ts). The patched call
+# takes chunks of tiles from the threadpool's shared counter instead (ggml's
+# own mul_mat and tinyBLAS's float product already do), STT_Q0_CHUNKS_PER_THREAD
+# per thread per product, so the thread that runs does the work of the one
+# that waits. Each tile is computed exactly as before, by whichever thread:
+# the results are bit for bit the same. Used only where ggml-cpu.c has just
+# reset the counter behind a barrier and makes one product per op; elsewhere
+# the fixed split stays. Could go upstream (the float product has it).
+set(STT_Q0_CHUNKS_PER_THREAD 8)
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles")
 
 function(stt_patch_insert text_var anchor insertion)
   string(FIND "${${text_var}}" "${anchor}" at)
@@ -87,6 +103,92 @@ function(stt_patch_ggml_cpu whisper_dir out_file)
   endif()
   string(REPLACE "${spin}" "    // stt-gateway (cmake/whisper-patches.cmake, yielding-barrier): spin, then yield the core.\n    for (int spins = 0; atomic_load_explicit(&tp->n_barrier_passed, memory_order_relaxed) == n_passed;) {\n        if (spins < ${STT_BARRIER_SPINS}) {\n            ++spins;\n            ggml_thread_cpu_relax();\n        } else {\n            sched_yield();\n        }\n    }\n" text "${text}")
   # sched_yield: ggml-cpu.c includes <sched.h> on POSIX and defines its own on Windows.
+  # shared-q0-tiles: the second llamafile call runs after the counter reset and
+  # its barrier; it may share tiles when it is the op's only product.
+  stt_patch_insert(text
+    "        for (int64_t i13 = 0; i13 < ne13; i13++)\n            for (int64_t i12 = 0; i12 < ne12; i12++)\n                if (!llamafile_sgemm(params,\n                                     ne01, ne11, ne00/ggml_blck_size(src0->type),\n                                     (const char *)src0->data + i12/r2*nb02 + i13/r3*nb03,\n                                     nb01/ggml_type_size(src0->type),\n                                     (const char *)wdata"
+    "        // stt-gateway (cmake/whisper-patches.cmake, shared-q0-tiles)\n        stt_sgemm_shared_pool = ne12 * ne13 == 1 ? params->threadpool : NULL;\n")
+  stt_patch_replace(text
+    "                    goto UseGgmlGemm2;\n        return;\n    }\nUseGgmlGemm2:;\n"
+    "                    goto UseGgmlGemm2;\n        stt_sgemm_shared_pool = NULL;\n        return;\n    }\nUseGgmlGemm2:;\n    stt_sgemm_shared_pool = NULL;\n")
+  stt_patch_insert(text
+    "void ggml_threadpool_chunk_set(struct ggml_threadpool * tp, int value) {\n"
+    "// stt-gateway (cmake/whisper-patches.cmake, shared-q0-tiles): set by a thread\n// around the llamafile call whose tiles it may share; read by sgemm.cpp.\n_Thread_local struct ggml_threadpool * stt_sgemm_shared_pool = NULL;\n\n")
+  stt_write_if_changed("${out_file}" "${text}")
+endfunction()
+
+# shared-q0-tiles in tinyBLAS_Q0_AVX (see the list at the top).
+function(stt_patch_sgemm whisper_dir out_file)
+  set(source "${whisper_dir}/ggml/src/ggml-cpu/llamafile/sgemm.cpp")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${source}")
+  file(READ "${source}" text)
+  string(FIND "${text}" "class tinyBLAS_Q0_AVX {\n" start)
+  if (start EQUAL -1)
+    message(FATAL_ERROR "cmake/whisper-patches.cmake: tinyBLAS_Q0_AVX is not in sgemm.cpp; review the shared-q0-tiles patch for this whisper.cpp version")
+  endif()
+  string(SUBSTRING "${text}" ${start} -1 rest)
+  string(FIND "${rest}" "\n};\n" length)
+  string(SUBSTRING "${rest}" 0 ${length} class)
+  string(SUBSTRING "${text}" 0 ${start} before)
+  string(SUBSTRING "${rest}" ${length} -1 after)
+  # The three tile loops (gemm4xN, gemmMx4, gemm): the fixed split's range
+  # becomes the first of the chunks this thread is given.
+  set(split "        if (end > tiles)\n            end = tiles;\n        for (int64_t job = start; job < end; ++job) {\n")
+  string(REPLACE "${split}" "@STT_SPLIT@" marked "${class}")
+  string(REGEX MATCHALL "@STT_SPLIT@" found "${marked}")
+  list(LENGTH found n_loops)
+  if (NOT n_loops EQUAL 3)
+    message(FATAL_ERROR "cmake/whisper-patches.cmake: tinyBLAS_Q0_AVX has ${n_loops} tile loops, not 3; review the shared-q0-tiles patch for this whisper.cpp version")
+  endif()
+  string(REPLACE "@STT_SPLIT@" "        if (end > tiles)\n            end = tiles;\n        stt_tiles_begin(tiles, start, end);\n        for (int64_t lo, hi; stt_tiles_next(lo, hi);)\n        for (int64_t job = lo; job < hi; ++job) {\n" class "${marked}")
+  stt_patch_insert(class "    const int ith;\n    const int nth;\n" [=[
+    // stt-gateway (cmake/whisper-patches.cmake, shared-q0-tiles). With a
+    // pool, threads take numbered chunks of tiles from its counter (which
+    // ggml-cpu.c set to nth: chunk i < nth is thread i's first). Chunks are
+    // numbered across this product's gemm calls in the order every thread
+    // makes them; a number past the current call's is kept for its call.
+    ggml_threadpool * const stt_pool = stt_sgemm_shared_pool;
+    int64_t stt_tiles = 0, stt_lo = 0, stt_hi = 0; // this call: tiles; the fixed range
+    int64_t stt_size = 1;       // tiles per chunk in this call
+    int64_t stt_base = 0;       // this call's first chunk number
+    int64_t stt_end = 0;        // one past this call's last chunk number
+    int64_t stt_held = -1;      // a chunk number taken and not done (-1: none)
+    bool stt_took_first = false;
+
+    void stt_tiles_begin(int64_t tiles, int64_t start, int64_t end) {
+        stt_tiles = tiles;
+        stt_lo = start;
+        stt_hi = end;
+        if (!stt_pool) return;
+        const int64_t chunks = std::min<int64_t>(tiles, (int64_t)nth * @STT_Q0_CHUNKS_PER_THREAD@);
+        stt_size = (tiles + chunks - 1) / chunks;
+        stt_base = stt_end;
+        stt_end += (tiles + stt_size - 1) / stt_size;
+    }
+
+    bool stt_tiles_next(int64_t & lo, int64_t & hi) {
+        if (!stt_pool) {
+            lo = stt_lo;
+            hi = stt_hi;
+            stt_lo = stt_hi;
+            return lo < hi;
+        }
+        if (stt_held < 0) {
+            stt_held = stt_took_first ? ggml_threadpool_chunk_add(stt_pool, 1) : ith;
+            stt_took_first = true;
+        }
+        if (stt_held >= stt_end) return false;
+        lo = (stt_held - stt_base) * stt_size;
+        hi = std::min(lo + stt_size, stt_tiles);
+        stt_held = -1;
+        return true;
+    }
+
+]=])
+  string(REPLACE "@STT_Q0_CHUNKS_PER_THREAD@" "${STT_Q0_CHUNKS_PER_THREAD}" class "${class}")
+  set(text "${before}${class}${after}")
+  stt_patch_insert(text "#include <array>\n"
+    "#include <algorithm>\n// stt-gateway (cmake/whisper-patches.cmake, shared-q0-tiles): defined in ggml-cpu.c.\nextern \"C\" thread_local ggml_threadpool * stt_sgemm_shared_pool;\n")
   stt_write_if_changed("${out_file}" "${text}")
 endfunction()
 
