@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { transcribe, wavBlob } from '../helpers/server';
-import { realModelPath, AUDIO_DIR, whisperCli, serverWindowArgs, speechClip, textTokens, evalClips } from '../../fixtures';
+import { realModelPath, AUDIO_DIR, whisperCli, serverWindowArgs, speechClip, textTokens, evalClips, hifittsClips, joinClips } from '../../fixtures';
 import { startRealServer } from '../helpers/real-models';
 import { normalizeEnglish, wer } from '../../scripts/lib/english-normalizer';
 import { decodeWav, loadModel } from '../../src/native';
@@ -127,6 +127,27 @@ test('beam search at temperature 0 takes the most likely candidates: a clip deco
     for (const pcm of pcms) first.push(await decode(pcm));
     for (const [i, pcm] of [...pcms.entries()].reverse()) assert.deepEqual(await decode(pcm), first[i], `clip ${i} after the others`);
     assert.ok(first.every((t) => t.length > 5), 'real text was decoded');
+  } finally {
+    await model.dispose();
+  }
+});
+
+test('beam 5 gives the same tokens and log-probabilities at 1, 2 and 3 threads: the shared q8_0 tiles are each done once', async () => {
+  // shared-q0-tiles (cmake/whisper-patches.cmake): the encoder's and the beam
+  // decoder's q8_0 products hand out chunks of tiles from a counter; a chunk
+  // done twice or never would change the numbers with the thread count. (Greedy
+  // is not compared: ggml's own matrix-vector path already differs in the last
+  // bits between 1 and 2 threads, with or without the patch.)
+  const model = await loadModel(realModelPath('base-q8_0'));
+  try {
+    const clip = joinClips(hifittsClips().slice(0, 3));
+    const decode = async (threads: number) => {
+      const result = await model.transcribe(clip.pcm, { threads, language: 'en', beamSize: 5, temperatureFallback: false, tokenLogprobs: true });
+      return { text: result.segments.map((s) => s.text).join(''), logprobs: result.segments.flatMap((s) => s.tokenLogprobs!.map((t) => t.logprob)) };
+    };
+    const one = await decode(1);
+    assert.ok(wer([{ reference: clip.reference, hypothesis: one.text }]) < 0.3, `real text: ${one.text}`);
+    for (const threads of [2, 3]) assert.deepEqual(await decode(threads), one, `${threads} threads`);
   } finally {
     await model.dispose();
   }
