@@ -67,6 +67,8 @@ Napi::Object result_to_js(Napi::Env env, const TranscribeResult& r) {
   out.Set("text", r.text);
   out.Set("language", r.language);
   out.Set("duration", r.duration);
+  out.Set("noSpeech", r.no_speech);
+  out.Set("gatedSegments", r.gated_segments);
   Napi::Array segments = Napi::Array::New(env, r.segments.size());
   for (size_t i = 0; i < r.segments.size(); ++i) {
     const Segment& s = r.segments[i];

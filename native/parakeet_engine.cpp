@@ -33,7 +33,10 @@ class ParakeetEngine : public PooledEngine<parakeet_context, parakeet_state> {
     result.language = o.language;  // Parakeet v3 does not report the language it heard
     const HeardAudio heard = hear(o.vad, pcm, n_samples);
     job.stop_if_aborted();
-    if (heard.silent()) return result;
+    if (heard.silent()) {
+      result.no_speech = true;
+      return result;
+    }
 
     // One pass while the audio fits the model's context (less a second of
     // margin for the mel frames at the edges), pieces beyond it. pieceSeconds

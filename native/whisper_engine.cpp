@@ -145,6 +145,7 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
     job.stop_if_aborted();
     if (heard.silent() || (gate && gate->spans().empty())) {
       result.language = o.language;  // nothing to hear, nothing detected
+      result.no_speech = true;
       return result;
     }
     JobTrace trace{&job.control(), &o.on_segment, {}, {}};
@@ -212,7 +213,10 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
       if (opens_window && n_tokens > 0) {
         seek = window_seek(trace.windows[window], t0, whisper_full_get_token_data_from_state(state, i, 0), beg);
       }
-      if (!gate_keeps(trace.gate, seek)) continue;
+      if (!gate_keeps(trace.gate, seek)) {
+        ++result.gated_segments;
+        continue;
+      }
       Segment seg = segment(state, i, seek, speech, o.word_timestamps, o.token_logprobs);
       seg.seek = static_cast<int>(original_time(speech, seek, SpeechMap::Edge::start));
       if (window < trace.windows.size() && !ladder.empty()) {

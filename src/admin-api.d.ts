@@ -19,7 +19,7 @@ export interface Routing {
   mode: 'local' | 'cloud';
   localModel: string | null;
   cloud: { providerId: string; model: string } | null;
-  /** Extra names accepted as the public model (e.g. whisper-1); /v1/models lists them. */
+  /** Extra names accepted as the public model (e.g. large-v3); /v1/models lists them. */
   aliases: string[];
   /** Local mode only: where requests go when the local runtime cannot take them in time; null: nowhere (503). */
   spillover: SpillOver | null;

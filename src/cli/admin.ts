@@ -30,7 +30,7 @@ const USAGE = `usage: npm run admin -- <command>
   runtime list              built-in local runtimes and whether they are installed
   runtime activate <id>     make a local runtime active (Local mode)
   runtime deactivate        no active local runtime
-  aliases set [<name>...]   extra model names clients may send (e.g. whisper-1); none clears them
+  aliases set [<name>...]   extra model names clients may send (e.g. large-v3); none clears them
   status                    service id, routing, key count`;
 
 async function main(argv: string[]): Promise<number> {

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { downloadSchema, keyLimitsSchema, keySchema, providerSchema, routingSchema } from './admin-schemas';
 import { RESPONSE_FORMATS } from '../stt/formats';
+import { GUARD_WARNING_CODES } from '../stt/guard-warnings';
 import { MAX_PROMPT_CHARS, TEMPERATURE_RANGE } from '../stt/capabilities';
 import { FORM_FIELDS, type FormField } from './transcription-request';
 
@@ -54,13 +55,16 @@ const segment = obj({
   temperature: num, avg_logprob: num, compression_ratio: num, no_speech_prob: num,
 });
 const word = obj({ word: str(), start: num, end: num });
+const guardWarning = obj({ code: str({ enum: [...GUARD_WARNING_CODES] }), message: str() });
 const transcription = {
   oneOf: [
     obj({ text: str(), usage }),
     obj({
       task: str({ enum: ['transcribe', 'translate'] }), language: str(), duration: num, text: str(),
-      segments: { type: 'array', items: segment }, words: { type: 'array', items: word }, usage,
-    }, ['segments', 'words']),
+      segments: { type: 'array', items: segment }, words: { type: 'array', items: word },
+      warnings: { type: 'array', items: guardWarning, description: 'Not an OpenAI field: the guards against text where nobody speaks, or against loops, that changed this answer. Present only when one did.' },
+      usage,
+    }, ['segments', 'words', 'warnings']),
   ],
 };
 const model = obj({ id: str(), object: str({ const: 'model' }), created: int, owned_by: str() });

@@ -2,6 +2,7 @@
 // cloud provider) and the routing state that selects them, read once per
 // request (route()); src/stt/plan.ts decides from it. Also owns the public alias.
 import { isNonSpeechAnnotation, withoutAnnotations } from './non-speech';
+import { guardWarnings } from './guard-warnings';
 import type { SettingsStore, Routing } from '../store/settings';
 import type { LocalEngine } from './local/engine';
 import type { OutputTranscription } from './formats';
@@ -142,6 +143,8 @@ export class Backends {
         onSegment: onText ? (text) => void (isNonSpeechAnnotation(text) || onText(text)) : undefined,
       },
     });
-    return { ...out, result: withoutAnnotations(out.result).result };
+    const { result, dropped } = withoutAnnotations(out.result);
+    const warnings = guardWarnings(out.result, dropped, input.temperature ?? 0);
+    return { ...out, result: warnings.length ? { ...result, warnings } : result };
   }
 }

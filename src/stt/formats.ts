@@ -4,6 +4,7 @@
 import { deflate } from 'pako';
 import { languageName } from './languages';
 import type { Segment, Transcription, Word } from '../native';
+import type { GuardWarning } from './guard-warnings';
 
 export const RESPONSE_FORMATS = ['json', 'text', 'verbose_json', 'srt', 'vtt'] as const;
 export type ResponseFormat = (typeof RESPONSE_FORMATS)[number];
@@ -13,7 +14,11 @@ export type OutputWord = Omit<Word, 'probability'>;
 /** Cloud providers may not report Whisper's window fields; the renderer falls back where they are absent. */
 type WindowFields = 'tokensWithTimestamps' | 'seek' | 'temperature';
 export type OutputSegment = Omit<Segment, 'words' | WindowFields> & Partial<Pick<Segment, WindowFields>> & { words?: OutputWord[] };
-export type OutputTranscription = Omit<Transcription, 'segments'> & { segments: OutputSegment[] };
+export type OutputTranscription = Omit<Transcription, 'segments'> & {
+  segments: OutputSegment[];
+  /** The guards that changed it (src/stt/guard-warnings.ts); verbose_json lists them. */
+  warnings?: GuardWarning[];
+};
 
 export interface RenderOptions {
   /** Default transcribe; a translation's verbose_json says translate and English. */
@@ -167,6 +172,7 @@ export function render(t: OutputTranscription, format: ResponseFormat, opts: Ren
         }));
       }
       if (opts.granularities.has('word')) body.words = segments.flatMap((s) => s.words ?? []);
+      if (t.warnings?.length) body.warnings = t.warnings;
       body.usage = usage(t);
       return { body, type: 'application/json' };
     }

@@ -70,6 +70,9 @@ test('no text where nobody speaks: 20 s of digital silence and of white noise gi
       const body = await res.json();
       assert.equal(body.text, '', `${id} (${format}): ${JSON.stringify(body.text)}`);
       if (format === 'verbose_json') assert.deepEqual(body.segments, [], id);
+      // Whisper writes [BLANK_AUDIO] into digital silence: the filter took it, and says so.
+      if (format === 'verbose_json' && id === 'silence-20s') assert.deepEqual(body.warnings.map((w: { code: string }) => w.code), ['annotations_dropped'], id);
+      if (format === 'json') assert.equal('warnings' in body, false, 'json keeps OpenAI\'s shape');
     }
   }
 });
@@ -83,12 +86,18 @@ test('with the Silero model installed (the speech gate, on by default): noise th
       const file = () => wavBlob(wav16k(pcm));
       const body = await (await transcribe(gated, { file: file(), response_format: 'verbose_json' }, gated.auth)).json();
       assert.deepEqual([body.text, body.segments], ['', []], id);
+      // The gate says what it did: nothing decoded, or windows left out (the filter may have taken the rest).
+      const codes: string[] = body.warnings.map((w: { code: string }) => w.code);
+      assert.ok(codes.includes('no_speech') || codes.includes('silent_windows_dropped'), `${id}: ${JSON.stringify(body.warnings)}`);
+      // Nothing heard, no language given: none was detected, and none is claimed.
+      if (codes.includes('no_speech')) assert.equal(body.language, '', id);
       const streamed = await (await transcribe(gated, { file: file(), stream: 'true' }, gated.auth)).text();
       assert.match(streamed, /"type":"transcript\.text\.done","text":""/, id);
     }
     const jfk = readFileSync(JFK);
     const [a, b] = await Promise.all([gated, ungated].map(async (s) => (await (await transcribe(s, { file: wavBlob(jfk), response_format: 'verbose_json' }, s.auth)).json())));
     assert.deepEqual(a.segments.map((s: { text: string }) => s.text), b.segments.map((s: { text: string }) => s.text), 'speech from end to end loses nothing');
+    assert.equal('warnings' in a, false, 'no guard fired on clean speech: OpenAI\'s shape');
     // Speech, a minute of quiet noise, speech: what is said is kept, in order, and the stream says the same.
     const jfkPcm = (await decodeWav(jfk)).pcm;
     const paused = new Float32Array(jfkPcm.length * 2 + 16000 * 60);
