@@ -98,10 +98,11 @@ export function parseTranscriptionRequest(fields: Fields, files: Record<string, 
   const format = formatRaw as ResponseFormat;
 
   // 4. language (or OpenAI's languages[] with one entry)
+  const languageField = single(fields, 'language') ? 'language' : 'languages[]';
   const languageRaw = oneLanguage(single(fields, 'language'), listOf(fields, 'languages'));
   const language = languageRaw === undefined || languageRaw === '' ? undefined : languageRaw.trim().toLowerCase();
   if (!honours.language(target, language)) {
-    throw badRequest('unsupported_language', `The language "${languageRaw}" is not supported by the active model.`, 'language');
+    throw badRequest('unsupported_language', `The language "${languageRaw}" is not supported by the active model.`, languageField);
   }
 
   // Then the optional OpenAI fields, each rejected when the target cannot honour it.

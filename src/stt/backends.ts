@@ -144,7 +144,7 @@ export class Backends {
       },
     });
     const { result, dropped } = withoutAnnotations(out.result);
-    const warnings = guardWarnings(out.result, dropped, input.temperature ?? 0);
+    const warnings = guardWarnings(result, dropped, input.temperature ?? 0);
     return { ...out, result: warnings.length ? { ...result, warnings } : result };
   }
 }

@@ -105,7 +105,8 @@ test('the 2025-26 fields: one language in languages[]; keywords, known speakers 
   assert.equal(parse({ 'languages[]': 'de', language: 'de' }).language, 'de');
   refused({ 'languages[]': ['de', 'en'] }, 'unsupported_value', 'languages[]');
   refused({ 'languages[]': 'de', language: 'en' }, 'invalid_value', 'languages[]');
-  refused({ 'languages[]': 'xx' }, 'unsupported_language', 'language');
+  refused({ 'languages[]': 'xx' }, 'unsupported_language', 'languages[]');
+  refused({ 'languages[]': 'xx', language: 'xx' }, 'unsupported_language', 'language');
   refused({ 'keywords[]': ['Kubernetes'] }, 'unsupported_parameter', 'keywords[]');
   refused({ 'known_speaker_names[]': ['agent'] }, 'unsupported_parameter', 'known_speaker_names[]');
   refused({ 'known_speaker_references[]': ['data:audio/wav;base64,UklGRg=='] }, 'unsupported_parameter', 'known_speaker_references[]');
