@@ -59,8 +59,18 @@ set(STT_BARRIER_SPINS 2048)
 # the results are bit for bit the same. Used only where ggml-cpu.c has just
 # reset the counter behind a barrier and makes one product per op; elsewhere
 # the fixed split stays. Could go upstream (the float product has it).
+#
+# 5. q0-one-pass (the same copy of sgemm.cpp): with 16 vector registers
+# (AVX2) tinyBLAS_Q0_AVX covers 4 columns of a product with 4x2 tiles, then
+# makes a second pass over all the weights for a fifth column. The beam
+# decoder's products have 5 columns (one token per beam), so every step read
+# each decoder weight and the 51,865-row output matrix twice. The patch
+# computes all the columns of a 4-row tile before the next (2 columns at a
+# time, then the odd one), so the tile's weights are read once, from cache.
+# Each output is computed by the same kernel and in the same order as
+# before: the results are bit for bit the same. Could go upstream.
 set(STT_Q0_CHUNKS_PER_THREAD 8)
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles")
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass")
 
 function(stt_patch_insert text_var anchor insertion)
   string(FIND "${${text_var}}" "${anchor}" at)
@@ -186,6 +196,82 @@ function(stt_patch_sgemm whisper_dir out_file)
 
 ]=])
   string(REPLACE "@STT_Q0_CHUNKS_PER_THREAD@" "${STT_Q0_CHUNKS_PER_THREAD}" class "${class}")
+  # q0-one-pass: an odd column count of 3 or more with 4-row tiles goes
+  # through stt_gemm4_all_columns, the rows left over through mnpack as before.
+  stt_patch_replace(class
+    "        int64_t mc, nc, mp, np;\n        switch ((MIN(m - m0, 4) << 4) | MIN(n - n0, 4)) {\n"
+    [=[        int64_t mc, nc, mp, np;
+#if VECTOR_REGISTERS == 16 && defined(__AVX2__) && defined(__F16C__)
+        // stt-gateway (cmake/whisper-patches.cmake, q0-one-pass)
+        if (m - m0 >= 4 && n - n0 >= 3 && (n - n0) % 2 == 1) {
+            stt_gemm4_all_columns(m0, m, n0, n);
+            mnpack(m0 + (m - m0) / 4 * 4, m, n0, n);
+            return;
+        }
+#endif
+        switch ((MIN(m - m0, 4) << 4) | MIN(n - n0, 4)) {
+]=])
+  stt_patch_insert(class "    // Templated functions for gemm of dimensions Mx4\n" [=[
+    // stt-gateway (cmake/whisper-patches.cmake, q0-one-pass): one job is a
+    // 4-row tile across all columns, 2 at a time and then the odd one, so
+    // its rows of weights are read once; stt_tile4xN is gemm4xN's tile.
+    NOINLINE void stt_gemm4_all_columns(int64_t m0, int64_t m, int64_t n0, int64_t n) {
+        int64_t tiles = (m - m0) / 4;
+        int64_t duty = (tiles + nth - 1) / nth;
+        int64_t start = duty * ith;
+        int64_t end = start + duty;
+        if (end > tiles)
+            end = tiles;
+        stt_tiles_begin(tiles, start, end);
+        for (int64_t lo, hi; stt_tiles_next(lo, hi);)
+        for (int64_t job = lo; job < hi; ++job) {
+            int64_t ii = m0 + job * 4;
+            int64_t jj = n0;
+            for (; jj + 2 <= n; jj += 2)
+                stt_tile4xN<2>(ii, jj);
+            if (jj < n)
+                stt_tile4xN<1>(ii, jj);
+        }
+    }
+
+    template <int RN>
+    inline void stt_tile4xN(int64_t ii, int64_t jj) {
+            __m256 Cv[RN][4] = {};
+            for (int64_t l = 0; l < k; ++l) {
+                uint64_t a_delta = ((uint64_t)A[lda * (ii + 3) + l].d << 48) | ((uint64_t)A[lda * (ii + 2) + l].d << 32) | ((uint64_t)A[lda * (ii + 1) + l].d << 16) | (A[lda * (ii + 0) + l].d);
+                __m128 da = _mm_cvtph_ps(_mm_set_epi64x(0, a_delta));
+                __m256i avec0 = load(A + lda * (ii + 0) + l);
+                __m256i avec1 = load(A + lda * (ii + 1) + l);
+                __m256i avec2 = load(A + lda * (ii + 2) + l);
+                __m256i avec3 = load(A + lda * (ii + 3) + l);
+                for (int64_t j = 0; j < RN; ++j) {
+                        __m128 db = _mm_set1_ps(unhalf(B[ldb * (jj + j) + l].d));
+                        __m256 dvec =  _mm256_castps128_ps256(_mm_mul_ps(da, db));
+                        dvec = _mm256_permute2f128_ps(dvec ,dvec, 0);
+                        Cv[j][0] = madd(_mm256_shuffle_ps(dvec, dvec, 0),
+                                    updot(_mm256_sign_epi8(avec0, avec0),
+                                          _mm256_sign_epi8(load(B + ldb * (jj + j) + l), avec0)),
+                                    Cv[j][0]);
+                        Cv[j][1] = madd(_mm256_shuffle_ps(dvec, dvec, 85),
+                                    updot(_mm256_sign_epi8(avec1, avec1),
+                                            _mm256_sign_epi8(load(B + ldb * (jj + j) + l), avec1)),
+                                    Cv[j][1]);
+                        Cv[j][2] = madd(_mm256_shuffle_ps(dvec, dvec, 170),
+                                    updot(_mm256_sign_epi8(avec2, avec2),
+                                            _mm256_sign_epi8(load(B + ldb * (jj + j) + l), avec2)),
+                                    Cv[j][2]);
+                        Cv[j][3] = madd(_mm256_shuffle_ps(dvec, dvec, 255),
+                                    updot(_mm256_sign_epi8(avec3, avec3),
+                                            _mm256_sign_epi8(load(B + ldb * (jj + j) + l), avec3)),
+                                    Cv[j][3]);
+                }
+            }
+            for (int64_t j = 0; j < RN; ++j)
+                for (int64_t i = 0; i < 4; ++i)
+                    C[ldc * (jj + j) + (ii + i)] = hsum(Cv[j][i]);
+    }
+
+]=])
   set(text "${before}${class}${after}")
   stt_patch_insert(text "#include <array>\n"
     "#include <algorithm>\n// stt-gateway (cmake/whisper-patches.cmake, shared-q0-tiles): defined in ggml-cpu.c.\nextern \"C\" thread_local ggml_threadpool * stt_sgemm_shared_pool;\n")
