@@ -1,0 +1,66 @@
+// Checks the q0-one-pass patch (cmake/whisper-patches.cmake): a q8_0 product
+// with n columns must give, column by column, bit for bit what n products
+// of one column give. One-column products take tinyBLAS's unpatched 4x1
+// tiles; 3, 5 and 7 columns take the patched one-pass path (5 is the beam
+// decoder's); 67 rows leave 3 over the 4-row tiles. Exit 0 when all match.
+// Usage: stt-q0-columns [threads]
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "ggml-cpu.h"
+#include "ggml.h"
+
+namespace {
+
+constexpr int kInner = 512;  // a Whisper base row (16 q8_0 blocks)
+constexpr int kRows = 67;
+
+// weights (kRows x kInner, q8_0) times columns (kInner x n, f32): kRows x n.
+std::vector<float> product(const std::vector<float> & weights, const std::vector<float> & columns, int n, int threads) {
+    ggml_init_params params = {256 * 1024 * 1024, nullptr, false};
+    ggml_context * ctx = ggml_init(params);
+    ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, kInner, kRows);
+    ggml_quantize_chunk(GGML_TYPE_Q8_0, weights.data(), a->data, 0, kRows, kInner, nullptr);
+    ggml_tensor * b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, kInner, n);
+    std::memcpy(b->data, columns.data(), sizeof(float) * kInner * n);
+    ggml_tensor * c = ggml_mul_mat(ctx, a, b);
+    ggml_cgraph * graph = ggml_new_graph(ctx);
+    ggml_build_forward_expand(graph, c);
+    if (ggml_graph_compute_with_ctx(ctx, graph, threads) != GGML_STATUS_SUCCESS) {
+        std::fprintf(stderr, "ggml_graph_compute_with_ctx failed\n");
+        std::exit(2);
+    }
+    std::vector<float> out(static_cast<const float *>(c->data), static_cast<const float *>(c->data) + kRows * n);
+    ggml_free(ctx);
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char ** argv) {
+    const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
+    std::mt19937 random(20261126);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> weights(kRows * kInner);
+    for (float & w : weights) w = normal(random);
+
+    int failures = 0;
+    for (int n : {2, 3, 4, 5, 6, 7}) {
+        std::vector<float> columns(kInner * n);
+        for (float & x : columns) x = normal(random);
+        const std::vector<float> together = product(weights, columns, n, threads);
+        for (int j = 0; j < n; ++j) {
+            const std::vector<float> column(columns.begin() + j * kInner, columns.begin() + (j + 1) * kInner);
+            const std::vector<float> alone = product(weights, column, 1, threads);
+            if (std::memcmp(alone.data(), together.data() + j * kRows, sizeof(float) * kRows) != 0) {
+                std::printf("columns %d: column %d differs from its one-column product\n", n, j);
+                ++failures;
+            }
+        }
+    }
+    std::printf(failures ? "q0 columns: %d mismatches\n" : "q0 columns: all equal%.0d\n", failures);
+    return failures ? 1 : 0;
+}
