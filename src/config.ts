@@ -77,6 +77,12 @@ export interface Config {
   idleTimeoutMs: number;
   /** Open connections at most; past it the oldest one that has not authenticated is closed. */
   maxConnections: number;
+  /** Realtime transcription sessions (/v1/realtime) open at once, all keys together (STT_REALTIME_MAX_SESSIONS). */
+  realtimeMaxSessions: number;
+  /** ... and for one API key (STT_REALTIME_SESSIONS_PER_KEY). */
+  realtimeSessionsPerKey: number;
+  /** Silence (no client event) that closes a realtime session (STT_REALTIME_IDLE_TIMEOUT_MS). */
+  realtimeIdleMs: number;
   /** GET /metrics: not served, behind the admin key (default), or open to anyone who reaches the port. */
   metrics: 'off' | 'admin' | 'public';
 }
@@ -218,6 +224,9 @@ export function loadConfig(env: Env = process.env): Config {
     uploadTimeoutMs,
     idleTimeoutMs: int(env, 'STT_IDLE_TIMEOUT_MS', 30_000, 100, 3_600_000),
     maxConnections: int(env, 'STT_MAX_CONNECTIONS', 64, 1, 100_000),
+    realtimeMaxSessions: int(env, 'STT_REALTIME_MAX_SESSIONS', 16, 0, 10_000),
+    realtimeSessionsPerKey: int(env, 'STT_REALTIME_SESSIONS_PER_KEY', 4, 1, 10_000),
+    realtimeIdleMs: int(env, 'STT_REALTIME_IDLE_TIMEOUT_MS', 30_000, 100, 3_600_000),
     defaultModel: defaultModel(env.STT_DEFAULT_MODEL),
     threadpoolSize,
     maxPaused: Math.min(parallel, threadpoolSize - parallel - POOL_SPARE),

@@ -9,6 +9,7 @@ import { limitConnections, timeoutOptions } from './http/connections';
 import { firstStart, type FirstStart } from './first-start';
 import { abortAllJobs } from './native';
 import { replicaAddress, startHeartbeat } from './host/heartbeat';
+import { attachRealtime, isWebSocketUpgrade } from './http/realtime/upgrade';
 
 /** After the shutdown timeout, how long aborted jobs get to return and their requests to be answered. */
 const ABORT_GRACE_MS = 2000;
@@ -24,8 +25,12 @@ export interface RunningServer {
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
   const services = await createServices(config, logger);
   const app = createApp(services);
-  const server = http.createServer(timeoutOptions(config), app.callback());
+  // Upgrades other than WebSocket reach the app as plain requests where Node
+  // supports telling them apart (22.21, 24.9); on Node 20 the gate refuses them.
+  const options = { ...timeoutOptions(config), shouldUpgradeCallback: isWebSocketUpgrade } as http.ServerOptions;
+  const server = http.createServer(options, app.callback());
   limitConnections(server, config);
+  const realtime = attachRealtime(server, services);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -43,8 +48,10 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       logger.info('shutting down: no new connections, finishing in-flight work');
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      // Realtime sessions take no new turns; each closes (1001) once its committed turns are answered.
+      const sessionsEnded = realtime.close();
       const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), config.shutdownTimeoutMs).unref());
-      const finished = await Promise.race([Promise.all([stopped, services.local.scheduler.idle()]), timeout]);
+      const finished = await Promise.race([Promise.all([stopped, services.local.scheduler.idle(), sessionsEnded]), timeout]);
       if (finished === 'timeout') {
         // Past the timeout: abort what is left (queued, running, paused, even a
         // job whose client is long gone), give the aborted requests a moment to
@@ -54,10 +61,13 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
         services.shuttingDown.abort();
         services.local.scheduler.abortWaiting();
         abortAllJobs();
+        // Realtime sockets are not the HTTP server's to close: cut them now, not after the grace.
+        realtime.terminate();
         const grace = new Promise<void>((resolve) => setTimeout(resolve, ABORT_GRACE_MS).unref());
         await Promise.race([Promise.all([stopped, services.local.scheduler.idle()]), grace]);
       }
       server.closeAllConnections();
+      realtime.terminate();
       await stopHeartbeat?.();
       await closeServices(services);
       logger.info('stopped');

@@ -17,17 +17,24 @@ const DOMAIN_STATUS: [abstract new (...args: never[]) => SttError, number][] = [
 
 export const CLIENT_CLOSED = 499;
 
-/** An ApiError for anything thrown; `internal` is true when it is a 500 the log must explain. */
-export function toApiError(err: unknown, ctx: Context): { api: ApiError; internal: boolean } {
-  if (err instanceof ApiError) return { api: err, internal: false };
-  if (err instanceof AbortedError) return { api: new ApiError(CLIENT_CLOSED, 'client_closed_request', 'The client closed the request.'), internal: false };
+/** The ApiError for one of ours (an ApiError, a domain error, an abort); null for anything else. */
+export function knownApiError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (err instanceof AbortedError) return new ApiError(CLIENT_CLOSED, 'client_closed_request', 'The client closed the request.');
   for (const [kind, status] of DOMAIN_STATUS) {
     if (!(err instanceof kind)) continue;
     const headers: Record<string, string> = err instanceof BusyError || err instanceof OverShareError
       ? { 'Retry-After': String(Math.max(1, Math.ceil(err.retryAfterSeconds))) }
       : {};
-    return { api: new ApiError(status, err.code, err.message, err.param, headers), internal: false };
+    return new ApiError(status, err.code, err.message, err.param, headers);
   }
+  return null;
+}
+
+/** An ApiError for anything thrown; `internal` is true when it is a 500 the log must explain. */
+export function toApiError(err: unknown, ctx: Context): { api: ApiError; internal: boolean } {
+  const known = knownApiError(err);
+  if (known) return { api: known, internal: false };
   const e = err as { status?: number; httpCode?: number; expose?: boolean; message?: string };
   // formidable's errors carry an httpCode; 413 for every size limit.
   if (typeof e.httpCode === 'number') {

@@ -70,7 +70,32 @@ export class KeyLimiter {
     };
   }
 
-  private async countRequest(ctx: Context, key: ApiKeyRecord): Promise<void> {
+  /** A live session (src/http/realtime) counts as one request against the key's rate when it opens. */
+  async openLive(key: ApiKeyRecord): Promise<void> {
+    await this.countRequest(null, key).catch(busyAs500);
+  }
+
+  /**
+   * Reserves a live turn's seconds against the key's budget (429 ApiError
+   * when they are not left). end() releases them and records the turn like
+   * one transcription request: `seconds` transcribed (0 if its job never
+   * started), and whether it failed.
+   */
+  async admitLiveTurn(key: ApiKeyRecord, seconds: number): Promise<{ end(seconds: number, error: boolean): void }> {
+    const day = utcDay(this.now());
+    const admitted = await this.admitAudio(null, key, day, seconds).catch(busyAs500);
+    let ended = false;
+    return {
+      end: (transcribed, error) => {
+        if (ended) return;
+        ended = true;
+        if (admitted > 0) this.running.set(key.id, Math.max(0, (this.running.get(key.id) ?? 0) - admitted));
+        this.usage.record(key.id, day, { audioSeconds: transcribed, error });
+      },
+    };
+  }
+
+  private async countRequest(ctx: Context | null, key: ApiKeyRecord): Promise<void> {
     const limit = key.requestsPerMinute;
     if (limit === null) return;
     const w = await this.windows.count(key.id, limit, this.now());
@@ -84,7 +109,7 @@ export class KeyLimiter {
       throw new ApiError(429, 'rate_limit_exceeded', `This key may send ${limit} audio requests per minute; retry in ${resetIn(w.resetMs)}.`, null,
         { ...headers(0), 'Retry-After': String(Math.ceil(w.resetMs / 1000)) });
     }
-    ctx.set(headers(Math.max(0, limit - w.count)));
+    ctx?.set(headers(Math.max(0, limit - w.count)));
   }
 
   /**
@@ -93,7 +118,7 @@ export class KeyLimiter {
    * decoding tells) it only refuses a key that has nothing left, before the
    * upload is decoded.
    */
-  private async admitAudio(ctx: Context, key: ApiKeyRecord, day: string, seconds: number): Promise<number> {
+  private async admitAudio(ctx: Context | null, key: ApiKeyRecord, day: string, seconds: number): Promise<number> {
     const budget = key.audioSecondsPerDay;
     if (budget === null || seconds < 0) return 0;
     const used = (await this.usage.audioSeconds(key.id, day)) + (this.running.get(key.id) ?? 0);
@@ -114,7 +139,7 @@ export class KeyLimiter {
     }
     if (seconds === 0) return 0;
     this.running.set(key.id, (this.running.get(key.id) ?? 0) + seconds);
-    ctx.set(headers(budget - used - seconds));
+    ctx?.set(headers(budget - used - seconds));
     return seconds;
   }
 }

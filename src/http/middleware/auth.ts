@@ -8,10 +8,13 @@ import { adminKeyMatches } from '../../store/admin-key';
 import { markAuthenticated } from '../connections';
 import { stateOf } from '../state';
 
-function bearer(ctx: Context): string | null {
-  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(ctx.get('Authorization'));
+/** The token of an `Authorization: Bearer <token>` header. */
+export function bearerToken(header: string | undefined): string | null {
+  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
   return m ? m[1] : null;
 }
+
+const bearer = (ctx: Context): string | null => bearerToken(ctx.get('Authorization'));
 
 /**
  * A key a replica has not seen while the shared database is down or busy cannot be
@@ -20,7 +23,7 @@ function bearer(ctx: Context): string | null {
  * so anyone sending made-up keys during an outage would take them all out of
  * the upstream. Clients retry a 500 as they do a 503.
  */
-async function verify(keys: ApiKeyStore, token: string): Promise<ApiKeyRecord | null> {
+export async function verifyApiKey(keys: ApiKeyStore, token: string): Promise<ApiKeyRecord | null> {
   try {
     return await keys.verify(token);
   } catch (err) {
@@ -32,7 +35,7 @@ async function verify(keys: ApiKeyStore, token: string): Promise<ApiKeyRecord | 
 export function requireApiKey(keys: ApiKeyStore) {
   return async function authenticateApiKey(ctx: Context, next: Next): Promise<void> {
     const token = bearer(ctx);
-    const record = token ? await verify(keys, token) : null;
+    const record = token ? await verifyApiKey(keys, token) : null;
     if (!record) throw unauthorized(token ? 'Invalid or revoked API key.' : 'Missing bearer token.');
     stateOf(ctx).apiKey = record;
     markAuthenticated(ctx.req.socket);

@@ -1,0 +1,299 @@
+// One realtime transcription session on an open WebSocket: the client
+// appends 24-kHz PCM16 to a buffer and commits it as a turn; each turn is
+// resampled to 16 kHz and transcribed on the local runtime like a short
+// upload (the scheduler's fast lane, fair among keys), and its text comes
+// back as one delta and `.completed`. Turns are answered in the order they
+// were committed. Bounded: the buffer's length, turns waiting (past which
+// the socket stops being read, so a client sending faster than real time is
+// slowed by TCP, not queued in memory), outbound bytes, idle time, session
+// length, and bad events in a row.
+import type { WebSocket } from 'ws';
+import { createResampler, type Resampler } from '../../native';
+import type { ApiKeyRecord } from '../../store/api-keys';
+import type { Backends } from '../../stt/backends';
+import type { Logger } from '../../log';
+import type { KeyLimiter } from '../key-limiter';
+import { ApiError } from '../api-error';
+import { knownApiError } from '../error-map';
+import { parseSessionUpdate, SESSION_UPDATE } from './session-update';
+import {
+  cleared, committed, errorEvent, itemCreated, newId, sessionEvent, transcriptCompleted, transcriptDelta, transcriptFailed,
+  type Dialect, type EventError, type SessionSettings,
+} from './events';
+
+export const INPUT_RATE = 24000;
+/** OpenAI's floor for a commit ("buffer too small. Expected at least 100ms of audio"). */
+const MIN_COMMIT_SECONDS = 0.1;
+/** Past this many bad events in a row the client is not speaking the protocol: close 1008. */
+const MAX_BAD_EVENTS = 20;
+/** Outbound bytes not yet written before the session is cut (a client that stopped reading). */
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+/** Events received and not yet handled past which the socket stops being read. */
+const MAX_INBOX_EVENTS = 16;
+
+export interface SessionLimits {
+  /** Longest uncommitted buffer, in seconds. */
+  maxBufferSeconds: number;
+  /** Turns committed and not yet answered before the socket stops being read. */
+  maxWaitingTurns: number;
+  idleMs: number;
+  maxSessionMs: number;
+}
+
+export interface SessionParts {
+  stt: Backends;
+  keyLimiter: KeyLimiter;
+  logger: Logger;
+  limits: SessionLimits;
+}
+
+const invalid = (code: string, message: string, param: string | null = null): EventError => ({ type: 'invalid_request_error', code, message, param });
+
+/** The event fields of anything a turn can fail with; internal errors say no more than that. */
+function eventErrorOf(err: unknown): { error: EventError; internal: boolean } {
+  const api = knownApiError(err) ?? new ApiError(500, 'internal_error', 'Internal server error.');
+  const { type, code, message, param } = api.toBody().error;
+  return { error: { type, code, message, param }, internal: !knownApiError(err) };
+}
+
+export class RealtimeSession {
+  readonly id = newId('sess');
+  private settings: SessionSettings;
+  private buffer: { resampler: Resampler; samples: number } | null = null;
+  private lastItemId: string | null = null;
+  private turns: Promise<void> = Promise.resolve();
+  /** Events are handled one after another, in the order they came (an update reads the routing first). */
+  private inbox: Promise<void> = Promise.resolve();
+  private waitingTurns = 0;
+  private inboxEvents = 0;
+  private badEvents = 0;
+  private paused = false;
+  /** Shutting down: no new turns, the socket no longer read. */
+  private ending = false;
+  private closed = false;
+  private readonly abort = new AbortController();
+  private idleTimer: NodeJS.Timeout | null = null;
+  private readonly lifeTimer: NodeJS.Timeout;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private dialect: Dialect,
+    private readonly key: ApiKeyRecord,
+    model: string,
+    private readonly parts: SessionParts,
+  ) {
+    this.settings = { model, language: null, prompt: null };
+    ws.on('message', (data, isBinary) => {
+      this.inboxEvents++;
+      this.applyPause();
+      this.inbox = this.inbox
+        .then(() => this.receive(data as Buffer, isBinary))
+        .catch((err: Error) => {
+          parts.logger.error({ session: this.id, err: err.message }, 'realtime event failed');
+          this.fail('internal_error', 'Internal server error.');
+        })
+        .finally(() => {
+          this.inboxEvents--;
+          this.applyPause();
+        });
+    });
+    ws.on('close', () => this.dispose());
+    ws.on('error', (err) => parts.logger.debug({ session: this.id, err: err.message }, 'realtime socket error'));
+    this.lifeTimer = setTimeout(() => this.fail('session_expired', `A session lasts at most ${Math.round(parts.limits.maxSessionMs / 60_000)} minutes; open a new one.`), parts.limits.maxSessionMs);
+    this.lifeTimer.unref();
+    this.touch();
+    this.send(sessionEvent(this.dialect, 'created', this.id, this.settings));
+  }
+
+  /**
+   * Ends the session (shutdown): reads no more events and takes no new
+   * turns, answers the turns already committed, then sends `error
+   * shutting_down` and closes with 1001.
+   */
+  async end(): Promise<void> {
+    this.ending = true;
+    this.applyPause();
+    while (this.waitingTurns > 0 && !this.closed) await this.turns;
+    if (this.closed) return;
+    this.send(errorEvent({ type: 'server_error', code: 'shutting_down', message: 'The server is shutting down; open a new session shortly or on another instance.', param: null }));
+    this.ws.close(1001, 'server shutting down');
+  }
+
+  /**
+   * The socket is read only while fewer than maxWaitingTurns turns wait and
+   * the inbox is short: a client sending faster than it is served is slowed
+   * by TCP instead of queued in memory.
+   */
+  private applyPause(): void {
+    const pause = this.ending || this.waitingTurns >= this.parts.limits.maxWaitingTurns || this.inboxEvents >= MAX_INBOX_EVENTS;
+    if (pause === this.paused || this.closed) return;
+    this.paused = pause;
+    if (pause) this.ws.pause();
+    else this.ws.resume();
+  }
+
+  terminate(): void {
+    this.ws.terminate();
+  }
+
+  private send(event: object): void {
+    if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
+    if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.parts.logger.warn({ session: this.id }, 'realtime client stopped reading: session cut');
+      this.ws.terminate();
+      return;
+    }
+    this.ws.send(JSON.stringify(event));
+  }
+
+  /** An `error` event, and the session closed (1008) after it. */
+  private fail(code: string, message: string): void {
+    this.send(errorEvent(invalid(code, message)));
+    this.ws.close(1008, code);
+  }
+
+  /** Restarts the idle clock; it does not run out while committed turns are still being transcribed. */
+  private touch(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (this.waitingTurns > 0) return this.touch();
+      this.fail('session_idle_timeout', `No event for ${this.parts.limits.idleMs / 1000} s: session closed.`);
+    }, this.parts.limits.idleMs);
+    this.idleTimer.unref();
+  }
+
+  private refuse(error: EventError, clientEventId: string | null): void {
+    this.send(errorEvent(error, clientEventId));
+    if (++this.badEvents >= MAX_BAD_EVENTS) this.fail('too_many_invalid_events', `${MAX_BAD_EVENTS} invalid events in a row: session closed.`);
+  }
+
+  private async receive(data: Buffer, isBinary: boolean): Promise<void> {
+    if (this.closed) return;
+    this.touch();
+    if (isBinary) return this.refuse(invalid('invalid_event', 'Events are JSON text messages; audio goes base64-encoded in input_audio_buffer.append.'), null);
+    let event: unknown;
+    try {
+      event = JSON.parse(data.toString('utf8'));
+    } catch {
+      return this.refuse(invalid('invalid_json', 'The event is not valid JSON.'), null);
+    }
+    if (typeof event !== 'object' || event === null || Array.isArray(event) || typeof (event as { type?: unknown }).type !== 'string') {
+      return this.refuse(invalid('invalid_event', 'An event is a JSON object with a string "type".', 'type'), null);
+    }
+    const e = event as Record<string, unknown>;
+    const clientEventId = typeof e.event_id === 'string' ? e.event_id : null;
+    const problem = await this.handle(e);
+    if (problem) return this.refuse(problem, clientEventId);
+    this.badEvents = 0;
+  }
+
+  /** Handles one client event; returns the error to answer with, if any. */
+  private async handle(e: Record<string, unknown>): Promise<EventError | null> {
+    const type = e.type as string;
+    if (type in SESSION_UPDATE) return this.update(e);
+    switch (type) {
+      case 'input_audio_buffer.append':
+        return this.append(e.audio);
+      case 'input_audio_buffer.commit':
+        return this.commit();
+      case 'input_audio_buffer.clear':
+        this.buffer?.resampler.free();
+        this.buffer = null;
+        this.send(cleared());
+        return null;
+      default:
+        return invalid('unknown_event', `"${type}" is not an event this server takes: session.update, transcription_session.update, input_audio_buffer.append, .commit and .clear.`, 'type');
+    }
+  }
+
+  private async update(e: Record<string, unknown>): Promise<EventError | null> {
+    const parsed = parseSessionUpdate(e, this.settings, (await this.parts.stt.route()).target);
+    if (!('settings' in parsed)) return parsed;
+    this.settings = parsed.settings;
+    this.dialect = parsed.dialect;
+    this.send(sessionEvent(this.dialect, 'updated', this.id, this.settings));
+    return null;
+  }
+
+  private append(audio: unknown): EventError | null {
+    if (typeof audio !== 'string' || audio.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(audio)) {
+      return invalid('invalid_value', 'audio must be base64-encoded 16-bit little-endian PCM.', 'audio');
+    }
+    const bytes = Buffer.from(audio, 'base64');
+    if (bytes.length % 2 !== 0) return invalid('invalid_value', 'audio must hold whole 16-bit samples (an even number of bytes).', 'audio');
+    const samples = bytes.length / 2;
+    const held = this.buffer?.samples ?? 0;
+    if ((held + samples) / INPUT_RATE > this.parts.limits.maxBufferSeconds) {
+      return invalid('input_audio_buffer_full',
+        `The input audio buffer holds at most ${this.parts.limits.maxBufferSeconds} s: commit or clear it. This append was dropped.`, 'audio');
+    }
+    const pcm = new Float32Array(samples);
+    for (let i = 0; i < samples; i++) pcm[i] = bytes.readInt16LE(2 * i) / 32768;
+    this.buffer ??= { resampler: createResampler(INPUT_RATE), samples: 0 };
+    this.buffer.resampler.push(pcm);
+    this.buffer.samples += samples;
+    return null;
+  }
+
+  private commit(): EventError | null {
+    if (this.ending) return { type: 'server_error', code: 'shutting_down', message: 'The server is shutting down: this turn was not taken.', param: null };
+    const seconds = (this.buffer?.samples ?? 0) / INPUT_RATE;
+    if (!this.buffer || seconds < MIN_COMMIT_SECONDS) {
+      return invalid('input_audio_buffer_commit_empty',
+        `buffer too small. Expected at least ${MIN_COMMIT_SECONDS * 1000}ms of audio, but buffer only has ${(seconds * 1000).toFixed(2)}ms of audio.`);
+    }
+    const pcm = this.buffer.resampler.finish();
+    this.buffer = null;
+    const itemId = newId('item');
+    this.send(committed(itemId, this.lastItemId));
+    this.send(itemCreated(itemId, this.lastItemId));
+    this.lastItemId = itemId;
+    const settings = this.settings;
+    this.waitingTurns++;
+    this.applyPause();
+    this.turns = this.turns.then(() => this.transcribe(itemId, pcm, seconds, settings)).finally(() => {
+      this.waitingTurns--;
+      this.applyPause();
+      // The client's silence while its turn was transcribed is not idleness.
+      if (!this.closed) this.touch();
+    });
+    return null;
+  }
+
+  private async transcribe(itemId: string, pcm: Float32Array, seconds: number, settings: SessionSettings): Promise<void> {
+    if (this.closed) return;
+    let started = false;
+    let turn: { end(seconds: number, error: boolean): void } | null = null;
+    try {
+      if ((await this.parts.stt.route()).target.mode !== 'local') {
+        throw new ApiError(409, 'realtime_unavailable', 'Realtime sessions run on the local runtime, and this server now sends transcriptions to a cloud provider.');
+      }
+      turn = await this.parts.keyLimiter.admitLiveTurn(this.key, seconds);
+      const out = await this.parts.stt.transcribe({
+        task: 'transcribe', wav: null, pcm, durationSeconds: seconds, signal: this.abort.signal, owner: this.key.id,
+        filename: 'audio.wav', format: 'json', language: settings.language ?? undefined, prompt: settings.prompt ?? undefined,
+        granularities: new Set(), cloud: null, onStart: () => { started = true; },
+      });
+      const text = out.result.text.trim();
+      turn.end(seconds, false);
+      if (text) this.send(transcriptDelta(itemId, text));
+      this.send(transcriptCompleted(itemId, text, seconds));
+    } catch (err) {
+      turn?.end(started ? seconds : 0, true);
+      if (this.closed) return;
+      const { error, internal } = eventErrorOf(err);
+      if (internal) this.parts.logger.error({ session: this.id, err: (err as Error).message }, 'realtime turn failed');
+      this.send(transcriptFailed(itemId, error));
+    }
+  }
+
+  private dispose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.abort.abort();
+    this.buffer?.resampler.free();
+    this.buffer = null;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    clearTimeout(this.lifeTimer);
+  }
+}

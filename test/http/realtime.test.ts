@@ -1,0 +1,304 @@
+// Realtime transcription sessions (GET /v1/realtime, src/http/realtime/) with
+// the `ws` client, on the synthetic stand-in model: the handshake's gate,
+// both dialects, a committed turn's events and text (the same as an upload
+// of the same audio), bad events answered with `error` on a session that
+// stays usable, the key's audio budget, idle and shutdown closes.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import WebSocket from 'ws';
+import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
+import { AUDIO_DIR, readPcm16Mono, writeWav } from '../../fixtures';
+import type { CreatedApiKey } from '../../src/admin-api';
+
+let server: TestServer;
+const LOCAL = { mode: 'local' as const, localModel: 'whisper-base' };
+const JFK = readPcm16Mono(readFileSync(path.join(AUDIO_DIR, 'jfk.wav'))).samples;
+
+/** 16 kHz to 24 kHz by linear interpolation: a client's microphone rate, test-side only. */
+function to24k(pcm16k: Float32Array): Int16Array {
+  const out = new Int16Array(Math.floor((pcm16k.length * 3) / 2));
+  for (let i = 0; i < out.length; i++) {
+    const x = (i * 2) / 3;
+    const j = Math.floor(x);
+    const a = pcm16k[j] ?? 0;
+    const b = pcm16k[j + 1] ?? a;
+    out[i] = Math.max(-32768, Math.min(32767, Math.round((a + (b - a) * (x - j)) * 32767)));
+  }
+  return out;
+}
+const JFK_24K = to24k(JFK);
+const base64 = (pcm: Int16Array) => Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64');
+
+before(async () => {
+  server = await startTestServer({ routing: LOCAL, env: { STT_REALTIME_SESSIONS_PER_KEY: '2', STT_REALTIME_MAX_SESSIONS: '3' } });
+});
+after(async () => {
+  await server?.close();
+});
+
+const wsUrl = (query = '?intent=transcription') => `${server.url.replace('http', 'ws')}/v1/realtime${query}`;
+
+/** An open session and the events it received, in order. */
+async function connect(opts: { query?: string; key?: string | null; headers?: Record<string, string>; protocols?: string[] } = {}) {
+  const key = opts.key === undefined ? server.apiKey : opts.key;
+  const ws = new WebSocket(wsUrl(opts.query), opts.protocols ?? [], { headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...opts.headers } });
+  const events: Record<string, any>[] = [];
+  const waiters: { type: string; resolve: (e: Record<string, any>) => void }[] = [];
+  let seen = 0;
+  ws.on('message', (data) => {
+    const event = JSON.parse(String(data));
+    events.push(event);
+    const i = waiters.findIndex((w) => w.type === event.type);
+    if (i >= 0) waiters.splice(i, 1)[0].resolve(event);
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  return {
+    ws,
+    events,
+    closed,
+    send: (event: object) => ws.send(JSON.stringify(event)),
+    /** The next event of `type` not yet taken (waits for it). */
+    next(type: string): Promise<Record<string, any>> {
+      const found = events.slice(seen).find((e) => e.type === type);
+      if (found) {
+        seen = events.indexOf(found) + 1;
+        return Promise.resolve(found);
+      }
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${type} within 60 s; events: ${events.map((e) => e.type).join(', ')}`)), 60_000);
+        waiters.push({ type, resolve: (e) => { clearTimeout(timer); seen = events.indexOf(e) + 1; resolve(e); } });
+      });
+    },
+  };
+}
+
+/** The handshake's refusal: status and JSON body. */
+async function refused(url: string, headers: Record<string, string> = {}, protocols: string[] = []): Promise<{ status: number; body: any }> {
+  const ws = new WebSocket(url, protocols, { headers });
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => reject(new Error('the session opened')));
+    ws.once('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(body) }));
+    });
+    ws.once('error', () => undefined);
+  });
+}
+
+async function sendTurn(s: Awaited<ReturnType<typeof connect>>, pcm: Int16Array, chunkSamples = 2400): Promise<void> {
+  for (let i = 0; i < pcm.length; i += chunkSamples) s.send({ type: 'input_audio_buffer.append', audio: base64(pcm.subarray(i, i + chunkSamples)) });
+  s.send({ type: 'input_audio_buffer.commit', event_id: 'evt_commit' });
+}
+
+test('the handshake refuses with the error envelope: no key, a bad key, another path, another intent, an unknown model', async () => {
+  const auth = { Authorization: `Bearer ${server.apiKey}` };
+  const cases: [string, Record<string, string>, number, string][] = [
+    [wsUrl(), {}, 401, 'invalid_api_key'],
+    [wsUrl(), { Authorization: 'Bearer sk-not-a-key' }, 401, 'invalid_api_key'],
+    [`${server.url.replace('http', 'ws')}/v1/elsewhere`, auth, 404, 'not_found'],
+    [wsUrl('?intent=conversation'), auth, 400, 'unsupported_intent'],
+    [wsUrl(''), auth, 400, 'missing_required_parameter'],
+    [wsUrl('?model=gpt-5-realtime'), auth, 404, 'model_not_found'],
+  ];
+  for (const [url, headers, status, code] of cases) {
+    const r = await refused(url, headers);
+    assert.equal(r.status, status, `${url} ${JSON.stringify(headers)}`);
+    assert.equal(r.body.error.code, code);
+    assert.equal(typeof r.body.error.message, 'string');
+  }
+  // Another upgrade (curl --http2's h2c) is served as a plain request where Node can tell it apart, refused clearly where not (Node 20).
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  const nodeSplitsUpgrades = major > 24 || (major === 24 && minor >= 9) || (major === 22 && minor >= 21);
+  const h2c = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const req = http.get(`${server.url}/health`, { headers: { Connection: 'Upgrade, HTTP2-Settings', Upgrade: 'h2c', 'HTTP2-Settings': '' } }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(body) }));
+    });
+    req.on('error', reject);
+  });
+  if (nodeSplitsUpgrades) assert.equal(h2c.status, 200);
+  else assert.deepEqual([h2c.status, h2c.body.error.code], [400, 'upgrade_not_supported']);
+  // A plain request to the path is not an upgrade: Koa answers it like any unknown route.
+  assert.equal((await fetch(`${server.url}/v1/realtime?intent=transcription`, { headers: auth })).status, 404);
+});
+
+test('a committed turn: committed, item created, one delta, completed with the text an upload of the same audio gets', async () => {
+  const s = await connect();
+  const created = await s.next('session.created');
+  assert.equal(created.session.type, 'transcription');
+  assert.equal(created.session.audio.input.turn_detection, null);
+  s.send({ type: 'session.update', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 24000 }, transcription: { model: 'service-local-stt', language: 'en' }, turn_detection: null } } } });
+  const updated = await s.next('session.updated');
+  assert.equal(updated.session.audio.input.transcription.language, 'en');
+  await sendTurn(s, JFK_24K);
+  const committed = await s.next('input_audio_buffer.committed');
+  const item = await s.next('conversation.item.created');
+  assert.equal(item.item.id, committed.item_id);
+  assert.equal(committed.previous_item_id, null);
+  const completed = await s.next('conversation.item.input_audio_transcription.completed');
+  assert.equal(completed.item_id, committed.item_id);
+  assert.ok(Math.abs(completed.usage.seconds - JFK_24K.length / 24000) < 0.01, `usage ${completed.usage.seconds}`);
+  assert.ok(completed.transcript.length > 0, 'the stand-in model says something for 11 s of speech');
+  const deltas = s.events.filter((e) => e.type === 'conversation.item.input_audio_transcription.delta').map((e) => e.delta);
+  assert.deepEqual(deltas, [completed.transcript], 'one delta, the whole text');
+  // The same 24-kHz samples uploaded as a float WAV: the same resampler, the same decoding.
+  const wav = writeWav({ rate: 24000, encoding: 'float32', channels: [Float32Array.from(JFK_24K, (v) => v / 32768)] });
+  const upload = await transcribe(server, { file: wavBlob(wav), language: 'en' }, server.auth);
+  assert.equal(upload.status, 200);
+  assert.equal(completed.transcript, ((await upload.json()) as { text: string }).text.trim());
+  // A second turn names the first as its previous item.
+  await sendTurn(s, JFK_24K.subarray(0, 24000));
+  const second = await s.next('input_audio_buffer.committed');
+  assert.equal(second.previous_item_id, committed.item_id);
+  await s.next('conversation.item.input_audio_transcription.completed');
+  s.ws.close();
+  await s.closed;
+});
+
+test('bad events get an error event naming the problem and the client event, and the session goes on', async () => {
+  const s = await connect();
+  await s.next('session.created');
+  s.ws.send('{not json');
+  assert.equal((await s.next('error')).error.code, 'invalid_json');
+  s.send({ type: 'response.create', event_id: 'evt_1' });
+  let e = await s.next('error');
+  assert.equal(e.error.code, 'unknown_event');
+  assert.equal(e.error.param, 'type');
+  assert.equal(e.error.event_id, 'evt_1');
+  s.send({ type: 'input_audio_buffer.append', audio: 'AAA' });
+  assert.equal((await s.next('error')).error.code, 'invalid_value');
+  s.send({ type: 'input_audio_buffer.append', audio: Buffer.from([1, 2, 3]).toString('base64') });
+  assert.equal((await s.next('error')).error.code, 'invalid_value');
+  s.send({ type: 'input_audio_buffer.commit' });
+  assert.equal((await s.next('error')).error.code, 'input_audio_buffer_commit_empty');
+  s.send({ type: 'session.update', session: { type: 'transcription', audio: { input: { turn_detection: { type: 'server_vad' } } } } });
+  e = await s.next('error');
+  assert.equal(e.error.code, 'unsupported_turn_detection');
+  assert.equal(e.error.param, 'session.audio.input.turn_detection');
+  s.send({ type: 'session.update', session: { type: 'realtime' } });
+  assert.equal((await s.next('error')).error.code, 'unsupported_session_type');
+  s.send({ type: 'session.update', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 16000 } } } } });
+  assert.equal((await s.next('error')).error.code, 'unsupported_audio_format');
+  s.send({ type: 'session.update', session: { type: 'transcription', audio: { input: { transcription: { language: 'xx' } } } } });
+  assert.equal((await s.next('error')).error.code, 'unsupported_language');
+  s.ws.send(Buffer.from([0, 1, 2]), { binary: true });
+  assert.equal((await s.next('error')).error.code, 'invalid_event');
+  // Cleared audio is gone: a commit after a clear has nothing to commit.
+  s.send({ type: 'input_audio_buffer.append', audio: base64(JFK_24K.subarray(0, 4800)) });
+  s.send({ type: 'input_audio_buffer.clear' });
+  await s.next('input_audio_buffer.cleared');
+  s.send({ type: 'input_audio_buffer.commit' });
+  assert.equal((await s.next('error')).error.code, 'input_audio_buffer_commit_empty');
+  // Still usable.
+  await sendTurn(s, JFK_24K.subarray(0, 48000));
+  await s.next('conversation.item.input_audio_transcription.completed');
+  assert.deepEqual(s.events.filter((e) => e.type === 'error').map((e) => e.error.code), [
+    'invalid_json', 'unknown_event', 'invalid_value', 'invalid_value', 'input_audio_buffer_commit_empty', 'unsupported_turn_detection',
+    'unsupported_session_type', 'unsupported_audio_format', 'unsupported_language', 'invalid_event', 'input_audio_buffer_commit_empty',
+  ], 'every bad event answered once, in order, and nothing else');
+  // 20 bad events in a row: not the protocol, the session is closed.
+  for (let i = 0; i < 20; i++) s.send({ type: 'nonsense' });
+  assert.equal((await s.closed).code, 1008);
+});
+
+test('an event over 2 MiB closes the session with 1009 (ws\'s maxPayload)', async () => {
+  const s = await connect();
+  await s.next('session.created');
+  s.send({ type: 'input_audio_buffer.append', audio: 'A'.repeat(3 * 1024 * 1024) });
+  assert.equal((await s.closed).code, 1009);
+});
+
+test('the beta dialect (OpenAI-Beta: realtime=v1) is answered in its own events; the subprotocol carries the key and "realtime" is selected', async () => {
+  const beta = await connect({ headers: { 'OpenAI-Beta': 'realtime=v1' } });
+  const created = await beta.next('transcription_session.created');
+  assert.equal(created.session.input_audio_format, 'pcm16');
+  beta.send({ type: 'transcription_session.update', session: { input_audio_format: 'pcm16', input_audio_transcription: { model: 'service-local-stt', language: 'en' }, turn_detection: null } });
+  assert.equal((await beta.next('transcription_session.updated')).session.input_audio_transcription.language, 'en');
+  beta.ws.close();
+  await beta.closed;
+  const browser = await connect({ key: null, protocols: ['realtime', `openai-insecure-api-key.${server.apiKey}`] });
+  assert.equal(browser.ws.protocol, 'realtime');
+  await browser.next('session.created');
+  browser.ws.close();
+  await browser.closed;
+});
+
+test('limits: sessions per key, and the key\'s audio budget per turn', async () => {
+  const res = await fetch(`${server.url}/admin/api-keys`, {
+    method: 'POST', headers: { Authorization: `Bearer ${server.adminKey}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'live-five-seconds', audioSecondsPerDay: 5 }),
+  });
+  const k = (await res.json()) as CreatedApiKey;
+  const one = await connect({ key: k.key });
+  const two = await connect({ key: k.key });
+  const third = await refused(wsUrl(), { Authorization: `Bearer ${k.key}` });
+  assert.deepEqual([third.status, third.body.error.code], [429, 'too_many_sessions']);
+  // STT_REALTIME_MAX_SESSIONS=3 here: one more key's session fits, the next does not.
+  const other = await connect();
+  const fourth = await refused(wsUrl(), server.auth);
+  assert.deepEqual([fourth.status, fourth.body.error.code], [503, 'too_many_sessions']);
+  other.ws.close();
+  two.ws.close();
+  await Promise.all([other.closed, two.closed]);
+  // 11 s against a 5-s budget: the turn fails with the budget's code; a short one still fits.
+  await sendTurn(one, JFK_24K);
+  const failed = await one.next('conversation.item.input_audio_transcription.failed');
+  assert.equal(failed.error.code, 'audio_budget_exceeded');
+  await sendTurn(one, JFK_24K.subarray(0, 48000));
+  const ok = await one.next('conversation.item.input_audio_transcription.completed');
+  assert.equal(ok.usage.seconds, 2);
+  one.ws.close();
+  await one.closed;
+});
+
+test('a session with no event for STT_REALTIME_IDLE_TIMEOUT_MS gets error session_idle_timeout and close 1008', async () => {
+  const own = await startTestServer({ routing: LOCAL, env: { STT_REALTIME_IDLE_TIMEOUT_MS: '300' } });
+  try {
+    const ws = new WebSocket(`${own.url.replace('http', 'ws')}/v1/realtime?intent=transcription`, { headers: own.auth });
+    const events: any[] = [];
+    ws.on('message', (d) => events.push(JSON.parse(String(d))));
+    const code = await new Promise<number>((resolve) => ws.on('close', (c) => resolve(c)));
+    assert.equal(code, 1008);
+    assert.deepEqual(events.map((e) => e.type), ['session.created', 'error']);
+    assert.equal(events[1].error.code, 'session_idle_timeout');
+  } finally {
+    await own.close();
+  }
+});
+
+test('shutdown ends an open session with 1001 after its committed turn is answered', async () => {
+  const own = await startTestServer({ routing: LOCAL });
+  try {
+    const ws = new WebSocket(`${own.url.replace('http', 'ws')}/v1/realtime?intent=transcription`, { headers: own.auth });
+    const events: any[] = [];
+    ws.on('message', (d) => events.push(JSON.parse(String(d))));
+    await new Promise((resolve) => ws.once('open', resolve));
+    const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+    // Three turns committed at once; shutdown starts when the first is committed, before the last can be answered.
+    for (let turn = 0; turn < 3; turn++) {
+      for (let i = 0; i < JFK_24K.length; i += 4800) ws.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: base64(JFK_24K.subarray(i, i + 4800)) }));
+      ws.send(JSON.stringify({ type: 'input_audio_buffer.commit' }));
+    }
+    await new Promise<void>((resolve) => {
+      const check = () => (events.some((e) => e.type === 'input_audio_buffer.committed') ? resolve() : setTimeout(check, 5));
+      check();
+    });
+    await own.close();
+    assert.equal(await closed, 1001);
+    const committed = events.filter((e) => e.type === 'input_audio_buffer.committed').map((e) => e.item_id);
+    const answered = events.filter((e) => e.type === 'conversation.item.input_audio_transcription.completed').map((e) => e.item_id);
+    assert.deepEqual(answered, committed, 'every committed turn answered before the close');
+    assert.equal(events.at(-1).error?.code, 'shutting_down');
+  } finally {
+    await own.close();
+  }
+});

@@ -1,0 +1,41 @@
+"""A realtime transcription session through the official Python openai client.
+
+Usage: openai_realtime.py WS_BASE_URL API_KEY PCM16_24K_FILE PACE
+PACE is "realtime" (100 ms of audio every 100 ms) or "fast" (all at once).
+Prints one JSON line: the event types in order, the transcript, the usage.
+"""
+import base64
+import json
+import sys
+import time
+
+from openai import OpenAI
+
+base, key, pcm_path, pace = sys.argv[1:5]
+client = OpenAI(api_key=key, base_url=base.replace("ws", "http", 1), websocket_base_url=base)
+pcm = open(pcm_path, "rb").read()
+chunk = 4800 * 2  # 100 ms of 24-kHz 16-bit mono
+
+types = []
+with client.realtime.connect(extra_query={"intent": "transcription"}) as conn:
+    conn.session.update(session={
+        "type": "transcription",
+        "audio": {"input": {
+            "format": {"type": "audio/pcm", "rate": 24000},
+            "transcription": {"model": "service-local-stt", "language": "en"},
+            "turn_detection": None,
+        }},
+    })
+    for i in range(0, len(pcm), chunk):
+        conn.input_audio_buffer.append(audio=base64.b64encode(pcm[i:i + chunk]).decode())
+        if pace == "realtime":
+            time.sleep(0.1)
+    conn.input_audio_buffer.commit()
+    for event in conn:
+        types.append(event.type)
+        if event.type == "conversation.item.input_audio_transcription.completed":
+            print(json.dumps({"types": types, "transcript": event.transcript, "seconds": event.usage.seconds}))
+            break
+        if event.type in ("error", "conversation.item.input_audio_transcription.failed"):
+            print(json.dumps({"types": types, "error": event.to_dict()}))
+            sys.exit(1)

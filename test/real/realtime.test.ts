@@ -1,0 +1,63 @@
+// A realtime transcription session from the official Python openai client
+// (client.realtime.connect, intent=transcription) on real Whisper base,
+// streaming JFK at 24 kHz in real time and all at once: the transcript is
+// the one an upload of the same audio gets.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { startRealServer } from '../helpers/real-models';
+import { transcribe, wavBlob, type TestServer } from '../helpers/server';
+import { AUDIO_DIR, readPcm16Mono, writeWav } from '../../fixtures';
+import { pythonVenv } from '../../fixtures/python-venv';
+
+const run = promisify(execFile);
+const PYTHON_REALTIME = ['openai==3.51.0', 'websockets==17.4'];
+let server: TestServer;
+let dir: string;
+
+before(async () => {
+  server = await startRealServer('base-q8_0');
+  dir = mkdtempSync(path.join(os.tmpdir(), 'stt-realtime-'));
+});
+after(async () => {
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** 16 kHz to 24 kHz by linear interpolation (the client's side), as 16-bit samples. */
+function to24k(pcm16k: Float32Array): Int16Array {
+  const out = new Int16Array(Math.floor((pcm16k.length * 3) / 2));
+  for (let i = 0; i < out.length; i++) {
+    const x = (i * 2) / 3;
+    const j = Math.floor(x);
+    const a = pcm16k[j] ?? 0;
+    const b = pcm16k[j + 1] ?? a;
+    out[i] = Math.max(-32768, Math.min(32767, Math.round((a + (b - a) * (x - j)) * 32767)));
+  }
+  return out;
+}
+
+test('the Python openai client streams JFK in real time and all at once: the transcript an upload gets', { timeout: 600_000 }, async () => {
+  const pcm = to24k(readPcm16Mono(readFileSync(path.join(AUDIO_DIR, 'jfk.wav'))).samples);
+  const raw = path.join(dir, 'jfk-24k.pcm');
+  writeFileSync(raw, Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
+  const upload = await transcribe(server, { file: wavBlob(writeWav({ rate: 24000, encoding: 'float32', channels: [Float32Array.from(pcm, (v) => v / 32768)] })), language: 'en' }, server.auth);
+  assert.equal(upload.status, 200);
+  const expected = ((await upload.json()) as { text: string }).text.trim();
+  assert.match(expected, /ask not what your country can do for you/i);
+  const bin = pythonVenv('openai-realtime', PYTHON_REALTIME);
+  const script = path.join(__dirname, '..', 'python', 'openai_realtime.py');
+  for (const pace of ['realtime', 'fast']) {
+    const { stdout } = await run(path.join(bin, 'python'), [script, `${server.url.replace('http', 'ws')}/v1`, server.apiKey, raw, pace], { timeout: 300_000 });
+    const py = JSON.parse(stdout);
+    assert.equal(py.transcript, expected, pace);
+    assert.ok(Math.abs(py.seconds - pcm.length / 24000) < 0.01, `${pace}: usage ${py.seconds}`);
+    for (const type of ['session.created', 'session.updated', 'input_audio_buffer.committed', 'conversation.item.input_audio_transcription.delta']) {
+      assert.ok(py.types.includes(type), `${pace}: ${type} in ${py.types.join(', ')}`);
+    }
+  }
+});
