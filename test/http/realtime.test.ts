@@ -10,26 +10,14 @@ import http from 'node:http';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
-import { AUDIO_DIR, readPcm16Mono, writeWav } from '../../fixtures';
+import { AUDIO_DIR, pcm16At24k, readPcm16Mono, writeWav } from '../../fixtures';
 import type { CreatedApiKey } from '../../src/admin-api';
 
 let server: TestServer;
 const LOCAL = { mode: 'local' as const, localModel: 'whisper-base' };
 const JFK = readPcm16Mono(readFileSync(path.join(AUDIO_DIR, 'jfk.wav'))).samples;
 
-/** 16 kHz to 24 kHz by linear interpolation: a client's microphone rate, test-side only. */
-function to24k(pcm16k: Float32Array): Int16Array {
-  const out = new Int16Array(Math.floor((pcm16k.length * 3) / 2));
-  for (let i = 0; i < out.length; i++) {
-    const x = (i * 2) / 3;
-    const j = Math.floor(x);
-    const a = pcm16k[j] ?? 0;
-    const b = pcm16k[j + 1] ?? a;
-    out[i] = Math.max(-32768, Math.min(32767, Math.round((a + (b - a) * (x - j)) * 32767)));
-  }
-  return out;
-}
-const JFK_24K = to24k(JFK);
+const JFK_24K = pcm16At24k(JFK);
 const base64 = (pcm: Int16Array) => Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64');
 
 before(async () => {

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { startRealServer } from '../helpers/real-models';
 import { transcribe, wavBlob, type TestServer } from '../helpers/server';
-import { AUDIO_DIR, readPcm16Mono, writeWav } from '../../fixtures';
+import { AUDIO_DIR, pcm16At24k, readPcm16Mono, writeWav } from '../../fixtures';
 import { pythonVenv } from '../../fixtures/python-venv';
 
 const run = promisify(execFile);
@@ -28,21 +28,9 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** 16 kHz to 24 kHz by linear interpolation (the client's side), as 16-bit samples. */
-function to24k(pcm16k: Float32Array): Int16Array {
-  const out = new Int16Array(Math.floor((pcm16k.length * 3) / 2));
-  for (let i = 0; i < out.length; i++) {
-    const x = (i * 2) / 3;
-    const j = Math.floor(x);
-    const a = pcm16k[j] ?? 0;
-    const b = pcm16k[j + 1] ?? a;
-    out[i] = Math.max(-32768, Math.min(32767, Math.round((a + (b - a) * (x - j)) * 32767)));
-  }
-  return out;
-}
 
 test('the Python openai client streams JFK in real time and all at once: the transcript an upload gets', { timeout: 600_000 }, async () => {
-  const pcm = to24k(readPcm16Mono(readFileSync(path.join(AUDIO_DIR, 'jfk.wav'))).samples);
+  const pcm = pcm16At24k(readPcm16Mono(readFileSync(path.join(AUDIO_DIR, 'jfk.wav'))).samples);
   const raw = path.join(dir, 'jfk-24k.pcm');
   writeFileSync(raw, Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
   const upload = await transcribe(server, { file: wavBlob(writeWav({ rate: 24000, encoding: 'float32', channels: [Float32Array.from(pcm, (v) => v / 32768)] })), language: 'en' }, server.auth);
