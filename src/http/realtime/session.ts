@@ -21,7 +21,7 @@ import {
   type Dialect, type EventError, type SessionSettings,
 } from './events';
 
-export const INPUT_RATE = 24000;
+const INPUT_RATE = 24000;
 /** OpenAI's floor for a commit ("buffer too small. Expected at least 100ms of audio"). */
 const MIN_COMMIT_SECONDS = 0.1;
 /** Past this many bad events in a row the client is not speaking the protocol: close 1008. */

@@ -34,7 +34,6 @@ export interface Realtime {
   close(): Promise<void>;
   /** Cuts the sessions still open (after the shutdown timeout). */
   terminate(): void;
-  sessions(): number;
 }
 
 /**
@@ -172,7 +171,6 @@ export function attachRealtime(server: http.Server, s: RealtimeParts): Realtime 
   });
 
   return {
-    sessions: () => open.size,
     async close() {
       closing = true;
       await Promise.all([...open].map((session) => session.end()));
