@@ -45,6 +45,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("Model", model);
   exports.Set("JobControl", define_job_control(env));
   exports.Set("Resampler", define_resampler(env));
+  exports.Set("VadStream", define_vad_stream(env));
   exports.Set("setErrorClasses", Napi::Function::New(env, set_error_classes, "setErrorClasses"));
   exports.Set("loadModel", Napi::Function::New(env, load_model, "loadModel"));
   exports.Set("decodeWav", Napi::Function::New(env, decode_wav, "decodeWav"));

@@ -23,6 +23,7 @@ Napi::Value set_error_classes(const Napi::CallbackInfo& info);
 
 Napi::Function define_job_control(Napi::Env env);
 Napi::Function define_resampler(Napi::Env env);
+Napi::Function define_vad_stream(Napi::Env env);
 JobHandle job_control_of(const Napi::Value& value);  // a fresh, never-set control for undefined
 
 Napi::Function define_model(Napi::Env env);

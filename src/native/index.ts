@@ -198,6 +198,7 @@ interface NativeAddon {
   liveObjects(): LiveObjects;
   JobControl: new () => NativeJobControl;
   Resampler: new (inputRate: number) => Resampler;
+  VadStream: new (modelPath: string) => VadStream;
 }
 
 function loadAddon(): NativeAddon {
@@ -277,6 +278,22 @@ export interface Resampler {
 }
 export function createResampler(inputRate: number): Resampler {
   return new addon.Resampler(inputRate);
+}
+
+/** Silero over live audio, its state carried from one piece to the next (native/vad_stream.cpp). */
+export interface VadStream {
+  /** One speech probability (0..1) per 512-sample frame of 16-kHz `pcm` (a whole number of frames); one call at a time. */
+  detect(pcm: Float32Array): Promise<Float32Array>;
+  /** Forgets what was heard. */
+  reset(): void;
+  /** Lets go of the model now (after a piece still being judged). */
+  free(): void;
+}
+/** Samples per VadStream frame: 32 ms at 16 kHz. */
+export const VAD_FRAME = 512;
+/** Throws an Error if the model file cannot be loaded. */
+export function createVadStream(modelPath: string): VadStream {
+  return new addon.VadStream(modelPath);
 }
 
 /** A fresh control to pass as `transcribe(pcm, { control })`. */

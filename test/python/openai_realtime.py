@@ -1,8 +1,11 @@
 """A realtime transcription session through the official Python openai client.
 
 Usage: openai_realtime.py WS_BASE_URL API_KEY PCM16_24K_FILE PACE
-PACE is "realtime" (100 ms of audio every 100 ms) or "fast" (all at once).
-Prints one JSON line: the event types in order, the transcript, the usage.
+PACE is "realtime" (100 ms of audio every 100 ms) or "fast" (all at once),
+the client committing the turn; or "server_vad": all at once and 1.5 s of
+silence after it, the server cutting the turns where the speech stops.
+Prints one JSON line: the event types in order, the transcript (the turns'
+joined by spaces), the usage (summed).
 """
 import base64
 import json
@@ -23,19 +26,33 @@ with client.realtime.connect(extra_query={"intent": "transcription"}) as conn:
         "audio": {"input": {
             "format": {"type": "audio/pcm", "rate": 24000},
             "transcription": {"model": "service-local-stt", "language": "en"},
-            "turn_detection": None,
+            "turn_detection": {"type": "server_vad"} if pace == "server_vad" else None,
         }},
     })
+    if pace == "server_vad":
+        pcm += bytes(24000 * 2 * 3 // 2)
     for i in range(0, len(pcm), chunk):
         conn.input_audio_buffer.append(audio=base64.b64encode(pcm[i:i + chunk]).decode())
         if pace == "realtime":
             time.sleep(0.1)
-    conn.input_audio_buffer.commit()
+    if pace == "server_vad":
+        # Answered after every append before it: by then each turn is committed.
+        conn.input_audio_buffer.clear()
+    else:
+        conn.input_audio_buffer.commit()
+    committed, texts, seconds, cleared = 0, [], 0.0, pace != "server_vad"
     for event in conn:
         types.append(event.type)
+        if event.type == "input_audio_buffer.committed":
+            committed += 1
+        if event.type == "input_audio_buffer.cleared":
+            cleared = True
         if event.type == "conversation.item.input_audio_transcription.completed":
-            print(json.dumps({"types": types, "transcript": event.transcript, "seconds": event.usage.seconds}))
-            break
+            texts.append(event.transcript)
+            seconds += event.usage.seconds
         if event.type in ("error", "conversation.item.input_audio_transcription.failed"):
             print(json.dumps({"types": types, "error": event.to_dict()}))
             sys.exit(1)
+        if cleared and committed > 0 and len(texts) == committed:
+            print(json.dumps({"types": types, "transcript": " ".join(texts), "turns": committed, "seconds": seconds}))
+            break

@@ -1,7 +1,8 @@
 // A realtime transcription session from the official Python openai client
 // (client.realtime.connect, intent=transcription) on real Whisper base,
 // streaming JFK at 24 kHz in real time and all at once: the transcript is
-// the one an upload of the same audio gets.
+// the one an upload of the same audio gets. With server_vad (Silero), the
+// server cuts the turns where the speech stops, without a commit.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -13,6 +14,7 @@ import { startRealServer } from '../helpers/real-models';
 import { transcribe, wavBlob, type TestServer } from '../helpers/server';
 import { AUDIO_DIR, pcm16At24k, readPcm16Mono, writeWav } from '../../fixtures';
 import { pythonVenv } from '../../fixtures/python-venv';
+import { alignErrors, errorCount, scoringWords } from '../../benchmarks/lib/scoring';
 
 const run = promisify(execFile);
 const PYTHON_REALTIME = ['openai==3.51.0', 'websockets==17.4'];
@@ -20,7 +22,7 @@ let server: TestServer;
 let dir: string;
 
 before(async () => {
-  server = await startRealServer('base-q8_0');
+  server = await startRealServer('base-q8_0', { vad: true });
   dir = mkdtempSync(path.join(os.tmpdir(), 'stt-realtime-'));
 });
 after(async () => {
@@ -48,4 +50,19 @@ test('the Python openai client streams JFK in real time and all at once: the tra
       assert.ok(py.types.includes(type), `${pace}: ${type} in ${py.types.join(', ')}`);
     }
   }
+
+  // server_vad: no commit; Silero ends each turn at a pause. JFK's pauses may cut it in several turns,
+  // each transcribed alone, so their joined words may differ from the upload's by a word or two, no more.
+  const { stdout } = await run(path.join(bin, 'python'), [script, `${server.url.replace('http', 'ws')}/v1`, server.apiKey, raw, 'server_vad'], { timeout: 300_000 });
+  const py = JSON.parse(stdout);
+  const types: string[] = py.types;
+  const count = (type: string) => types.filter((t) => t === type).length;
+  assert.ok(py.turns >= 1, `turns: ${py.turns}`);
+  assert.equal(count('input_audio_buffer.speech_started'), py.turns, types.join(', '));
+  assert.equal(count('input_audio_buffer.speech_stopped'), py.turns, types.join(', '));
+  assert.ok(types.indexOf('input_audio_buffer.speech_stopped') < types.indexOf('input_audio_buffer.committed'), types.join(', '));
+  const errors = errorCount(alignErrors(scoringWords(expected, 'en'), scoringWords(py.transcript, 'en')));
+  assert.ok(errors <= 2, `${errors} word errors: "${py.transcript}" against "${expected}"`);
+  // Only the speech (with its padding) is charged, never the silence after it.
+  assert.ok(py.seconds <= pcm.length / 24000 + 0.5 && py.seconds > 5, `usage ${py.seconds}`);
 });

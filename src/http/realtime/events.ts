@@ -4,6 +4,7 @@
 // (`transcription_session.*`, the session's fields flat). Only their shapes
 // live here; src/http/realtime/session.ts decides when each is sent.
 import { randomBytes } from 'node:crypto';
+import type { ServerVadSettings } from './turn-detector';
 
 export type Dialect = 'ga' | 'beta';
 
@@ -12,6 +13,8 @@ export interface SessionSettings {
   model: string;
   language: string | null;
   prompt: string | null;
+  /** null: the client commits each turn. */
+  turnDetection: ServerVadSettings | null;
 }
 
 /** OpenAI-style ids: a prefix and 20 random characters. */
@@ -30,7 +33,7 @@ export function sessionEvent(dialect: Dialect, kind: 'created' | 'updated', id: 
         object: 'realtime.transcription_session',
         input_audio_format: 'pcm16',
         input_audio_transcription: transcription(s),
-        turn_detection: null,
+        turn_detection: s.turnDetection,
         input_audio_noise_reduction: null,
         include: [],
       },
@@ -47,7 +50,7 @@ export function sessionEvent(dialect: Dialect, kind: 'created' | 'updated', id: 
         input: {
           format: { type: 'audio/pcm', rate: 24000 },
           transcription: transcription(s),
-          turn_detection: null,
+          turn_detection: s.turnDetection,
           noise_reduction: null,
         },
       },
@@ -58,6 +61,12 @@ export function sessionEvent(dialect: Dialect, kind: 'created' | 'updated', id: 
 
 export const committed = (itemId: string, previousItemId: string | null) =>
   ({ type: 'input_audio_buffer.committed', event_id: newId('event'), item_id: itemId, previous_item_id: previousItemId });
+
+export const speechStarted = (itemId: string, audioStartMs: number) =>
+  ({ type: 'input_audio_buffer.speech_started', event_id: newId('event'), audio_start_ms: audioStartMs, item_id: itemId });
+
+export const speechStopped = (itemId: string, audioEndMs: number) =>
+  ({ type: 'input_audio_buffer.speech_stopped', event_id: newId('event'), audio_end_ms: audioEndMs, item_id: itemId });
 
 export const cleared = () => ({ type: 'input_audio_buffer.cleared', event_id: newId('event') });
 

@@ -2,11 +2,12 @@
 // `session.audio.input`) or beta (`transcription_session.update`, flat),
 // checked against what this server does: 24-kHz PCM16 in, transcription
 // with a model name it answers to, a language the local runtime knows, and
-// turns the client commits (no server-side turn detection yet). Returns the
+// turns the client commits or Silero cuts (`server_vad`). Returns the
 // new settings, or the error event's fields naming the offending param.
 import { MAX_PROMPT_CHARS, honours } from '../../stt/capabilities';
 import type { Target } from '../../stt/backends';
 import type { Dialect, EventError, SessionSettings } from './events';
+import { SERVER_VAD_DEFAULTS, type ServerVadSettings } from './turn-detector';
 
 type Json = Record<string, unknown>;
 
@@ -15,7 +16,42 @@ const invalid = (code: string, message: string, param: string): EventError => ({
 
 export const SESSION_UPDATE: Record<string, Dialect> = { 'session.update': 'ga', 'transcription_session.update': 'beta' };
 
-export function parseSessionUpdate(event: Json, current: SessionSettings, target: Target): { settings: SessionSettings; dialect: Dialect } | EventError {
+/** A number in [min, max], or the default when absent; an EventError naming `param` otherwise. */
+function numberIn(value: unknown, param: string, min: number, max: number, fallback: number, whole: boolean): number | EventError {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max || (whole && !Number.isInteger(value))) {
+    return invalid('invalid_value', `${param} must be ${whole ? 'a whole number' : 'a number'} from ${min} to ${max}.`, param);
+  }
+  return value;
+}
+
+/**
+ * `turn_detection`: null (the client commits each turn) or `server_vad`
+ * with OpenAI's fields (threshold, prefix_padding_ms, silence_duration_ms;
+ * create_response and interrupt_response concern conversations and are
+ * ignored). `semantic_vad` needs a model of turn endings this server does not have.
+ */
+function parseTurnDetection(value: unknown, param: string, vadAvailable: boolean): ServerVadSettings | null | EventError {
+  if (value === null) return null;
+  if (!isObject(value)) return invalid('invalid_type', `${param} must be an object or null.`, param);
+  if (value.type !== 'server_vad') {
+    return invalid('unsupported_turn_detection',
+      `Turn detection "${String(value.type)}" is not available here: use {"type": "server_vad"}, or null and end each turn with input_audio_buffer.commit.`, `${param}.type`);
+  }
+  if (!vadAvailable) {
+    return invalid('unsupported_turn_detection',
+      'server_vad needs the Silero VAD model, which is not installed here: send turn_detection: null and end each turn with input_audio_buffer.commit.', param);
+  }
+  const threshold = numberIn(value.threshold, `${param}.threshold`, 0, 1, SERVER_VAD_DEFAULTS.threshold, false);
+  if (typeof threshold !== 'number') return threshold;
+  const padding = numberIn(value.prefix_padding_ms, `${param}.prefix_padding_ms`, 0, 5000, SERVER_VAD_DEFAULTS.prefix_padding_ms, true);
+  if (typeof padding !== 'number') return padding;
+  const silence = numberIn(value.silence_duration_ms, `${param}.silence_duration_ms`, 32, 10_000, SERVER_VAD_DEFAULTS.silence_duration_ms, true);
+  if (typeof silence !== 'number') return silence;
+  return { type: 'server_vad', threshold, prefix_padding_ms: padding, silence_duration_ms: silence };
+}
+
+export function parseSessionUpdate(event: Json, current: SessionSettings, target: Target, vadAvailable: boolean): { settings: SessionSettings; dialect: Dialect } | EventError {
   const dialect = SESSION_UPDATE[String(event.type)];
   const session = event.session;
   if (!isObject(session)) return invalid('missing_required_parameter', 'session must be an object.', 'session');
@@ -47,15 +83,15 @@ export function parseSessionUpdate(event: Json, current: SessionSettings, target
     transcription = session.input_audio_transcription;
     turnDetection = session.turn_detection;
   }
-  if (turnDetection !== undefined && turnDetection !== null) {
-    return invalid('unsupported_turn_detection',
-      'Server-side turn detection is not available here yet: send turn_detection: null and end each turn with input_audio_buffer.commit.',
-      `${prefix}.turn_detection`);
+  const next = { ...current };
+  if (turnDetection !== undefined) {
+    const parsed = parseTurnDetection(turnDetection, `${prefix}.turn_detection`, vadAvailable);
+    if (parsed !== null && 'code' in parsed) return parsed;
+    next.turnDetection = parsed;
   }
   const field = dialect === 'ga' ? `${prefix}.transcription` : 'session.input_audio_transcription';
-  if (transcription === undefined || transcription === null) return { settings: current, dialect };
+  if (transcription === undefined || transcription === null) return { settings: next, dialect };
   if (!isObject(transcription)) return invalid('invalid_type', `${field} must be an object.`, field);
-  const next = { ...current };
   if (transcription.model !== undefined) {
     const model = transcription.model;
     if (typeof model !== 'string' || !(model === target.alias || target.aliases.includes(model))) {

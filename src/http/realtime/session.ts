@@ -1,6 +1,7 @@
 // One realtime transcription session on an open WebSocket: the client
-// appends 24-kHz PCM16 to a buffer and commits it as a turn; each turn is
-// resampled to 16 kHz and transcribed on the local runtime like a short
+// appends 24-kHz PCM16 to a buffer, and a turn ends when the client commits
+// it or, with `server_vad`, when Silero hears the speech stop (server-vad.ts);
+// each turn is resampled to 16 kHz and transcribed on the local runtime like a short
 // upload (the scheduler's fast lane, fair among keys), and its text comes
 // back as one delta and `.completed`. Turns are answered in the order they
 // were committed. Bounded: the buffer's length, turns waiting (past which
@@ -8,7 +9,6 @@
 // slowed by TCP, not queued in memory), outbound bytes, idle time, session
 // length, and bad events in a row.
 import type { WebSocket } from 'ws';
-import { createResampler, type Resampler } from '../../native';
 import type { ApiKeyRecord } from '../../store/api-keys';
 import type { Backends } from '../../stt/backends';
 import type { Logger } from '../../log';
@@ -16,12 +16,17 @@ import type { KeyLimiter } from '../key-limiter';
 import { ApiError } from '../api-error';
 import { knownApiError } from '../error-map';
 import { parseSessionUpdate, SESSION_UPDATE } from './session-update';
+import { HeldAudio } from './held-audio';
+import { ServerVad } from './server-vad';
+import { SERVER_VAD_DEFAULTS } from './turn-detector';
 import {
-  cleared, committed, errorEvent, itemCreated, newId, sessionEvent, transcriptCompleted, transcriptDelta, transcriptFailed,
+  cleared, committed, errorEvent, itemCreated, newId, sessionEvent, speechStarted, speechStopped, transcriptCompleted, transcriptDelta, transcriptFailed,
   type Dialect, type EventError, type SessionSettings,
 } from './events';
 
 const INPUT_RATE = 24000;
+/** A position on the session's 24-kHz timeline in milliseconds, as OpenAI's audio_start_ms and audio_end_ms count. */
+const toMs = (position: number) => Math.round((position / INPUT_RATE) * 1000);
 /** OpenAI's floor for a commit ("buffer too small. Expected at least 100ms of audio"). */
 const MIN_COMMIT_SECONDS = 0.1;
 /** Past this many bad events in a row the client is not speaking the protocol: close 1008. */
@@ -45,6 +50,8 @@ export interface SessionParts {
   keyLimiter: KeyLimiter;
   logger: Logger;
   limits: SessionLimits;
+  /** The Silero model server_vad listens with; null where it is not installed (turns are then the client's to commit). */
+  vadModelPath: string | null;
 }
 
 const invalid = (code: string, message: string, param: string | null = null): EventError => ({ type: 'invalid_request_error', code, message, param });
@@ -59,7 +66,11 @@ function eventErrorOf(err: unknown): { error: EventError; internal: boolean } {
 export class RealtimeSession {
   readonly id = newId('sess');
   private settings: SessionSettings;
-  private buffer: { resampler: Resampler; samples: number } | null = null;
+  private readonly held = new HeldAudio();
+  /** Listening for turns (server_vad), or null: the client commits them. */
+  private vad: ServerVad | null = null;
+  /** The turn Silero hears now: its item id and where its audio starts (prefix padding included). */
+  private speech: { itemId: string; from: number } | null = null;
   private lastItemId: string | null = null;
   private turns: Promise<void> = Promise.resolve();
   /** Events are handled one after another, in the order they came (an update reads the routing first). */
@@ -82,7 +93,9 @@ export class RealtimeSession {
     model: string,
     private readonly parts: SessionParts,
   ) {
-    this.settings = { model, language: null, prompt: null };
+    // OpenAI's default for transcription sessions is server_vad; it is ours wherever the VAD model is installed.
+    this.settings = { model, language: null, prompt: null, turnDetection: parts.vadModelPath ? SERVER_VAD_DEFAULTS : null };
+    this.listen();
     ws.on('message', (data, isBinary) => {
       this.inboxEvents++;
       this.applyPause();
@@ -197,8 +210,9 @@ export class RealtimeSession {
       case 'input_audio_buffer.commit':
         return this.commit();
       case 'input_audio_buffer.clear':
-        this.buffer?.resampler.free();
-        this.buffer = null;
+        this.held.clear();
+        this.speech = null;
+        this.vad?.restart();
         this.send(cleared());
         return null;
       default:
@@ -207,44 +221,85 @@ export class RealtimeSession {
   }
 
   private async update(e: Record<string, unknown>): Promise<EventError | null> {
-    const parsed = parseSessionUpdate(e, this.settings, (await this.parts.stt.route()).target);
+    const parsed = parseSessionUpdate(e, this.settings, (await this.parts.stt.route()).target, this.parts.vadModelPath !== null);
     if (!('settings' in parsed)) return parsed;
+    const vadChanged = JSON.stringify(parsed.settings.turnDetection) !== JSON.stringify(this.settings.turnDetection);
     this.settings = parsed.settings;
     this.dialect = parsed.dialect;
+    if (vadChanged) this.listen();
     this.send(sessionEvent(this.dialect, 'updated', this.id, this.settings));
     return null;
   }
 
-  private append(audio: unknown): EventError | null {
+  /** Starts (or stops) listening for turns as the settings say; a turn being heard is dropped with the old listener. */
+  private listen(): void {
+    this.vad?.free();
+    this.vad = null;
+    this.speech = null;
+    const settings = this.settings.turnDetection;
+    if (settings && this.parts.vadModelPath) this.vad = new ServerVad(this.parts.vadModelPath, settings);
+  }
+
+  private async append(audio: unknown): Promise<EventError | null> {
     if (typeof audio !== 'string' || audio.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(audio)) {
       return invalid('invalid_value', 'audio must be base64-encoded 16-bit little-endian PCM.', 'audio');
     }
     const bytes = Buffer.from(audio, 'base64');
     if (bytes.length % 2 !== 0) return invalid('invalid_value', 'audio must hold whole 16-bit samples (an even number of bytes).', 'audio');
-    const samples = bytes.length / 2;
-    const held = this.buffer?.samples ?? 0;
-    if ((held + samples) / INPUT_RATE > this.parts.limits.maxBufferSeconds) {
-      return invalid('input_audio_buffer_full',
-        `The input audio buffer holds at most ${this.parts.limits.maxBufferSeconds} s: commit or clear it. This append was dropped.`, 'audio');
+    const pcm = new Int16Array(bytes.length / 2);
+    for (let i = 0; i < pcm.length; i++) pcm[i] = bytes.readInt16LE(2 * i);
+    const limit = this.parts.limits.maxBufferSeconds;
+    if (this.held.seconds + pcm.length / INPUT_RATE > limit) {
+      // Heard speech that runs past the limit is cut into turns there; a client's own buffer must be committed.
+      if (!this.speech) {
+        return invalid('input_audio_buffer_full', `The input audio buffer holds at most ${limit} s: commit or clear it. This append was dropped.`, 'audio');
+      }
+      const { itemId, from } = this.speech;
+      this.speech = { itemId: newId('item'), from: this.held.end };
+      this.send(speechStopped(itemId, toMs(this.held.end)));
+      this.commitTurn(itemId, from, this.held.end);
+      this.send(speechStarted(this.speech.itemId, toMs(this.held.end)));
     }
-    const pcm = new Float32Array(samples);
-    for (let i = 0; i < samples; i++) pcm[i] = bytes.readInt16LE(2 * i) / 32768;
-    this.buffer ??= { resampler: createResampler(INPUT_RATE), samples: 0 };
-    this.buffer.resampler.push(pcm);
-    this.buffer.samples += samples;
+    this.held.append(pcm);
+    if (!this.vad) return null;
+    const float = new Float32Array(pcm.length);
+    for (let i = 0; i < pcm.length; i++) float[i] = pcm[i] / 32768;
+    for (const edge of await this.vad.hear(float)) {
+      if (edge.type === 'started') {
+        const from = Math.max(this.held.start, edge.at - (this.vad.settings.prefix_padding_ms / 1000) * INPUT_RATE);
+        this.speech = { itemId: newId('item'), from };
+        this.send(speechStarted(this.speech.itemId, toMs(from)));
+      } else if (this.speech) {
+        const { itemId, from } = this.speech;
+        this.speech = null;
+        this.send(speechStopped(itemId, toMs(edge.at)));
+        if (this.ending) continue;
+        this.commitTurn(itemId, from, edge.at);
+      }
+    }
+    // Silence before speech is kept only as far back as the prefix padding reaches.
+    if (!this.speech) this.held.dropBefore(this.held.end - (this.vad.settings.prefix_padding_ms / 1000) * INPUT_RATE);
     return null;
   }
 
   private commit(): EventError | null {
     if (this.ending) return { type: 'server_error', code: 'shutting_down', message: 'The server is shutting down: this turn was not taken.', param: null };
-    const seconds = (this.buffer?.samples ?? 0) / INPUT_RATE;
-    if (!this.buffer || seconds < MIN_COMMIT_SECONDS) {
+    const seconds = this.held.seconds;
+    if (seconds < MIN_COMMIT_SECONDS) {
       return invalid('input_audio_buffer_commit_empty',
         `buffer too small. Expected at least ${MIN_COMMIT_SECONDS * 1000}ms of audio, but buffer only has ${(seconds * 1000).toFixed(2)}ms of audio.`);
     }
-    const pcm = this.buffer.resampler.finish();
-    this.buffer = null;
-    const itemId = newId('item');
+    const itemId = this.speech?.itemId ?? newId('item');
+    this.speech = null;
+    this.vad?.restart();
+    this.commitTurn(itemId, this.held.start, this.held.end);
+    return null;
+  }
+
+  /** Takes the held audio from `from` to `to` as turn `itemId`: committed now, transcribed after the turns before it. */
+  private commitTurn(itemId: string, from: number, to: number): void {
+    const seconds = (Math.min(to, this.held.end) - Math.max(from, this.held.start)) / INPUT_RATE;
+    const pcm = this.held.take(from, to);
     this.send(committed(itemId, this.lastItemId));
     this.send(itemCreated(itemId, this.lastItemId));
     this.lastItemId = itemId;
@@ -257,7 +312,6 @@ export class RealtimeSession {
       // The client's silence while its turn was transcribed is not idleness.
       if (!this.closed) this.touch();
     });
-    return null;
   }
 
   private async transcribe(itemId: string, pcm: Float32Array, seconds: number, settings: SessionSettings): Promise<void> {
@@ -291,8 +345,9 @@ export class RealtimeSession {
     if (this.closed) return;
     this.closed = true;
     this.abort.abort();
-    this.buffer?.resampler.free();
-    this.buffer = null;
+    this.held.clear();
+    this.vad?.free();
+    this.vad = null;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     clearTimeout(this.lifeTimer);
   }

@@ -7,7 +7,9 @@
 // envelope with its HTTP status, written on the raw socket; a session is
 // then handed to ws. Shutdown stops new sessions and ends the open ones
 // (1001) once their committed turns are answered.
+import { existsSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { Services } from '../../services';
@@ -18,6 +20,7 @@ import { bearerToken, verifyApiKey } from '../middleware/auth';
 import { markAuthenticated } from '../connections';
 import { RealtimeSession, type SessionLimits } from './session';
 import type { Dialect } from './events';
+import { VAD_FILE } from '../../stt/catalogue';
 
 export const REALTIME_PATH = '/v1/realtime';
 const KEY_PROTOCOL = 'openai-insecure-api-key.';
@@ -26,7 +29,7 @@ const BETA_PROTOCOL = 'openai-beta.realtime-v1';
 const MAX_EVENT_BYTES = 2 * 1024 * 1024;
 
 export type RealtimeParts = Pick<Services, 'stt' | 'apiKeys' | 'keyLimiter' | 'logger'> & {
-  config: Pick<Services['config'], 'allowedHosts' | 'realtimeMaxSessions' | 'realtimeSessionsPerKey' | 'realtimeIdleMs' | 'maxAudioSeconds'>;
+  config: Pick<Services['config'], 'allowedHosts' | 'realtimeMaxSessions' | 'realtimeSessionsPerKey' | 'realtimeIdleMs' | 'maxAudioSeconds' | 'modelsDir'>;
 };
 
 export interface Realtime {
@@ -46,6 +49,12 @@ export const isWebSocketUpgrade = (req: http.IncomingMessage): boolean => /^webs
 
 function protocolsOf(req: http.IncomingMessage): string[] {
   return (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+}
+
+/** The Silero model server_vad listens with, if the host has it (it comes with a local runtime's install). */
+function installedVadModel(modelsDir: string): string | null {
+  const file = path.join(modelsDir, VAD_FILE.name);
+  return existsSync(file) ? file : null;
 }
 
 /** The envelope on a socket that has not been upgraded, then closed. */
@@ -152,7 +161,7 @@ export function attachRealtime(server: http.Server, s: RealtimeParts): Realtime 
         markAuthenticated(req.socket);
         wss.handleUpgrade(req, socket, head, (ws) => {
           upgraded = true;
-          const session = new RealtimeSession(ws, dialect, key, model, { stt: s.stt, keyLimiter: s.keyLimiter, logger: s.logger, limits });
+          const session = new RealtimeSession(ws, dialect, key, model, { stt: s.stt, keyLimiter: s.keyLimiter, logger: s.logger, limits, vadModelPath: installedVadModel(s.config.modelsDir) });
           open.add(session);
           s.logger.info({ session: session.id, key: key.id, dialect }, 'realtime session opened');
           ws.on('close', (code) => {

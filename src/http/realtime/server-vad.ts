@@ -1,0 +1,72 @@
+// Server-side turn detection for a realtime session: the session's 24-kHz
+// audio, as it arrives, brought to 16 kHz for Silero (which hears 8 or 16 kHz
+// only) and judged frame by frame on a pool thread by the addon's VadStream,
+// its state carried across appends; the TurnDetector turns probabilities
+// into turn edges, returned here as positions on the session's 24-kHz
+// timeline. The 16-kHz copy is only for listening: a turn is transcribed
+// from the 24-kHz audio it covers, through the proper resampler.
+import { createVadStream, VAD_FRAME, type VadStream } from '../../native';
+import { TurnDetector, type ServerVadSettings } from './turn-detector';
+
+/** A turn edge at a sample position on the session's 24-kHz timeline. */
+export type VadEdge = { type: 'started' | 'stopped'; at: number };
+
+const INPUT_RATE = 24000;
+const EAR_RATE = 16000;
+const FRAME_MS = (VAD_FRAME / EAR_RATE) * 1000;
+/** Frames judged per call at most, so one large append is not one long pool job. */
+const MAX_FRAMES_PER_CALL = 64;
+
+export class ServerVad {
+  private readonly stream: VadStream;
+  private readonly detector: TurnDetector;
+  /** 16-kHz samples not yet a whole frame. */
+  private ear = new Float32Array(0);
+  /** 24-kHz samples left over from the last append (the 3:2 step takes three at a time). */
+  private carry: number[] = [];
+
+  constructor(modelPath: string, readonly settings: ServerVadSettings) {
+    this.stream = createVadStream(modelPath);
+    this.detector = new TurnDetector(settings, FRAME_MS);
+  }
+
+  get inSpeech(): boolean {
+    return this.detector.inSpeech;
+  }
+
+  /**
+   * Hears the next 24-kHz samples (continuing the last call's) and returns
+   * the turn edges in them. 3:2 decimation with a two-tap average for the
+   * in-between sample: enough for a speech detector, not for transcription.
+   */
+  async hear(pcm24: Float32Array): Promise<VadEdge[]> {
+    const input = this.carry.length ? Float32Array.from([...this.carry, ...pcm24]) : pcm24;
+    const steps = Math.floor(input.length / 3);
+    this.carry = Array.from(input.subarray(steps * 3));
+    const ear = new Float32Array(this.ear.length + steps * 2);
+    ear.set(this.ear);
+    for (let i = 0, o = this.ear.length; i < steps; i++) {
+      ear[o++] = input[3 * i];
+      ear[o++] = (input[3 * i + 1] + input[3 * i + 2]) / 2;
+    }
+    const whole = Math.floor(ear.length / VAD_FRAME) * VAD_FRAME;
+    this.ear = ear.slice(whole);
+    const edges: VadEdge[] = [];
+    for (let at = 0; at < whole; at += MAX_FRAMES_PER_CALL * VAD_FRAME) {
+      const piece = ear.subarray(at, Math.min(whole, at + MAX_FRAMES_PER_CALL * VAD_FRAME));
+      for (const edge of this.detector.feed(await this.stream.detect(piece))) {
+        edges.push({ type: edge.type, at: edge.frame * VAD_FRAME * (INPUT_RATE / EAR_RATE) });
+      }
+    }
+    return edges;
+  }
+
+  /** The client committed or cleared the buffer: speech that goes on is a new turn. */
+  restart(): void {
+    this.detector.restart();
+  }
+
+  free(): void {
+    this.stream.free();
+  }
+}
