@@ -31,6 +31,9 @@ class VadStreamWrap : public Napi::ObjectWrap<VadStreamWrap> {
     params.use_gpu = false;
     ctx_.reset(whisper_vad_init_from_file_with_params(info[0].As<Napi::String>().Utf8Value().c_str(), params));
     if (!ctx_) throw Napi::Error::New(info.Env(), "VadStream: whisper.cpp could not load the VAD model file");
+    // The LSTM state starts as whatever the allocator left (whisper_vad_detect_speech clears it
+    // before each whole-file pass; the streaming form does not): zero it once here.
+    whisper_vad_reset_state(ctx_.get());
   }
 
   // detect(pcm): a promise of one speech probability per 512-sample frame of `pcm`

@@ -2,18 +2,23 @@
 // the `ws` client, on the synthetic stand-in model: the handshake's gate,
 // both dialects, a committed turn's events and text (the same as an upload
 // of the same audio), bad events answered with `error` on a session that
-// stays usable, the key's audio budget, idle and shutdown closes.
+// stays usable, the key's audio budget, idle and shutdown closes; with the
+// Silero model installed, server_vad (real Silero on real speech): turns cut
+// where the speech stops, nothing heard in silence, the buffer's limit.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import WebSocket from 'ws';
-import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
-import { AUDIO_DIR, pcm16At24k, readPcm16Mono, writeWav } from '../../fixtures';
+import { installStandInModels, startTestServer, tempDataDir, transcribe, wavBlob, type TestServer } from '../helpers/server';
+import { AUDIO_DIR, pcm16At24k, readPcm16Mono, VAD_FIXTURE, writeWav } from '../../fixtures';
+import { VAD_FILE } from '../../src/stt/catalogue';
 import type { CreatedApiKey } from '../../src/admin-api';
 
 let server: TestServer;
+/** The same, with the Silero model installed: sessions start with server_vad. */
+let vadServer: TestServer;
 const LOCAL = { mode: 'local' as const, localModel: 'whisper-base' };
 const JFK = readPcm16Mono(readFileSync(path.join(AUDIO_DIR, 'jfk.wav'))).samples;
 
@@ -22,17 +27,24 @@ const base64 = (pcm: Int16Array) => Buffer.from(pcm.buffer, pcm.byteOffset, pcm.
 
 before(async () => {
   server = await startTestServer({ routing: LOCAL, env: { STT_REALTIME_SESSIONS_PER_KEY: '2', STT_REALTIME_MAX_SESSIONS: '3' } });
+  const dataDir = tempDataDir();
+  await installStandInModels(dataDir);
+  symlinkSync(VAD_FIXTURE, `${dataDir}/models/${VAD_FILE.name}`);
+  // The buffer's limit (at most STT_MAX_AUDIO_SECONDS) low enough for JFK to run past it.
+  vadServer = await startTestServer({ dataDir, installModels: false, routing: LOCAL, env: { STT_MAX_AUDIO_SECONDS: '4' } });
 });
 after(async () => {
   await server?.close();
+  await vadServer?.close();
 });
 
-const wsUrl = (query = '?intent=transcription') => `${server.url.replace('http', 'ws')}/v1/realtime${query}`;
+const wsUrl = (query = '?intent=transcription', on: TestServer = server) => `${on.url.replace('http', 'ws')}/v1/realtime${query}`;
 
 /** An open session and the events it received, in order. */
-async function connect(opts: { query?: string; key?: string | null; headers?: Record<string, string>; protocols?: string[] } = {}) {
-  const key = opts.key === undefined ? server.apiKey : opts.key;
-  const ws = new WebSocket(wsUrl(opts.query), opts.protocols ?? [], { headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...opts.headers } });
+async function connect(opts: { query?: string; key?: string | null; headers?: Record<string, string>; protocols?: string[]; on?: TestServer } = {}) {
+  const on = opts.on ?? server;
+  const key = opts.key === undefined ? on.apiKey : opts.key;
+  const ws = new WebSocket(wsUrl(opts.query, on), opts.protocols ?? [], { headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...opts.headers } });
   const events: Record<string, any>[] = [];
   const waiters: { type: string; resolve: (e: Record<string, any>) => void }[] = [];
   let seen = 0;
@@ -172,6 +184,7 @@ test('bad events get an error event naming the problem and the client event, and
   e = await s.next('error');
   assert.equal(e.error.code, 'unsupported_turn_detection');
   assert.equal(e.error.param, 'session.audio.input.turn_detection');
+  assert.match(e.error.message, /not installed/);
   s.send({ type: 'session.update', session: { type: 'realtime' } });
   assert.equal((await s.next('error')).error.code, 'unsupported_session_type');
   s.send({ type: 'session.update', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 16000 } } } } });
@@ -289,4 +302,99 @@ test('shutdown ends an open session with 1001 after its committed turn is answer
   } finally {
     await own.close();
   }
+});
+
+/** Appends `pcm` in 100-ms events, with no commit. */
+function stream(s: Awaited<ReturnType<typeof connect>>, pcm: Int16Array): void {
+  for (let i = 0; i < pcm.length; i += 2400) s.send({ type: 'input_audio_buffer.append', audio: base64(pcm.subarray(i, i + 2400)) });
+}
+const silence = (seconds: number) => new Int16Array(Math.round(seconds * 24000));
+/** The `.completed` event of item `itemId`, whenever it came. */
+async function completion(s: Awaited<ReturnType<typeof connect>>, itemId: string): Promise<Record<string, any>> {
+  for (let waited = 0; waited < 60_000; waited += 20) {
+    const found = s.events.find((e) => e.type === 'conversation.item.input_audio_transcription.completed' && e.item_id === itemId);
+    if (found) return found;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`no completion of ${itemId}; events: ${s.events.map((e) => e.type).join(', ')}`);
+}
+/** Answered after every event sent before it: by then every turn in that audio has been cut. */
+async function settled(s: Awaited<ReturnType<typeof connect>>): Promise<void> {
+  s.send({ type: 'input_audio_buffer.clear' });
+  await s.next('input_audio_buffer.cleared');
+}
+
+test('server_vad: on by default with the VAD model; its settings are checked; semantic_vad is refused by name', async () => {
+  const s = await connect({ on: vadServer });
+  const created = await s.next('session.created');
+  assert.deepEqual(created.session.audio.input.turn_detection, { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: 500 });
+  const update = (turn_detection: unknown) => s.send({ type: 'session.update', session: { type: 'transcription', audio: { input: { turn_detection } } } });
+  for (const [value, param] of [
+    [{ type: 'server_vad', threshold: 2 }, 'threshold'],
+    [{ type: 'server_vad', prefix_padding_ms: -1 }, 'prefix_padding_ms'],
+    [{ type: 'server_vad', silence_duration_ms: 0.5 }, 'silence_duration_ms'],
+  ] as const) {
+    update(value);
+    const e = await s.next('error');
+    assert.equal(e.error.code, 'invalid_value');
+    assert.equal(e.error.param, `session.audio.input.turn_detection.${param}`);
+  }
+  update({ type: 'semantic_vad' });
+  assert.equal((await s.next('error')).error.code, 'unsupported_turn_detection');
+  update({ type: 'server_vad', threshold: 0.6, silence_duration_ms: 700, create_response: true });
+  assert.deepEqual((await s.next('session.updated')).session.audio.input.turn_detection, { type: 'server_vad', threshold: 0.6, prefix_padding_ms: 300, silence_duration_ms: 700 });
+  // The beta dialect reports it too.
+  s.send({ type: 'transcription_session.update', session: { turn_detection: null } });
+  assert.equal((await s.next('transcription_session.updated')).session.turn_detection, null);
+  s.ws.close();
+  await s.closed;
+});
+
+test('server_vad: speech then silence becomes turns with no commit; silence alone is no turn and nothing is charged for it', async () => {
+  const s = await connect({ on: vadServer });
+  await s.next('session.created');
+  // 3 s of silence: no speech, no turn, no text.
+  stream(s, silence(3));
+  await settled(s);
+  assert.deepEqual(s.events.map((e) => e.type), ['session.created', 'input_audio_buffer.cleared']);
+  // The first 3.2 s of JFK (one phrase, "And so my fellow Americans"), then a second of silence.
+  stream(s, JFK_24K.subarray(0, 3.2 * 24000));
+  stream(s, silence(1));
+  await settled(s);
+  const [started, stopped, committed] = ['speech_started', 'speech_stopped', 'committed'].map((t) => s.events.find((e) => e.type === `input_audio_buffer.${t}`)!);
+  assert.equal(stopped.item_id, started.item_id);
+  assert.equal(committed.item_id, started.item_id);
+  // Times on the session's clock: after the 3 s of silence, the speech's start less its 300-ms padding.
+  assert.ok(started.audio_start_ms >= 3000 && started.audio_start_ms < 4000, `start ${started.audio_start_ms}`);
+  assert.ok(stopped.audio_end_ms > started.audio_start_ms + 1500 && stopped.audio_end_ms <= 7200, `end ${stopped.audio_end_ms}`);
+  const completed = await completion(s, started.item_id);
+  assert.ok(Math.abs(completed.usage.seconds - (stopped.audio_end_ms - started.audio_start_ms) / 1000) < 0.01, `usage ${completed.usage.seconds}`);
+  assert.equal(s.events.filter((e) => e.type === 'input_audio_buffer.committed').length, 1, 'one turn');
+  s.ws.close();
+  await s.closed;
+});
+
+test('server_vad: a clear drops the turn being heard; speech past the buffer\'s limit is cut into turns there', async () => {
+  const s = await connect({ on: vadServer });
+  await s.next('session.created');
+  stream(s, JFK_24K.subarray(0, 2 * 24000));
+  await settled(s);
+  assert.ok(s.events.some((e) => e.type === 'input_audio_buffer.speech_started'));
+  stream(s, silence(1));
+  await settled(s);
+  assert.ok(!s.events.some((e) => e.type === 'input_audio_buffer.committed'), `the cleared turn is not committed: ${JSON.stringify(s.events.map((e) => [e.type, e.audio_start_ms ?? e.audio_end_ms]))}`);
+  // A long silence_duration_ms keeps JFK one stretch of speech: the 4-s buffer cuts it.
+  s.send({ type: 'session.update', session: { type: 'transcription', audio: { input: { turn_detection: { type: 'server_vad', silence_duration_ms: 5000 } } } } });
+  await s.next('session.updated');
+  stream(s, JFK_24K);
+  stream(s, silence(5.5));
+  await settled(s);
+  const turns = s.events.filter((e) => e.type === 'input_audio_buffer.committed');
+  assert.ok(turns.length >= 3, `${turns.length} turns: ${JSON.stringify(s.events.map((e) => [e.type.replace('input_audio_buffer.', ''), e.audio_start_ms ?? e.audio_end_ms ?? e.error?.code]))}`);
+  for (let i = 0; i < turns.length; i++) {
+    const completed = await completion(s, turns[i].item_id);
+    assert.ok(completed.usage.seconds <= 4.001, `turn ${i}: ${completed.usage.seconds} s`);
+  }
+  s.ws.close();
+  await s.closed;
 });

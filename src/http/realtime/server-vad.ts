@@ -61,9 +61,17 @@ export class ServerVad {
     return edges;
   }
 
-  /** The client committed or cleared the buffer: speech that goes on is a new turn. */
+  /** The client committed the buffer: speech that goes on is a new turn. */
   restart(): void {
     this.detector.restart();
+  }
+
+  /** The client cleared the buffer: what was heard is forgotten too, so its fading echo in Silero's state starts no turn. */
+  forget(): void {
+    this.detector.restart();
+    this.stream.reset();
+    this.ear = new Float32Array(0);
+    this.carry = [];
   }
 
   free(): void {

@@ -212,7 +212,7 @@ export class RealtimeSession {
       case 'input_audio_buffer.clear':
         this.held.clear();
         this.speech = null;
-        this.vad?.restart();
+        this.vad?.forget();
         this.send(cleared());
         return null;
       default:
