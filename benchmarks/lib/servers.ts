@@ -3,7 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, requireBin, ROOT, textTokens } from '../../fixtures';
+import { freePort, requireBin, ROOT, textTokens, VAD_FIXTURE } from '../../fixtures';
+import { VAD_FILE } from '../../src/stt/catalogue';
 import { readWavHeader } from '../../src/stt/wav-header';
 import { onLines } from './lines';
 import { BENCH_WINDOW } from './window';
@@ -130,6 +131,10 @@ export interface OursOptions {
   runtime?: { id: string; file: string } | null;
   /** STT_DATABASE_URL (with a fixed STT_SECRET_KEY): PostgreSQL instead of the SQLite file. */
   databaseUrl?: string;
+  /** Installs the Silero VAD model beside the runtime (realtime sessions then default to server_vad). */
+  vad?: boolean;
+  /** Set last, over the bench's own settings (a study that measures the shipped defaults says so here). */
+  env?: Record<string, string>;
 }
 
 /** This server, in its own process, with its own data dir. */
@@ -138,6 +143,7 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
   mkdirSync(path.join(dataDir, 'models'));
   const runtime = o.runtime === undefined ? { id: 'whisper-base', file: 'ggml-base.bin' } : o.runtime;
   if (runtime) symlinkSync(o.modelFile, path.join(dataDir, 'models', runtime.file));
+  if (o.vad) symlinkSync(VAD_FIXTURE, path.join(dataDir, 'models', VAD_FILE.name));
   const env = {
     ...process.env, PORT: '0', HOST: '127.0.0.1', STT_DATA_DIR: dataDir, STT_ADMIN_KEY: 'bench-admin-key-0123456789',
     STT_THREADS: String(o.threads), ...(o.parallel ? { STT_PARALLEL: String(o.parallel) } : {}), STT_QUEUE_CAPACITY: '64',
@@ -152,6 +158,7 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
     STT_FOLLOW_FREE_CORES: 'false',
     ...(o.scheduling ? { STT_SCHEDULING: o.scheduling } : {}),
     ...(o.databaseUrl ? { STT_DATABASE_URL: o.databaseUrl, STT_SECRET_KEY: 'ab'.repeat(32) } : {}),
+    ...o.env,
   };
   const admin = (args: string[]) =>
     new Promise<string>((resolve, reject) => {

@@ -1,0 +1,156 @@
+// `npx tsx benchmarks/studies/realtime-latency.ts [--rounds 3] [--model base-q8_0]`
+// (after `npm run build`): realtime sessions with server_vad on real
+// weights, the server in its shipped settings (beam 5, full window,
+// temperature fallback). Each session streams a clip of five hifitts
+// utterances with 1.5-2.5 s of quiet noise between them (fixtures/clips.ts
+// gappedClip; each session its own five), paced in real time in 100-ms
+// events, at 1 and at 4 sessions at once on the 2-core box.
+//
+// Per turn it records, on the client's clock:
+// - end of turn → `.completed`: from the moment the client had sent the audio
+//   up to the turn's `audio_end_ms` (Silero's stop, which includes
+//   silence_duration_ms of silence by design) to the `.completed` event;
+// - end of speech → `.completed`: the same from the utterance's true end (the
+//   clip says where its speech is), so silence_duration_ms is included;
+// - start of speech → first delta: the text of a turn comes in one delta with
+//   `.completed` (no partial text yet), so this is the turn's length and more.
+// WER of each session's turns joined, against the clip's reference.
+import WebSocket from 'ws';
+import { gappedClip, realModelPath, type RealModelName } from '../../fixtures';
+import { textErrors } from '../../scripts/lib/english-normalizer';
+import { startOurs } from '../lib/servers';
+import { provenance } from '../lib/provenance';
+import { saveReport, today } from '../lib/results';
+import { fmt, median, medianInterval, percentile } from '../lib/stats';
+
+const args = process.argv.slice(2);
+const opt = (name: string, fallback: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const ROUNDS = Number(opt('rounds', '3'));
+const MODEL = opt('model', 'base-q8_0') as RealModelName;
+const SESSION_COUNTS = [1, 4];
+const CHUNK_MS = 100;
+const GAPS = [1.5, 2, 2.5, 1.5, 2];
+
+interface Turn { endOfTurnMs: number; endOfSpeechMs: number; startToDeltaMs: number; seconds: number }
+interface SessionRun { turns: Turn[]; errors: number; words: number; expectedTurns: number }
+
+/** 16-kHz float to 24-kHz PCM16 (linear interpolation: the clip is the audio a 24-kHz client would have). */
+function to24k(pcm: Float32Array): Int16Array {
+  const out = new Int16Array(Math.floor((pcm.length * 3) / 2));
+  for (let i = 0; i < out.length; i++) {
+    const x = (i * 2) / 3;
+    const j = Math.floor(x);
+    const v = pcm[j] + (Math.min(j + 1, pcm.length - 1) === j ? 0 : (pcm[j + 1] - pcm[j]) * (x - j));
+    out[i] = Math.max(-32768, Math.min(32767, Math.round(v * 32767)));
+  }
+  return out;
+}
+
+async function session(url: string, key: string, firstClip: number): Promise<SessionRun> {
+  const clip = gappedClip(GAPS, 0.003, firstClip);
+  const pcm = to24k(clip.pcm);
+  const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/realtime?intent=transcription`, { headers: { Authorization: `Bearer ${key}` } });
+  await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+  const started = new Map<string, number>();
+  const stopped = new Map<string, number>();
+  const texts: string[] = [];
+  const turns: Turn[] = [];
+  let t0 = 0;
+  let committed = 0;
+  let cleared = false;
+  const done = new Promise<void>((resolve, reject) => {
+    ws.on('message', (data) => {
+      const e = JSON.parse(String(data));
+      const now = performance.now();
+      if (e.type === 'input_audio_buffer.speech_started') started.set(e.item_id, e.audio_start_ms);
+      if (e.type === 'input_audio_buffer.speech_stopped') stopped.set(e.item_id, e.audio_end_ms);
+      if (e.type === 'input_audio_buffer.committed') committed++;
+      if (e.type === 'input_audio_buffer.cleared') cleared = true;
+      if (e.type === 'error' || e.type === 'conversation.item.input_audio_transcription.failed') reject(new Error(JSON.stringify(e)));
+      if (e.type === 'conversation.item.input_audio_transcription.completed') {
+        texts.push(e.transcript);
+        const end = stopped.get(e.item_id)!;
+        const start = started.get(e.item_id)!;
+        // The utterance whose speech ends last at or before this turn's end (its true end of speech).
+        const speechEnd = Math.max(...clip.speech.map((s) => s.end * 1000).filter((ms) => ms <= end), start);
+        // The audio up to `ms` was sent by t0 + ms (real-time pacing; the event holding it leaves at its start).
+        const sentAt = (ms: number) => t0 + Math.ceil(ms / CHUNK_MS) * CHUNK_MS;
+        turns.push({ endOfTurnMs: now - sentAt(end), endOfSpeechMs: now - sentAt(speechEnd), startToDeltaMs: now - sentAt(start), seconds: e.usage.seconds });
+      }
+      if (cleared && texts.length === committed) resolve();
+    });
+  });
+  t0 = performance.now();
+  const step = (24000 * CHUNK_MS) / 1000;
+  for (let i = 0, n = 0; i < pcm.length; i += step, n++) {
+    const wait = t0 + n * CHUNK_MS - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const piece = pcm.subarray(i, i + step);
+    ws.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength).toString('base64') }));
+  }
+  // Answered after every append: every turn in the clip has been cut by then.
+  ws.send(JSON.stringify({ type: 'input_audio_buffer.clear' }));
+  await done;
+  ws.close();
+  const { errors, words } = textErrors(clip.reference, texts.join(' '));
+  return { turns, errors, words, expectedTurns: clip.speech.length };
+}
+
+async function main(): Promise<void> {
+  const prov = provenance();
+  const server = await startOurs({
+    modelFile: realModelPath(MODEL), threads: 2, fallback: true, vad: true,
+    // The shipped decoding, not the bench's greedy: what a realtime client gets.
+    env: { STT_BEAM_SIZE: '5', STT_ENCODER_WINDOW: 'full', STT_DEADLINE_BASE_MS: '60000' },
+  });
+  const results: Record<number, SessionRun[]> = {};
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const count of SESSION_COUNTS) {
+        const runs = await Promise.all(Array.from({ length: count }, (_, k) => session(server.url, server.apiKey, ((round * 4 + k) * GAPS.length) % 40)));
+        (results[count] ??= []).push(...runs);
+        process.stderr.write(`round ${round + 1}/${ROUNDS}, ${count} session(s): ${runs.map((r) => r.turns.length).join(', ')} turns\n`);
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+  const row = (count: number) => {
+    const runs = results[count];
+    const turns = runs.flatMap((r) => r.turns);
+    const cell = (xs: number[]) => {
+      const [lo, hi] = medianInterval(xs);
+      return `${fmt(median(xs), 0)} (${fmt(lo, 0)} .. ${fmt(hi, 0)}); p90 ${fmt(percentile(xs, 90), 0)}`;
+    };
+    const errors = runs.reduce((n, r) => n + r.errors, 0);
+    const words = runs.reduce((n, r) => n + r.words, 0);
+    return `| ${count} | ${runs.length} | ${turns.length} of ${runs.reduce((n, r) => n + r.expectedTurns, 0)} utterances | ${cell(turns.map((t) => t.endOfTurnMs))} | ${cell(turns.map((t) => t.endOfSpeechMs))} | ${cell(turns.map((t) => t.startToDeltaMs))} | ${fmt(median(turns.map((t) => t.seconds)), 1)} | ${fmt((100 * errors) / words, 2)} % |`;
+  };
+  const md = `# Realtime latency with server_vad, ${today()}
+
+\`npx tsx benchmarks/studies/realtime-latency.ts --rounds ${ROUNDS} --model ${MODEL}\` at
+commit ${prov.commit}${prov.uncommitted.length ? ` (uncommitted: ${prov.uncommitted.join(', ')})` : ' (clean tree)'}, ${prov.cpu ?? ''}.
+Real Whisper ${MODEL}, shipped decoding (beam 5, full window, temperature fallback), server_vad at
+OpenAI's defaults (threshold 0.5, prefix 300 ms, silence 500 ms). Each session streams five hifitts
+utterances with 1.5-2.5 s of quiet noise between them, in real time (100-ms events); ${ROUNDS} rounds
+of 1 and of 4 sessions at once, 2 threads. Milliseconds on the client's clock: median (95 % interval
+of the median), p90.
+
+| sessions | session runs | turns | end of turn → .completed | end of speech → .completed | start of speech → first delta | turn, s (median) | WER |
+|---|---|---|---|---|---|---|---|
+${SESSION_COUNTS.map(row).join('\n')}
+
+- End of speech → \`.completed\` includes the 500 ms of silence server_vad waits for by design.
+- The first delta comes with \`.completed\` (no partial text yet): start of speech → first delta is
+  the turn's length plus its transcription.
+`;
+  saveReport(`realtime-latency-${today()}`, md, { provenance: prov, model: MODEL, rounds: ROUNDS, results });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
