@@ -14,9 +14,12 @@
 //   clip says where its speech is), so silence_duration_ms is included;
 // - start of speech → first delta: the text of a turn comes in one delta with
 //   `.completed` (no partial text yet), so this is the turn's length and more.
-// WER of each session's turns joined, against the clip's reference.
+// WER of each session's turns joined, against the clip's reference. As a
+// baseline in the same run, each utterance (with the 300-ms padding) is also
+// uploaded alone to the same server, one at a time: the time an upload of
+// the same audio takes, so the table says what the session itself adds.
 import WebSocket from 'ws';
-import { gappedClip, realModelPath, type RealModelName } from '../../fixtures';
+import { gappedClip, realModelPath, wav16k, type RealModelName } from '../../fixtures';
 import { textErrors } from '../../scripts/lib/english-normalizer';
 import { startOurs } from '../lib/servers';
 import { provenance } from '../lib/provenance';
@@ -107,12 +110,19 @@ async function main(): Promise<void> {
     env: { STT_BEAM_SIZE: '5', STT_ENCODER_WINDOW: 'full', STT_DEADLINE_BASE_MS: '60000' },
   });
   const results: Record<number, SessionRun[]> = {};
+  const uploadMs: number[] = [];
   try {
     for (let round = 0; round < ROUNDS; round++) {
       for (const count of SESSION_COUNTS) {
         const runs = await Promise.all(Array.from({ length: count }, (_, k) => session(server.url, server.apiKey, ((round * 4 + k) * GAPS.length) % 40)));
         (results[count] ??= []).push(...runs);
         process.stderr.write(`round ${round + 1}/${ROUNDS}, ${count} session(s): ${runs.map((r) => r.turns.length).join(', ')} turns\n`);
+      }
+      const clip = gappedClip(GAPS, 0.003, (round * 4 * GAPS.length) % 40);
+      for (const { start, end } of clip.speech) {
+        const wav = wav16k(clip.pcm.subarray(Math.round((start - 0.3) * 16000), Math.round(end * 16000)));
+        // Reply.ms: request to answer, on this side (post() throws on anything but 200).
+        uploadMs.push((await server.transcribe(wav)).ms);
       }
     }
   } finally {
@@ -129,6 +139,7 @@ async function main(): Promise<void> {
     const words = runs.reduce((n, r) => n + r.words, 0);
     return `| ${count} | ${runs.length} | ${turns.length} of ${runs.reduce((n, r) => n + r.expectedTurns, 0)} utterances | ${cell(turns.map((t) => t.endOfTurnMs))} | ${cell(turns.map((t) => t.endOfSpeechMs))} | ${cell(turns.map((t) => t.startToDeltaMs))} | ${fmt(median(turns.map((t) => t.seconds)), 1)} | ${fmt((100 * errors) / words, 2)} % |`;
   };
+  const [ulo, uhi] = medianInterval(uploadMs);
   const md = `# Realtime latency with server_vad, ${today()}
 
 \`npx tsx benchmarks/studies/realtime-latency.ts --rounds ${ROUNDS} --model ${MODEL}\` at
@@ -143,11 +154,15 @@ of the median), p90.
 |---|---|---|---|---|---|---|---|
 ${SESSION_COUNTS.map(row).join('\n')}
 
+Baseline in the same run: each 1-session clip's utterances (300-ms padding included) uploaded alone,
+one at a time, to the same server: **${fmt(median(uploadMs), 0)} ms** (${fmt(ulo, 0)} .. ${fmt(uhi, 0)}; p90
+${fmt(percentile(uploadMs, 90), 0)}; ${uploadMs.length} uploads) from request to answer.
+
 - End of speech → \`.completed\` includes the 500 ms of silence server_vad waits for by design.
 - The first delta comes with \`.completed\` (no partial text yet): start of speech → first delta is
   the turn's length plus its transcription.
 `;
-  saveReport(`realtime-latency-${today()}`, md, { provenance: prov, model: MODEL, rounds: ROUNDS, results });
+  saveReport(`realtime-latency-${today()}`, md, { provenance: prov, model: MODEL, rounds: ROUNDS, results, uploadMs });
 }
 
 main().catch((err) => {
