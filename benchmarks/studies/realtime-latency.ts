@@ -86,6 +86,9 @@ async function session(url: string, key: string, firstClip: number): Promise<Ses
       if (cleared && texts.length === committed) resolve();
     });
   });
+  // English, as the uploads are sent: without a language whisper.cpp first detects it with a
+  // full-window encoder pass of its own (about 2 s a turn here, measured).
+  ws.send(JSON.stringify({ type: 'session.update', session: { type: 'transcription', audio: { input: { transcription: { language: 'en' } } } } }));
   t0 = performance.now();
   const step = (24000 * CHUNK_MS) / 1000;
   for (let i = 0, n = 0; i < pcm.length; i += step, n++) {
@@ -146,7 +149,7 @@ async function main(): Promise<void> {
 commit ${prov.commit}${prov.uncommitted.length ? ` (uncommitted: ${prov.uncommitted.join(', ')})` : ' (clean tree)'}, ${prov.cpu ?? ''}.
 Real Whisper ${MODEL}, shipped decoding (beam 5, full window, temperature fallback), server_vad at
 OpenAI's defaults (threshold 0.5, prefix 300 ms, silence 500 ms). Each session streams five hifitts
-utterances with 1.5-2.5 s of quiet noise between them, in real time (100-ms events); ${ROUNDS} rounds
+utterances with 1.5-2.5 s of quiet noise between them, in real time (100-ms events), \`language: en\`; ${ROUNDS} rounds
 of 1 and of 4 sessions at once, 2 threads. Milliseconds on the client's clock: median (95 % interval
 of the median), p90.
 
