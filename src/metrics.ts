@@ -56,6 +56,12 @@ export class Metrics {
   readonly spills = new Counter({
     name: 'stt_spills_total', help: 'Local requests sent to the spill-over cloud target instead, by why', labelNames: ['reason'] as const, registers: [this.registry],
   });
+  readonly realtimeSessions = new Gauge({
+    name: 'stt_realtime_sessions', help: 'Realtime transcription sessions open', registers: [this.registry],
+  });
+  readonly realtimeTurns = new Counter({
+    name: 'stt_realtime_turns_total', help: 'Realtime turns committed, by what ended them: server_vad (the speech stopped), commit (the client), buffer_limit (speech past the buffer)', labelNames: ['ended_by'] as const, registers: [this.registry],
+  });
   readonly rateLimited = new Counter({
     name: 'stt_rate_limited_total', help: 'Requests refused with 429 by which per-key limit', labelNames: ['limit'] as const, registers: [this.registry],
   });

@@ -304,6 +304,7 @@ test('shutdown ends an open session with 1001 after its committed turn is answer
   }
 });
 
+const scrape = async (s: TestServer) => (await fetch(`${s.url}/metrics`, { headers: { Authorization: `Bearer ${s.adminKey}` } })).text();
 /** Appends `pcm` in 100-ms events, with no commit. */
 function stream(s: Awaited<ReturnType<typeof connect>>, pcm: Int16Array): void {
   for (let i = 0; i < pcm.length; i += 2400) s.send({ type: 'input_audio_buffer.append', audio: base64(pcm.subarray(i, i + 2400)) });
@@ -370,6 +371,9 @@ test('server_vad: speech then silence becomes turns with no commit; silence alon
   const completed = await completion(s, started.item_id);
   assert.ok(Math.abs(completed.usage.seconds - (stopped.audio_end_ms - started.audio_start_ms) / 1000) < 0.01, `usage ${completed.usage.seconds}`);
   assert.equal(s.events.filter((e) => e.type === 'input_audio_buffer.committed').length, 1, 'one turn');
+  const metrics = await scrape(vadServer);
+  assert.match(metrics, /^stt_realtime_sessions 1$/m);
+  assert.match(metrics, /^stt_realtime_turns_total\{ended_by="server_vad"\} 1$/m);
   s.ws.close();
   await s.closed;
 });
@@ -395,6 +399,8 @@ test('server_vad: a clear drops the turn being heard; speech past the buffer\'s 
     const completed = await completion(s, turns[i].item_id);
     assert.ok(completed.usage.seconds <= 4.001, `turn ${i}: ${completed.usage.seconds} s`);
   }
+  const cuts = Number(/^stt_realtime_turns_total\{ended_by="buffer_limit"\} (\d+)$/m.exec(await scrape(vadServer))?.[1]);
+  assert.ok(cuts >= 2, `${cuts} turns cut at the buffer's limit`);
   s.ws.close();
   await s.closed;
 });

@@ -52,7 +52,11 @@ export interface SessionParts {
   limits: SessionLimits;
   /** The Silero model server_vad listens with; null where it is not installed (turns are then the client's to commit). */
   vadModelPath: string | null;
+  /** Counts a committed turn by what ended it (the metrics' stt_realtime_turns_total). */
+  turnsEnded(by: TurnEnd): void;
 }
+
+export type TurnEnd = 'server_vad' | 'commit' | 'buffer_limit';
 
 const invalid = (code: string, message: string, param: string | null = null): EventError => ({ type: 'invalid_request_error', code, message, param });
 
@@ -257,7 +261,7 @@ export class RealtimeSession {
       const { itemId, from } = this.speech;
       this.speech = { itemId: newId('item'), from: this.held.end };
       this.send(speechStopped(itemId, toMs(this.held.end)));
-      this.commitTurn(itemId, from, this.held.end);
+      this.commitTurn(itemId, from, this.held.end, 'buffer_limit');
       this.send(speechStarted(this.speech.itemId, toMs(this.held.end)));
     }
     this.held.append(pcm);
@@ -274,7 +278,7 @@ export class RealtimeSession {
         this.speech = null;
         this.send(speechStopped(itemId, toMs(edge.at)));
         if (this.ending) continue;
-        this.commitTurn(itemId, from, edge.at);
+        this.commitTurn(itemId, from, edge.at, 'server_vad');
       }
     }
     // Silence before speech is kept only as far back as the prefix padding reaches.
@@ -292,12 +296,13 @@ export class RealtimeSession {
     const itemId = this.speech?.itemId ?? newId('item');
     this.speech = null;
     this.vad?.restart();
-    this.commitTurn(itemId, this.held.start, this.held.end);
+    this.commitTurn(itemId, this.held.start, this.held.end, 'commit');
     return null;
   }
 
   /** Takes the held audio from `from` to `to` as turn `itemId`: committed now, transcribed after the turns before it. */
-  private commitTurn(itemId: string, from: number, to: number): void {
+  private commitTurn(itemId: string, from: number, to: number, endedBy: TurnEnd): void {
+    this.parts.turnsEnded(endedBy);
     const seconds = (Math.min(to, this.held.end) - Math.max(from, this.held.start)) / INPUT_RATE;
     const pcm = this.held.take(from, to);
     this.send(committed(itemId, this.lastItemId));

@@ -28,7 +28,7 @@ const BETA_PROTOCOL = 'openai-beta.realtime-v1';
 /** The largest event a client may send: 2 MiB holds about 43 s of base64 24-kHz PCM16. */
 const MAX_EVENT_BYTES = 2 * 1024 * 1024;
 
-export type RealtimeParts = Pick<Services, 'stt' | 'apiKeys' | 'keyLimiter' | 'logger'> & {
+export type RealtimeParts = Pick<Services, 'stt' | 'apiKeys' | 'keyLimiter' | 'logger' | 'metrics'> & {
   config: Pick<Services['config'], 'allowedHosts' | 'realtimeMaxSessions' | 'realtimeSessionsPerKey' | 'realtimeIdleMs' | 'maxAudioSeconds' | 'modelsDir'>;
 };
 
@@ -161,11 +161,13 @@ export function attachRealtime(server: http.Server, s: RealtimeParts): Realtime 
         markAuthenticated(req.socket);
         wss.handleUpgrade(req, socket, head, (ws) => {
           upgraded = true;
-          const session = new RealtimeSession(ws, dialect, key, model, { stt: s.stt, keyLimiter: s.keyLimiter, logger: s.logger, limits, vadModelPath: installedVadModel(s.config.modelsDir) });
+          const session = new RealtimeSession(ws, dialect, key, model, { stt: s.stt, keyLimiter: s.keyLimiter, logger: s.logger, limits, vadModelPath: installedVadModel(s.config.modelsDir), turnsEnded: (by) => s.metrics.realtimeTurns.inc({ ended_by: by }) });
           open.add(session);
+          s.metrics.realtimeSessions.set(open.size);
           s.logger.info({ session: session.id, key: key.id, dialect }, 'realtime session opened');
           ws.on('close', (code) => {
             open.delete(session);
+            s.metrics.realtimeSessions.set(open.size);
             release();
             s.logger.info({ session: session.id, code }, 'realtime session closed');
           });
