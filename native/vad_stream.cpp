@@ -131,8 +131,8 @@ Napi::Value VadStreamWrap::detect(const Napi::CallbackInfo& info) {
   }
   // A copy: the caller may reuse its array while the piece is judged.
   std::vector<float> pcm(in.Data(), in.Data() + in.ElementLength());
-  busy_ = true;
   auto* worker = new DetectWorker(info.Env(), this, info.This().As<Napi::Object>(), std::move(pcm));
+  busy_ = true;
   Napi::Promise promise = worker->promise();
   worker->Queue();
   return promise;

@@ -7,7 +7,7 @@
 // where the speech stops, nothing heard in silence, the buffer's limit.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import WebSocket from 'ws';
@@ -394,13 +394,70 @@ test('server_vad: a clear drops the turn being heard; speech past the buffer\'s 
   stream(s, silence(5.5));
   await settled(s);
   const turns = s.events.filter((e) => e.type === 'input_audio_buffer.committed');
+  // Times run on the session's clock, not the new listener's: 3 s of audio came before the update.
+  const sinceUpdate = s.events.slice(s.events.findIndex((e) => e.type === 'session.updated'));
+  const starts = sinceUpdate.filter((e) => e.type === 'input_audio_buffer.speech_started').map((e) => e.audio_start_ms);
+  const ends = sinceUpdate.filter((e) => e.type === 'input_audio_buffer.speech_stopped').map((e) => e.audio_end_ms);
+  assert.equal(starts.length, turns.length);
+  for (let i = 0; i < turns.length; i++) {
+    assert.ok(starts[i] >= 3000 && ends[i] > starts[i] && (i === 0 || starts[i] >= ends[i - 1]), `turn ${i}: ${starts[i]}..${ends[i]} ms`);
+  }
   assert.ok(turns.length >= 3, `${turns.length} turns: ${JSON.stringify(s.events.map((e) => [e.type.replace('input_audio_buffer.', ''), e.audio_start_ms ?? e.audio_end_ms ?? e.error?.code]))}`);
   for (let i = 0; i < turns.length; i++) {
     const completed = await completion(s, turns[i].item_id);
-    assert.ok(completed.usage.seconds <= 4.001, `turn ${i}: ${completed.usage.seconds} s`);
+    assert.ok(completed.usage.seconds <= 4.001 && completed.usage.seconds > 0, `turn ${i}: ${completed.usage.seconds} s`);
+    assert.ok(Math.abs(completed.usage.seconds - (ends[i] - starts[i]) / 1000) < 0.01, `turn ${i}: ${completed.usage.seconds} s for ${starts[i]}..${ends[i]} ms`);
   }
   const cuts = Number(/^stt_realtime_turns_total\{ended_by="buffer_limit"\} (\d+)$/m.exec(await scrape(vadServer))?.[1]);
   assert.ok(cuts >= 2, `${cuts} turns cut at the buffer's limit`);
   s.ws.close();
   await s.closed;
+});
+
+test('server_vad: a commit while speech is heard ends that turn, and the speech after it is heard afresh', async () => {
+  const s = await connect({ on: vadServer });
+  await s.next('session.created');
+  stream(s, JFK_24K.subarray(0, 2 * 24000));
+  s.send({ type: 'input_audio_buffer.commit' });
+  const committed = await s.next('input_audio_buffer.committed');
+  const started = s.events.find((e) => e.type === 'input_audio_buffer.speech_started')!;
+  assert.equal(committed.item_id, started.item_id, 'the turn being heard is the one committed');
+  const first = await completion(s, committed.item_id);
+  // A commit takes the whole buffer, as OpenAI's does: here, all 2 s (speech starts within the padding).
+  assert.ok(Math.abs(first.usage.seconds - 2) < 0.01, `usage ${first.usage.seconds}`);
+  // Silence after the commit: no turn from what was heard before it.
+  stream(s, silence(1.5));
+  await settled(s);
+  assert.equal(s.events.filter((e) => e.type === 'input_audio_buffer.committed').length, 1, s.events.map((e) => e.type).join(', '));
+  // Speech after it: a turn of its own, on the session's clock.
+  stream(s, JFK_24K.subarray(0, 3.2 * 24000));
+  stream(s, silence(1));
+  await settled(s);
+  const second = s.events.filter((e) => e.type === 'input_audio_buffer.speech_started')[1];
+  assert.ok(second && second.audio_start_ms >= 3500, `second turn at ${second?.audio_start_ms} ms`);
+  s.ws.close();
+  await s.closed;
+});
+
+test('server_vad with a VAD model that will not load: sessions fall back to commits, asking for it is a clear error, the server stays up', async () => {
+  const dataDir = tempDataDir();
+  await installStandInModels(dataDir);
+  mkdirSync(`${dataDir}/models`, { recursive: true });
+  writeFileSync(`${dataDir}/models/${VAD_FILE.name}`, Buffer.from('not a ggml file'));
+  const broken = await startTestServer({ dataDir, installModels: false, routing: LOCAL });
+  try {
+    const s = await connect({ on: broken });
+    assert.equal((await s.next('session.created')).session.audio.input.turn_detection, null);
+    s.send({ type: 'session.update', session: { type: 'transcription', audio: { input: { turn_detection: { type: 'server_vad' } } } } });
+    const e = await s.next('error');
+    assert.deepEqual([e.error.type, e.error.code], ['server_error', 'vad_unavailable']);
+    // Commits still work.
+    await sendTurn(s, JFK_24K.subarray(0, 48000));
+    await s.next('conversation.item.input_audio_transcription.completed');
+    s.ws.close();
+    await s.closed;
+    assert.equal((await fetch(`${broken.url}/health`)).status, 200);
+  } finally {
+    await broken.close();
+  }
 });

@@ -19,13 +19,18 @@ const MAX_FRAMES_PER_CALL = 64;
 
 export class ServerVad {
   private readonly stream: VadStream;
-  private readonly detector: TurnDetector;
+  private detector: TurnDetector;
   /** 16-kHz samples not yet a whole frame. */
   private ear = new Float32Array(0);
   /** 24-kHz samples left over from the last append (the 3:2 step takes three at a time). */
   private carry: number[] = [];
 
-  constructor(modelPath: string, readonly settings: ServerVadSettings) {
+  /**
+   * `origin`: the timeline position of the first sample it will hear (a
+   * listener started mid-session counts from there). Throws if the model
+   * cannot be loaded.
+   */
+  constructor(modelPath: string, readonly settings: ServerVadSettings, private origin: number) {
     this.stream = createVadStream(modelPath);
     this.detector = new TurnDetector(settings, FRAME_MS);
   }
@@ -55,20 +60,21 @@ export class ServerVad {
     for (let at = 0; at < whole; at += MAX_FRAMES_PER_CALL * VAD_FRAME) {
       const piece = ear.subarray(at, Math.min(whole, at + MAX_FRAMES_PER_CALL * VAD_FRAME));
       for (const edge of this.detector.feed(await this.stream.detect(piece))) {
-        edges.push({ type: edge.type, at: edge.frame * VAD_FRAME * (INPUT_RATE / EAR_RATE) });
+        edges.push({ type: edge.type, at: this.origin + edge.frame * VAD_FRAME * (INPUT_RATE / EAR_RATE) });
       }
     }
     return edges;
   }
 
-  /** The client committed the buffer: speech that goes on is a new turn. */
-  restart(): void {
-    this.detector.restart();
-  }
-
-  /** The client cleared the buffer: what was heard is forgotten too, so its fading echo in Silero's state starts no turn. */
-  forget(): void {
-    this.detector.restart();
+  /**
+   * The client cleared or committed the buffer: what was heard is forgotten
+   * too, so its fading echo in Silero's state starts no turn (speech that goes
+   * on is heard afresh within a few frames); the next sample heard is
+   * at `origin` (the samples not yet a whole frame are dropped with the rest).
+   */
+  forget(origin: number): void {
+    this.origin = origin;
+    this.detector = new TurnDetector(this.settings, FRAME_MS);
     this.stream.reset();
     this.ear = new Float32Array(0);
     this.carry = [];

@@ -18,7 +18,7 @@ import { knownApiError } from '../error-map';
 import { parseSessionUpdate, SESSION_UPDATE } from './session-update';
 import { HeldAudio } from './held-audio';
 import { ServerVad } from './server-vad';
-import { SERVER_VAD_DEFAULTS } from './turn-detector';
+import { SERVER_VAD_DEFAULTS, type ServerVadSettings } from './turn-detector';
 import {
   cleared, committed, errorEvent, itemCreated, newId, sessionEvent, speechStarted, speechStopped, transcriptCompleted, transcriptDelta, transcriptFailed,
   type Dialect, type EventError, type SessionSettings,
@@ -97,9 +97,9 @@ export class RealtimeSession {
     model: string,
     private readonly parts: SessionParts,
   ) {
-    // OpenAI's default for transcription sessions is server_vad; it is ours wherever the VAD model is installed.
+    // OpenAI's default for transcription sessions is server_vad; it is ours wherever the VAD model is installed (and loads).
     this.settings = { model, language: null, prompt: null, turnDetection: parts.vadModelPath ? SERVER_VAD_DEFAULTS : null };
-    this.listen();
+    if (this.listen(this.settings.turnDetection)) this.settings = { ...this.settings, turnDetection: null };
     ws.on('message', (data, isBinary) => {
       this.inboxEvents++;
       this.applyPause();
@@ -107,7 +107,7 @@ export class RealtimeSession {
         .then(() => this.receive(data as Buffer, isBinary))
         .catch((err: Error) => {
           parts.logger.error({ session: this.id, err: err.message }, 'realtime event failed');
-          this.fail('internal_error', 'Internal server error.');
+          this.fail('internal_error', 'Internal server error.', 'server_error');
         })
         .finally(() => {
           this.inboxEvents--;
@@ -130,6 +130,14 @@ export class RealtimeSession {
   async end(): Promise<void> {
     this.ending = true;
     this.applyPause();
+    // The events already received are handled; a turn still being heard is committed with what came.
+    await this.inbox.catch(() => undefined);
+    if (this.speech && !this.closed) {
+      const { itemId, from } = this.speech;
+      this.speech = null;
+      this.send(speechStopped(itemId, toMs(this.held.end)));
+      this.commitTurn(itemId, from, this.held.end, 'server_vad');
+    }
     while (this.waitingTurns > 0 && !this.closed) await this.turns;
     if (this.closed) return;
     this.send(errorEvent({ type: 'server_error', code: 'shutting_down', message: 'The server is shutting down; open a new session shortly or on another instance.', param: null }));
@@ -164,8 +172,8 @@ export class RealtimeSession {
   }
 
   /** An `error` event, and the session closed (1008) after it. */
-  private fail(code: string, message: string): void {
-    this.send(errorEvent(invalid(code, message)));
+  private fail(code: string, message: string, type = 'invalid_request_error'): void {
+    this.send(errorEvent({ ...invalid(code, message), type }));
     this.ws.close(1008, code);
   }
 
@@ -216,7 +224,7 @@ export class RealtimeSession {
       case 'input_audio_buffer.clear':
         this.held.clear();
         this.speech = null;
-        this.vad?.forget();
+        this.vad?.forget(this.held.end);
         this.send(cleared());
         return null;
       default:
@@ -227,21 +235,35 @@ export class RealtimeSession {
   private async update(e: Record<string, unknown>): Promise<EventError | null> {
     const parsed = parseSessionUpdate(e, this.settings, (await this.parts.stt.route()).target, this.parts.vadModelPath !== null);
     if (!('settings' in parsed)) return parsed;
-    const vadChanged = JSON.stringify(parsed.settings.turnDetection) !== JSON.stringify(this.settings.turnDetection);
+    if (JSON.stringify(parsed.settings.turnDetection) !== JSON.stringify(this.settings.turnDetection)) {
+      const problem = this.listen(parsed.settings.turnDetection);
+      if (problem) return problem;
+    }
     this.settings = parsed.settings;
     this.dialect = parsed.dialect;
-    if (vadChanged) this.listen();
     this.send(sessionEvent(this.dialect, 'updated', this.id, this.settings));
     return null;
   }
 
-  /** Starts (or stops) listening for turns as the settings say; a turn being heard is dropped with the old listener. */
-  private listen(): void {
+  /**
+   * Starts (or stops) listening for turns with `settings`, from the next
+   * sample on; a turn being heard is dropped with the old listener. A model
+   * that will not load leaves the old listener and says so.
+   */
+  private listen(settings: ServerVadSettings | null): EventError | null {
+    let next: ServerVad | null = null;
+    if (settings && this.parts.vadModelPath) {
+      try {
+        next = new ServerVad(this.parts.vadModelPath, settings, this.held.end);
+      } catch (err) {
+        this.parts.logger.error({ session: this.id, err: (err as Error).message }, 'the VAD model did not load: server_vad unavailable');
+        return { type: 'server_error', code: 'vad_unavailable', message: 'The VAD model server_vad listens with could not be loaded here; send turn_detection: null and commit each turn.', param: null };
+      }
+    }
     this.vad?.free();
-    this.vad = null;
+    this.vad = next;
     this.speech = null;
-    const settings = this.settings.turnDetection;
-    if (settings && this.parts.vadModelPath) this.vad = new ServerVad(this.parts.vadModelPath, settings);
+    return null;
   }
 
   private async append(audio: unknown): Promise<EventError | null> {
@@ -255,7 +277,7 @@ export class RealtimeSession {
     const limit = this.parts.limits.maxBufferSeconds;
     if (this.held.seconds + pcm.length / INPUT_RATE > limit) {
       // Heard speech that runs past the limit is cut into turns there; a client's own buffer must be committed.
-      if (!this.speech) {
+      if (!this.speech || pcm.length / INPUT_RATE > limit) {
         return invalid('input_audio_buffer_full', `The input audio buffer holds at most ${limit} s: commit or clear it. This append was dropped.`, 'audio');
       }
       const { itemId, from } = this.speech;
@@ -265,24 +287,27 @@ export class RealtimeSession {
       this.send(speechStarted(this.speech.itemId, toMs(this.held.end)));
     }
     this.held.append(pcm);
-    if (!this.vad) return null;
+    const vad = this.vad;
+    if (!vad) return null;
     const float = new Float32Array(pcm.length);
     for (let i = 0; i < pcm.length; i++) float[i] = pcm[i] / 32768;
-    for (const edge of await this.vad.hear(float)) {
+    const edges = await vad.hear(float);
+    // Closed, or another listener set, while Silero listened: these edges are no one's now.
+    if (this.closed || this.vad !== vad) return null;
+    for (const edge of edges) {
       if (edge.type === 'started') {
-        const from = Math.max(this.held.start, edge.at - (this.vad.settings.prefix_padding_ms / 1000) * INPUT_RATE);
+        const from = Math.max(this.held.start, edge.at - (vad.settings.prefix_padding_ms / 1000) * INPUT_RATE);
         this.speech = { itemId: newId('item'), from };
         this.send(speechStarted(this.speech.itemId, toMs(from)));
       } else if (this.speech) {
         const { itemId, from } = this.speech;
         this.speech = null;
         this.send(speechStopped(itemId, toMs(edge.at)));
-        if (this.ending) continue;
         this.commitTurn(itemId, from, edge.at, 'server_vad');
       }
     }
     // Silence before speech is kept only as far back as the prefix padding reaches.
-    if (!this.speech) this.held.dropBefore(this.held.end - (this.vad.settings.prefix_padding_ms / 1000) * INPUT_RATE);
+    if (!this.speech) this.held.dropBefore(this.held.end - (vad.settings.prefix_padding_ms / 1000) * INPUT_RATE);
     return null;
   }
 
@@ -295,7 +320,8 @@ export class RealtimeSession {
     }
     const itemId = this.speech?.itemId ?? newId('item');
     this.speech = null;
-    this.vad?.restart();
+    // Speech that goes on after the commit is heard afresh, as a new turn.
+    this.vad?.forget(this.held.end);
     this.commitTurn(itemId, this.held.start, this.held.end, 'commit');
     return null;
   }

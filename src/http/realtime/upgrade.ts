@@ -161,7 +161,16 @@ export function attachRealtime(server: http.Server, s: RealtimeParts): Realtime 
         markAuthenticated(req.socket);
         wss.handleUpgrade(req, socket, head, (ws) => {
           upgraded = true;
-          const session = new RealtimeSession(ws, dialect, key, model, { stt: s.stt, keyLimiter: s.keyLimiter, logger: s.logger, limits, vadModelPath: installedVadModel(s.config.modelsDir), turnsEnded: (by) => s.metrics.realtimeTurns.inc({ ended_by: by }) });
+          let session: RealtimeSession;
+          try {
+            session = new RealtimeSession(ws, dialect, key, model, { stt: s.stt, keyLimiter: s.keyLimiter, logger: s.logger, limits, vadModelPath: installedVadModel(s.config.modelsDir), turnsEnded: (by) => s.metrics.realtimeTurns.inc({ ended_by: by }) });
+          } catch (err) {
+            // Thrown here it would be an unhandled rejection: close this socket, keep the server.
+            s.logger.error({ err: (err as Error).message }, 'realtime session could not start');
+            release();
+            ws.close(1011, 'internal error');
+            return;
+          }
           open.add(session);
           s.metrics.realtimeSessions.set(open.size);
           s.logger.info({ session: session.id, key: key.id, dialect }, 'realtime session opened');
