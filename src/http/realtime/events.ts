@@ -8,6 +8,9 @@ import type { ServerVadSettings } from './turn-detector';
 
 export type Dialect = 'ga' | 'beta';
 
+/** The one input rate sessions take: 24-kHz PCM16 mono, as OpenAI's `audio/pcm`. */
+export const INPUT_RATE = 24000;
+
 /** What a session is set to: what `session.update` may change. */
 export interface SessionSettings {
   model: string;
@@ -48,7 +51,7 @@ export function sessionEvent(dialect: Dialect, kind: 'created' | 'updated', id: 
       object: 'realtime.transcription_session',
       audio: {
         input: {
-          format: { type: 'audio/pcm', rate: 24000 },
+          format: { type: 'audio/pcm', rate: INPUT_RATE },
           transcription: transcription(s),
           turn_detection: s.turnDetection,
           noise_reduction: null,

@@ -4,8 +4,7 @@
 // (server VAD) or taken whole (a client's commit), and audio nobody will
 // need (silence before speech, past the prefix padding) let go.
 import { createResampler } from '../../native';
-
-const INPUT_RATE = 24000;
+import { INPUT_RATE } from './events';
 
 interface Piece {
   at: number;

@@ -7,11 +7,11 @@
 // from the 24-kHz audio it covers, through the proper resampler.
 import { createVadStream, VAD_FRAME, type VadStream } from '../../native';
 import { TurnDetector, type ServerVadSettings } from './turn-detector';
+import { INPUT_RATE } from './events';
 
 /** A turn edge at a sample position on the session's 24-kHz timeline. */
 export type VadEdge = { type: 'started' | 'stopped'; at: number };
 
-const INPUT_RATE = 24000;
 const EAR_RATE = 16000;
 const FRAME_MS = (VAD_FRAME / EAR_RATE) * 1000;
 /** Frames judged per call at most, so one large append is not one long pool job. */
@@ -22,7 +22,7 @@ export class ServerVad {
   private detector: TurnDetector;
   /** 16-kHz samples not yet a whole frame. */
   private ear = new Float32Array(0);
-  /** 24-kHz samples left over from the last append (the 3:2 step takes three at a time). */
+  /** 24-kHz samples left over from the last append (the 3:2 step takes three at a time), as floats. */
   private carry: number[] = [];
 
   /**
@@ -35,17 +35,15 @@ export class ServerVad {
     this.detector = new TurnDetector(settings, FRAME_MS);
   }
 
-  get inSpeech(): boolean {
-    return this.detector.inSpeech;
-  }
-
   /**
-   * Hears the next 24-kHz samples (continuing the last call's) and returns
-   * the turn edges in them. 3:2 decimation with a two-tap average for the
-   * in-between sample: enough for a speech detector, not for transcription.
+   * Hears the next 24-kHz PCM16 samples (continuing the last call's) and
+   * returns the turn edges in them. 3:2 decimation with a two-tap average for
+   * the in-between sample: enough for a speech detector, not for transcription.
    */
-  async hear(pcm24: Float32Array): Promise<VadEdge[]> {
-    const input = this.carry.length ? Float32Array.from([...this.carry, ...pcm24]) : pcm24;
+  async hear(pcm16: Int16Array): Promise<VadEdge[]> {
+    const input = new Float32Array(this.carry.length + pcm16.length);
+    input.set(this.carry);
+    for (let i = 0; i < pcm16.length; i++) input[this.carry.length + i] = pcm16[i] / 32768;
     const steps = Math.floor(input.length / 3);
     this.carry = Array.from(input.subarray(steps * 3));
     const ear = new Float32Array(this.ear.length + steps * 2);

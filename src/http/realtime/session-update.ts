@@ -6,7 +6,7 @@
 // new settings, or the error event's fields naming the offending param.
 import { MAX_PROMPT_CHARS, honours } from '../../stt/capabilities';
 import type { Target } from '../../stt/backends';
-import type { Dialect, EventError, SessionSettings } from './events';
+import { INPUT_RATE, type Dialect, type EventError, type SessionSettings } from './events';
 import { SERVER_VAD_DEFAULTS, type ServerVadSettings } from './turn-detector';
 
 type Json = Record<string, unknown>;
@@ -69,7 +69,7 @@ export function parseSessionUpdate(event: Json, current: SessionSettings, target
     if (!isObject(input)) return invalid('invalid_type', 'session.audio.input must be an object.', 'session.audio.input');
     prefix = 'session.audio.input';
     const format = input.format;
-    if (format !== undefined && !(isObject(format) && format.type === 'audio/pcm' && (format.rate === undefined || format.rate === 24000))) {
+    if (format !== undefined && !(isObject(format) && format.type === 'audio/pcm' && (format.rate === undefined || format.rate === INPUT_RATE))) {
       return invalid('unsupported_audio_format', 'This server takes audio/pcm at 24000 Hz (16-bit little-endian mono).', `${prefix}.format`);
     }
     transcription = input.transcription;

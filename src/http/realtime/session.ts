@@ -21,10 +21,9 @@ import { ServerVad } from './server-vad';
 import { SERVER_VAD_DEFAULTS, type ServerVadSettings } from './turn-detector';
 import {
   cleared, committed, errorEvent, itemCreated, newId, sessionEvent, speechStarted, speechStopped, transcriptCompleted, transcriptDelta, transcriptFailed,
-  type Dialect, type EventError, type SessionSettings,
+  INPUT_RATE, type Dialect, type EventError, type SessionSettings,
 } from './events';
 
-const INPUT_RATE = 24000;
 /** A position on the session's 24-kHz timeline in milliseconds, as OpenAI's audio_start_ms and audio_end_ms count. */
 const toMs = (position: number) => Math.round((position / INPUT_RATE) * 1000);
 /** OpenAI's floor for a commit ("buffer too small. Expected at least 100ms of audio"). */
@@ -132,12 +131,7 @@ export class RealtimeSession {
     this.applyPause();
     // The events already received are handled; a turn still being heard is committed with what came.
     await this.inbox.catch(() => undefined);
-    if (this.speech && !this.closed) {
-      const { itemId, from } = this.speech;
-      this.speech = null;
-      this.send(speechStopped(itemId, toMs(this.held.end)));
-      this.commitTurn(itemId, from, this.held.end, 'server_vad');
-    }
+    if (this.speech && !this.closed) this.endSpeech(this.held.end, 'server_vad');
     while (this.waitingTurns > 0 && !this.closed) await this.turns;
     if (this.closed) return;
     this.send(errorEvent({ type: 'server_error', code: 'shutting_down', message: 'The server is shutting down; open a new session shortly or on another instance.', param: null }));
@@ -280,18 +274,15 @@ export class RealtimeSession {
       if (!this.speech || pcm.length / INPUT_RATE > limit) {
         return invalid('input_audio_buffer_full', `The input audio buffer holds at most ${limit} s: commit or clear it. This append was dropped.`, 'audio');
       }
-      const { itemId, from } = this.speech;
-      this.speech = { itemId: newId('item'), from: this.held.end };
-      this.send(speechStopped(itemId, toMs(this.held.end)));
-      this.commitTurn(itemId, from, this.held.end, 'buffer_limit');
-      this.send(speechStarted(this.speech.itemId, toMs(this.held.end)));
+      const at = this.held.end;
+      this.endSpeech(at, 'buffer_limit');
+      this.speech = { itemId: newId('item'), from: at };
+      this.send(speechStarted(this.speech.itemId, toMs(at)));
     }
     this.held.append(pcm);
     const vad = this.vad;
     if (!vad) return null;
-    const float = new Float32Array(pcm.length);
-    for (let i = 0; i < pcm.length; i++) float[i] = pcm[i] / 32768;
-    const edges = await vad.hear(float);
+    const edges = await vad.hear(pcm);
     // Closed, or another listener set, while Silero listened: these edges are no one's now.
     if (this.closed || this.vad !== vad) return null;
     for (const edge of edges) {
@@ -300,10 +291,7 @@ export class RealtimeSession {
         this.speech = { itemId: newId('item'), from };
         this.send(speechStarted(this.speech.itemId, toMs(from)));
       } else if (this.speech) {
-        const { itemId, from } = this.speech;
-        this.speech = null;
-        this.send(speechStopped(itemId, toMs(edge.at)));
-        this.commitTurn(itemId, from, edge.at, 'server_vad');
+        this.endSpeech(edge.at, 'server_vad');
       }
     }
     // Silence before speech is kept only as far back as the prefix padding reaches.
@@ -324,6 +312,14 @@ export class RealtimeSession {
     this.vad?.forget(this.held.end);
     this.commitTurn(itemId, this.held.start, this.held.end, 'commit');
     return null;
+  }
+
+  /** The turn being heard ends at `at`: `speech_stopped`, then committed. */
+  private endSpeech(at: number, by: TurnEnd): void {
+    const { itemId, from } = this.speech!;
+    this.speech = null;
+    this.send(speechStopped(itemId, toMs(at)));
+    this.commitTurn(itemId, from, at, by);
   }
 
   /** Takes the held audio from `from` to `to` as turn `itemId`: committed now, transcribed after the turns before it. */
