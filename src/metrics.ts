@@ -62,6 +62,12 @@ export class Metrics {
   readonly realtimeTurns = new Counter({
     name: 'stt_realtime_turns_total', help: 'Realtime turns committed, by what ended them: server_vad (the speech stopped), commit (the client), buffer_limit (speech past the buffer)', labelNames: ['ended_by'] as const, registers: [this.registry],
   });
+  readonly realtimeDrafts = new Counter({
+    name: 'stt_realtime_drafts_total', help: 'Drafts decoded of realtime turns still being heard (for their deltas)', registers: [this.registry],
+  });
+  readonly realtimeDraftsRevised = new Counter({
+    name: 'stt_realtime_drafts_revised_total', help: 'Realtime turns whose transcript departed from the deltas their drafts had sent (.completed carries the transcript)', registers: [this.registry],
+  });
   readonly rateLimited = new Counter({
     name: 'stt_rate_limited_total', help: 'Requests refused with 429 by which per-key limit', labelNames: ['limit'] as const, registers: [this.registry],
   });

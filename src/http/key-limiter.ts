@@ -95,6 +95,23 @@ export class KeyLimiter {
     };
   }
 
+  /**
+   * Whether `seconds` more of live audio would fit the key's budget now;
+   * nothing is reserved or recorded. Drafts of a turn (deltas) are made only
+   * while the longest turn would: a turn refused at its end must not have
+   * been shown for free. A store that cannot answer says no.
+   */
+  async liveSecondsFit(key: ApiKeyRecord, seconds: number): Promise<boolean> {
+    const budget = key.audioSecondsPerDay;
+    if (budget === null) return true;
+    try {
+      const used = (await this.usage.audioSeconds(key.id, utcDay(this.now()))) + (this.running.get(key.id) ?? 0);
+      return used + seconds <= budget;
+    } catch {
+      return false;
+    }
+  }
+
   private async countRequest(ctx: Context | null, key: ApiKeyRecord): Promise<void> {
     const limit = key.requestsPerMinute;
     if (limit === null) return;

@@ -55,6 +55,8 @@ export interface TranscribeInput extends Omit<CloudRequest, 'wav'> {
   logprobs?: boolean;
   /** The provider the request was planned for (Cloud mode, or spilled); null: the local runtime. */
   cloud: CloudTarget | null;
+  /** A draft of a live turn (the local runtime only): see LocalRequest.draft. */
+  draft?: boolean;
 }
 
 export class Backends {
@@ -131,6 +133,7 @@ export class Backends {
       signal: input.signal,
       owner: input.owner,
       onStart: input.onStart,
+      draft: input.draft,
       chunkingStrategy: input.chunkingStrategy,
       options: {
         language: input.language,

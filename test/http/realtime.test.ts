@@ -439,6 +439,54 @@ test('server_vad: a commit while speech is heard ends that turn, and the speech 
   await s.closed;
 });
 
+/** Appends `pcm` as a microphone would: 100 ms of audio every 100 ms. */
+async function streamLive(s: Awaited<ReturnType<typeof connect>>, pcm: Int16Array): Promise<void> {
+  for (let i = 0; i < pcm.length; i += 2400) {
+    s.send({ type: 'input_audio_buffer.append', audio: base64(pcm.subarray(i, i + 2400)) });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+const counter = (metrics: string, name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1]);
+
+test('server_vad: a turn heard in real time is drafted while it lasts, its deltas come before .completed and join to its transcript; a key whose budget could not hold the longest turn gets no drafts', async () => {
+  const before = await scrape(vadServer);
+  const s = await connect({ on: vadServer });
+  await s.next('session.created');
+  await streamLive(s, JFK_24K.subarray(0, 3.2 * 24000));
+  await streamLive(s, silence(1));
+  await settled(s);
+  const started = s.events.find((e) => e.type === 'input_audio_buffer.speech_started')!;
+  const completed = await completion(s, started.item_id);
+  const after = await scrape(vadServer);
+  const drafts = counter(after, 'stt_realtime_drafts_total') - counter(before, 'stt_realtime_drafts_total');
+  assert.ok(drafts >= 1, `${drafts} drafts of a 3-s turn heard in real time`);
+  const deltas = s.events.filter((e) => e.type === 'conversation.item.input_audio_transcription.delta');
+  assert.ok(deltas.every((d) => d.item_id === started.item_id && s.events.indexOf(d) < s.events.indexOf(completed)), 'deltas of the turn, before its .completed');
+  // Joined, the deltas are the transcript, unless the transcript departed from what drafts sent (and that is counted).
+  const revised = counter(after, 'stt_realtime_drafts_revised_total') - counter(before, 'stt_realtime_drafts_revised_total');
+  if (revised === 0) assert.equal(deltas.map((d) => d.delta).join(''), completed.transcript);
+  else assert.equal(revised, 1);
+  s.ws.close();
+  await s.closed;
+
+  // 3 s a day, under this server's 4-s buffer: the same turn is transcribed, never drafted.
+  const res = await fetch(`${vadServer.url}/admin/api-keys`, {
+    method: 'POST', headers: { Authorization: `Bearer ${vadServer.adminKey}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'three-seconds', audioSecondsPerDay: 3 }),
+  });
+  const k = (await res.json()) as CreatedApiKey;
+  const budgeted = await connect({ on: vadServer, key: k.key });
+  await budgeted.next('session.created');
+  await streamLive(budgeted, JFK_24K.subarray(0, 2.4 * 24000));
+  await streamLive(budgeted, silence(1));
+  await settled(budgeted);
+  const turn = budgeted.events.find((e) => e.type === 'input_audio_buffer.speech_started')!;
+  assert.equal((await completion(budgeted, turn.item_id)).type, 'conversation.item.input_audio_transcription.completed');
+  assert.equal(counter(await scrape(vadServer), 'stt_realtime_drafts_total'), counter(after, 'stt_realtime_drafts_total'), 'no draft for the budgeted key');
+  budgeted.ws.close();
+  await budgeted.closed;
+});
+
 test('server_vad with a VAD model that will not load: sessions fall back to commits, asking for it is a clear error, the server stays up', async () => {
   const dataDir = tempDataDir();
   await installStandInModels(dataDir);

@@ -47,6 +47,13 @@ export class HeldAudio {
 
   /** The audio from `from` to `to` (clamped to what is held) at 16 kHz; everything before `to` is let go. */
   take(from: number, to: number): Float32Array {
+    const pcm = this.copy(from, to);
+    this.dropBefore(to);
+    return pcm;
+  }
+
+  /** The audio from `from` to `to` (clamped to what is held) at 16 kHz, left held. */
+  copy(from: number, to: number): Float32Array {
     const start = Math.max(from, this.first);
     const stop = Math.min(to, this.last);
     const resampler = createResampler(INPUT_RATE);
@@ -58,7 +65,6 @@ export class HeldAudio {
       for (let i = 0; i < part.length; i++) part[i] = piece.pcm[a + i] / 32768;
       resampler.push(part);
     }
-    this.dropBefore(stop);
     return resampler.finish();
   }
 

@@ -3,8 +3,11 @@
 // it or, with `server_vad`, when Silero hears the speech stop (server-vad.ts);
 // each turn is resampled to 16 kHz and transcribed on the local runtime like a short
 // upload (the scheduler's fast lane, fair among keys), and its text comes
-// back as one delta and `.completed`. Turns are answered in the order they
-// were committed. Bounded: the buffer's length, turns waiting (past which
+// back as `.completed`. While a server_vad turn is being heard, a draft of
+// it is decoded after each second of new audio when the engine has a slot
+// nobody waits for, and the words two drafts agree on go out as deltas
+// (agreed-words.ts); the turn's own transcription adds the rest. Turns are
+// answered in the order they were committed. Bounded: the buffer's length, turns waiting (past which
 // the socket stops being read, so a client sending faster than real time is
 // slowed by TCP, not queued in memory), outbound bytes, idle time, session
 // length, and bad events in a row.
@@ -17,6 +20,7 @@ import { ApiError } from '../api-error';
 import { knownApiError } from '../error-map';
 import { parseSessionUpdate, SESSION_UPDATE } from './session-update';
 import { HeldAudio } from './held-audio';
+import { AgreedWords } from './agreed-words';
 import { ServerVad } from './server-vad';
 import { SERVER_VAD_DEFAULTS, type ServerVadSettings } from './turn-detector';
 import {
@@ -34,6 +38,10 @@ const MAX_BAD_EVENTS = 20;
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 /** Events received and not yet handled past which the socket stops being read. */
 const MAX_INBOX_EVENTS = 16;
+/** New audio in a turn being heard before it is drafted again (and the least a first draft is made of). */
+const DRAFT_EVERY_SECONDS = 1;
+/** Whisper's sample rate: what HeldAudio gives. */
+const MODEL_RATE = 16_000;
 
 export interface SessionLimits {
   /** Longest uncommitted buffer, in seconds. */
@@ -53,9 +61,21 @@ export interface SessionParts {
   vadModelPath: string | null;
   /** Counts a committed turn by what ended it (the metrics' stt_realtime_turns_total). */
   turnsEnded(by: TurnEnd): void;
+  /** Counts a draft decoded (stt_realtime_drafts_total). */
+  drafted(): void;
+  /** Counts a turn whose transcript departed from the deltas its drafts sent (stt_realtime_drafts_revised_total). */
+  draftsRevised(): void;
 }
 
 export type TurnEnd = 'server_vad' | 'commit' | 'buffer_limit';
+
+interface HeardTurn {
+  itemId: string;
+  from: number;
+  /** Timeline position the last draft reached (`from` before the first). */
+  draftedTo: number;
+  words: AgreedWords;
+}
 
 const invalid = (code: string, message: string, param: string | null = null): EventError => ({ type: 'invalid_request_error', code, message, param });
 
@@ -72,8 +92,10 @@ export class RealtimeSession {
   private readonly held = new HeldAudio();
   /** Listening for turns (server_vad), or null: the client commits them. */
   private vad: ServerVad | null = null;
-  /** The turn Silero hears now: its item id and where its audio starts (prefix padding included). */
-  private speech: { itemId: string; from: number } | null = null;
+  /** The turn Silero hears now: its item id, where its audio starts (prefix padding included), and its drafts. */
+  private speech: HeardTurn | null = null;
+  /** The draft being decoded, if any (one per session at a time): aborted when its turn ends. */
+  private drafting: AbortController | null = null;
   private lastItemId: string | null = null;
   private turns: Promise<void> = Promise.resolve();
   /** Events are handled one after another, in the order they came (an update reads the routing first). */
@@ -217,7 +239,7 @@ export class RealtimeSession {
         return this.commit();
       case 'input_audio_buffer.clear':
         this.held.clear();
-        this.speech = null;
+        this.stopHearing();
         this.vad?.forget(this.held.end);
         this.send(cleared());
         return null;
@@ -256,7 +278,7 @@ export class RealtimeSession {
     }
     this.vad?.free();
     this.vad = next;
-    this.speech = null;
+    this.stopHearing();
     return null;
   }
 
@@ -276,8 +298,7 @@ export class RealtimeSession {
       }
       const at = this.held.end;
       this.endSpeech(at, 'buffer_limit');
-      this.speech = { itemId: newId('item'), from: at };
-      this.send(speechStarted(this.speech.itemId, toMs(at)));
+      this.startHearing(at);
     }
     this.held.append(pcm);
     const vad = this.vad;
@@ -287,15 +308,14 @@ export class RealtimeSession {
     if (this.closed || this.vad !== vad) return null;
     for (const edge of edges) {
       if (edge.type === 'started') {
-        const from = Math.max(this.held.start, edge.at - (vad.settings.prefix_padding_ms / 1000) * INPUT_RATE);
-        this.speech = { itemId: newId('item'), from };
-        this.send(speechStarted(this.speech.itemId, toMs(from)));
+        this.startHearing(Math.max(this.held.start, edge.at - (vad.settings.prefix_padding_ms / 1000) * INPUT_RATE));
       } else if (this.speech) {
         this.endSpeech(edge.at, 'server_vad');
       }
     }
     // Silence before speech is kept only as far back as the prefix padding reaches.
     if (!this.speech) this.held.dropBefore(this.held.end - (vad.settings.prefix_padding_ms / 1000) * INPUT_RATE);
+    else this.maybeDraft(this.speech);
     return null;
   }
 
@@ -307,23 +327,78 @@ export class RealtimeSession {
         `buffer too small. Expected at least ${MIN_COMMIT_SECONDS * 1000}ms of audio, but buffer only has ${(seconds * 1000).toFixed(2)}ms of audio.`);
     }
     const itemId = this.speech?.itemId ?? newId('item');
-    this.speech = null;
+    const words = this.speech?.words ?? new AgreedWords();
+    this.stopHearing();
     // Speech that goes on after the commit is heard afresh, as a new turn.
     this.vad?.forget(this.held.end);
-    this.commitTurn(itemId, this.held.start, this.held.end, 'commit');
+    this.commitTurn(itemId, words, this.held.start, this.held.end, 'commit');
     return null;
+  }
+
+  /** Speech starts at `from`: a new turn is heard. */
+  private startHearing(from: number): void {
+    this.speech = { itemId: newId('item'), from, draftedTo: from, words: new AgreedWords() };
+    this.send(speechStarted(this.speech.itemId, toMs(from)));
+  }
+
+  /** No turn is heard any more (it ended, or was dropped): its draft, if one is being decoded, is not needed. */
+  private stopHearing(): void {
+    this.speech = null;
+    this.drafting?.abort();
+    this.drafting = null;
   }
 
   /** The turn being heard ends at `at`: `speech_stopped`, then committed. */
   private endSpeech(at: number, by: TurnEnd): void {
-    const { itemId, from } = this.speech!;
-    this.speech = null;
+    const { itemId, from, words } = this.speech!;
+    this.stopHearing();
     this.send(speechStopped(itemId, toMs(at)));
-    this.commitTurn(itemId, from, at, by);
+    this.commitTurn(itemId, words, from, at, by);
+  }
+
+  /**
+   * Drafts the turn being heard once DRAFT_EVERY_SECONDS of audio came since
+   * its last draft, if nothing else would wait for it: no draft running, no
+   * turn of this session waiting, a slot free with no job queued or paused,
+   * and the key's budget able to hold the longest turn (so a turn refused at
+   * its end was never shown).
+   */
+  private maybeDraft(turn: HeardTurn): void {
+    if (this.drafting || this.waitingTurns > 0 || this.ending) return;
+    if (this.held.end - turn.draftedTo < DRAFT_EVERY_SECONDS * INPUT_RATE) return;
+    if (!this.parts.stt.local.hasIdleSlot()) return;
+    const abort = new AbortController();
+    this.drafting = abort;
+    turn.draftedTo = this.held.end;
+    void this.draft(turn, this.held.copy(turn.from, turn.draftedTo), abort.signal).finally(() => {
+      if (this.drafting === abort) this.drafting = null;
+    });
+  }
+
+  private async draft(turn: HeardTurn, pcm: Float32Array, signal: AbortSignal): Promise<void> {
+    try {
+      if ((await this.parts.stt.route()).target.mode !== 'local') return;
+      if (!(await this.parts.keyLimiter.liveSecondsFit(this.key, this.parts.limits.maxBufferSeconds))) return;
+      if (signal.aborted) return;
+      const settings = this.settings;
+      const out = await this.parts.stt.transcribe({
+        task: 'transcribe', wav: null, pcm, durationSeconds: pcm.length / MODEL_RATE, signal: AbortSignal.any([signal, this.abort.signal]),
+        owner: this.key.id, filename: 'audio.wav', format: 'json', language: settings.language ?? undefined, prompt: settings.prompt ?? undefined,
+        granularities: new Set(), cloud: null, draft: true,
+      });
+      this.parts.drafted();
+      // The turn ended while it was drafted: its own transcription speaks for it now.
+      if (this.speech !== turn || this.closed) return;
+      const delta = turn.words.draft(out.result.text);
+      if (delta) this.send(transcriptDelta(turn.itemId, delta));
+    } catch (err) {
+      // A draft is only a preview: one that failed or was cut short is skipped, and the turn's own transcription still runs.
+      if (!signal.aborted && !this.closed) this.parts.logger.debug({ session: this.id, err: (err as Error).message }, 'realtime draft skipped');
+    }
   }
 
   /** Takes the held audio from `from` to `to` as turn `itemId`: committed now, transcribed after the turns before it. */
-  private commitTurn(itemId: string, from: number, to: number, endedBy: TurnEnd): void {
+  private commitTurn(itemId: string, words: AgreedWords, from: number, to: number, endedBy: TurnEnd): void {
     this.parts.turnsEnded(endedBy);
     const seconds = (Math.min(to, this.held.end) - Math.max(from, this.held.start)) / INPUT_RATE;
     const pcm = this.held.take(from, to);
@@ -333,7 +408,7 @@ export class RealtimeSession {
     const settings = this.settings;
     this.waitingTurns++;
     this.applyPause();
-    this.turns = this.turns.then(() => this.transcribe(itemId, pcm, seconds, settings)).finally(() => {
+    this.turns = this.turns.then(() => this.transcribe(itemId, words, pcm, seconds, settings)).finally(() => {
       this.waitingTurns--;
       this.applyPause();
       // The client's silence while its turn was transcribed is not idleness.
@@ -341,7 +416,7 @@ export class RealtimeSession {
     });
   }
 
-  private async transcribe(itemId: string, pcm: Float32Array, seconds: number, settings: SessionSettings): Promise<void> {
+  private async transcribe(itemId: string, words: AgreedWords, pcm: Float32Array, seconds: number, settings: SessionSettings): Promise<void> {
     if (this.closed) return;
     let started = false;
     let turn: { end(seconds: number, error: boolean): void } | null = null;
@@ -357,7 +432,9 @@ export class RealtimeSession {
       });
       const text = out.result.text.trim();
       turn.end(seconds, false);
-      if (text) this.send(transcriptDelta(itemId, text));
+      const rest = words.finish(text);
+      if (!words.agreed) this.parts.draftsRevised();
+      if (rest) this.send(transcriptDelta(itemId, rest));
       this.send(transcriptCompleted(itemId, text, seconds));
     } catch (err) {
       turn?.end(started ? seconds : 0, true);
@@ -372,6 +449,7 @@ export class RealtimeSession {
     if (this.closed) return;
     this.closed = true;
     this.abort.abort();
+    this.stopHearing();
     this.held.clear();
     this.vad?.free();
     this.vad = null;

@@ -163,7 +163,12 @@ export function attachRealtime(server: http.Server, s: RealtimeParts): Realtime 
           upgraded = true;
           let session: RealtimeSession;
           try {
-            session = new RealtimeSession(ws, dialect, key, model, { stt: s.stt, keyLimiter: s.keyLimiter, logger: s.logger, limits, vadModelPath: installedVadModel(s.config.modelsDir), turnsEnded: (by) => s.metrics.realtimeTurns.inc({ ended_by: by }) });
+            session = new RealtimeSession(ws, dialect, key, model, {
+              stt: s.stt, keyLimiter: s.keyLimiter, logger: s.logger, limits, vadModelPath: installedVadModel(s.config.modelsDir),
+              turnsEnded: (by) => s.metrics.realtimeTurns.inc({ ended_by: by }),
+              drafted: () => s.metrics.realtimeDrafts.inc(),
+              draftsRevised: () => s.metrics.realtimeDraftsRevised.inc(),
+            });
           } catch (err) {
             // Thrown here it would be an unhandled rejection: close this socket, keep the server.
             s.logger.error({ err: (err as Error).message }, 'realtime session could not start');

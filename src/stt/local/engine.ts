@@ -32,6 +32,12 @@ export interface LocalRequest {
   owner?: string;
   /** Called when the job leaves the queue and its work begins (from then it is charged, finished or not). */
   onStart?: () => void;
+  /**
+   * A draft of a live turn still being heard (realtime deltas): greedy, no
+   * temperature retries, in the `tail` window, whatever the host set; the
+   * turn's own transcription later runs as the host set it.
+   */
+  draft?: boolean;
 }
 
 export interface LocalEngineOptions {
@@ -206,6 +212,12 @@ export class LocalEngine {
     if (loaded.jobs === 0) void loaded.model.dispose();
   }
 
+  /** Whether a job submitted now would start at once, delaying nobody (none waiting or paused): drafts run only then. */
+  hasIdleSlot(): boolean {
+    const s = this.opts.scheduler.stats();
+    return this.current !== null && s.waiting === 0 && s.paused === 0 && s.running < s.slots;
+  }
+
   async transcribe(req: LocalRequest): Promise<{ result: Transcription; runtime: string; queueMs: number }> {
     if (!this.current) {
       const { state } = this.status();
@@ -232,6 +244,7 @@ export class LocalEngine {
             temperatureFallback: this.opts.temperatureFallback,
             beamSize: this.opts.beamSize,
             ...req.options,
+            ...(req.draft ? { beamSize: 1, temperatureFallback: false } : {}),
             threads,
             audioCtx: this.audioCtxFor(loaded, req),
             ...(vad ? { vad } : this.speechGateFor(loaded.spec)),
@@ -299,14 +312,15 @@ export class LocalEngine {
   }
 
   /**
-   * Whisper's encoder window: the host's policy for transcriptions, the full
+   * Whisper's encoder window: the host's policy for transcriptions (`tail`
+   * for drafts, which only have to be cheap), the full
    * 30 s for translations (the window policies were measured on English
    * transcription; base translating a short Spanish clip in a 15-s window
    * looped where the full window did not).
    */
   private audioCtxFor({ spec, model }: Loaded, req: LocalRequest): number {
     if (spec.family !== 'whisper' || req.options.translate) return 0;
-    return encoderWindowFor(this.opts.encoderWindow, req.durationSeconds, model.file.hparams.n_audio_ctx);
+    return encoderWindowFor(req.draft ? 'tail' : this.opts.encoderWindow, req.durationSeconds, model.file.hparams.n_audio_ctx);
   }
 
   /** Waits for running and queued jobs, then frees the model. */

@@ -1,0 +1,43 @@
+// Which words of a turn still being heard may be sent as deltas. Each draft
+// decode of the turn so far gives a text that may change as more audio
+// arrives, and a delta cannot be taken back, so a word is sent only once two
+// drafts in a row agree on it and on every word before it (the local
+// agreement policy of Macháček et al., whisper_streaming). When the turn ends,
+// its full decode is the transcript (`.completed`); the words it adds after
+// those sent are the last delta. Where the full decode disagrees with what
+// was sent, no further delta is sent, and `.completed` carries the text.
+export class AgreedWords {
+  private previous: string[] = [];
+  private sent: string[] = [];
+  /** Whether the full decode agreed with every word sent (known once finish() ran). */
+  agreed = true;
+
+  /** A draft of the turn so far: the words newly agreed, as the next delta ('' when none). */
+  draft(text: string): string {
+    const words = wordsOf(text);
+    let common = 0;
+    while (common < words.length && common < this.previous.length && words[common] === this.previous[common]) common++;
+    this.previous = words;
+    // Agreement that does not reach past what was sent, or departs from it, sends nothing.
+    if (common <= this.sent.length || !startsWith(words, this.sent)) return '';
+    return this.send(words.slice(this.sent.length, common));
+  }
+
+  /** The turn's full decode: what it adds after the words sent, as the last delta ('' when nothing, or when it disagrees). */
+  finish(text: string): string {
+    const words = wordsOf(text);
+    this.agreed = startsWith(words, this.sent);
+    return this.agreed ? this.send(words.slice(this.sent.length)) : '';
+  }
+
+  private send(words: string[]): string {
+    if (words.length === 0) return '';
+    const delta = (this.sent.length ? ' ' : '') + words.join(' ');
+    this.sent.push(...words);
+    return delta;
+  }
+}
+
+const wordsOf = (text: string): string[] => text.trim().split(/\s+/).filter(Boolean);
+
+const startsWith = (words: string[], prefix: string[]): boolean => prefix.every((w, i) => words[i] === w);
