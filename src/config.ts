@@ -83,6 +83,8 @@ export interface Config {
   realtimeSessionsPerKey: number;
   /** Silence (no client event) that closes a realtime session (STT_REALTIME_IDLE_TIMEOUT_MS). */
   realtimeIdleMs: number;
+  /** Drafts of realtime turns still being heard, for their deltas (STT_REALTIME_DRAFTS, on unless "0"). */
+  realtimeDrafts: boolean;
   /** GET /metrics: not served, behind the admin key (default), or open to anyone who reaches the port. */
   metrics: 'off' | 'admin' | 'public';
 }
@@ -227,6 +229,7 @@ export function loadConfig(env: Env = process.env): Config {
     realtimeMaxSessions: int(env, 'STT_REALTIME_MAX_SESSIONS', 16, 0, 10_000),
     realtimeSessionsPerKey: int(env, 'STT_REALTIME_SESSIONS_PER_KEY', 4, 1, 10_000),
     realtimeIdleMs: int(env, 'STT_REALTIME_IDLE_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    realtimeDrafts: env.STT_REALTIME_DRAFTS === undefined ? true : bool(env, 'STT_REALTIME_DRAFTS'),
     defaultModel: defaultModel(env.STT_DEFAULT_MODEL),
     threadpoolSize,
     maxPaused: Math.min(parallel, threadpoolSize - parallel - POOL_SPARE),

@@ -3,9 +3,11 @@
 Usage: openai_realtime.py WS_BASE_URL API_KEY PCM16_24K_FILE PACE
 PACE is "realtime" (100 ms of audio every 100 ms) or "fast" (all at once),
 the client committing the turn; or "server_vad": all at once and 1.5 s of
-silence after it, the server cutting the turns where the speech stops.
-Prints one JSON line: the event types in order, the transcript (the turns'
-joined by spaces), the usage (summed).
+silence after it, the server cutting the turns where the speech stops; or
+"server_vad_live": the same in real time (drafts give deltas while a turn
+is heard). Prints one JSON line: the event types in order, the transcript
+(the turns' joined by spaces), the usage (summed), and per turn its deltas
+joined, its transcript, and whether a delta came before its speech_stopped.
 """
 import base64
 import json
@@ -26,33 +28,44 @@ with client.realtime.connect(extra_query={"intent": "transcription"}) as conn:
         "audio": {"input": {
             "format": {"type": "audio/pcm", "rate": 24000},
             "transcription": {"model": "service-local-stt", "language": "en"},
-            "turn_detection": {"type": "server_vad"} if pace == "server_vad" else None,
+            "turn_detection": {"type": "server_vad"} if pace.startswith("server_vad") else None,
         }},
     })
-    if pace == "server_vad":
+    if pace.startswith("server_vad"):
         pcm += bytes(24000 * 2 * 3 // 2)
     for i in range(0, len(pcm), chunk):
         conn.input_audio_buffer.append(audio=base64.b64encode(pcm[i:i + chunk]).decode())
-        if pace == "realtime":
+        if pace in ("realtime", "server_vad_live"):
             time.sleep(0.1)
-    if pace == "server_vad":
+    if pace.startswith("server_vad"):
         # Answered after every append before it: by then each turn is committed.
         conn.input_audio_buffer.clear()
     else:
         conn.input_audio_buffer.commit()
-    committed, texts, seconds, cleared = 0, [], 0.0, pace != "server_vad"
+    committed, texts, seconds, cleared = 0, [], 0.0, not pace.startswith("server_vad")
+    turns = {}  # item id: deltas joined, transcript, whether a delta came while it was heard
     for event in conn:
         types.append(event.type)
+        item = getattr(event, "item_id", None)
+        if item is not None:
+            turn = turns.setdefault(item, {"deltas": "", "transcript": None, "delta_while_heard": False, "stopped": False})
+            if event.type == "input_audio_buffer.speech_stopped":
+                turn["stopped"] = True
+            if event.type == "conversation.item.input_audio_transcription.delta":
+                turn["delta_while_heard"] = turn["delta_while_heard"] or not turn["stopped"]
+                turn["deltas"] += event.delta
         if event.type == "input_audio_buffer.committed":
             committed += 1
         if event.type == "input_audio_buffer.cleared":
             cleared = True
         if event.type == "conversation.item.input_audio_transcription.completed":
             texts.append(event.transcript)
+            turns[item]["transcript"] = event.transcript
             seconds += event.usage.seconds
         if event.type in ("error", "conversation.item.input_audio_transcription.failed"):
             print(json.dumps({"types": types, "error": event.to_dict()}))
             sys.exit(1)
         if cleared and committed > 0 and len(texts) == committed:
-            print(json.dumps({"types": types, "transcript": " ".join(texts), "turns": committed, "seconds": seconds}))
+            per_turn = [{k: t[k] for k in ("deltas", "transcript", "delta_while_heard")} for t in turns.values() if t["transcript"] is not None]
+            print(json.dumps({"types": types, "transcript": " ".join(texts), "turns": committed, "seconds": seconds, "per_turn": per_turn}))
             break

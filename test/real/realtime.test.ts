@@ -2,7 +2,8 @@
 // (client.realtime.connect, intent=transcription) on real Whisper base,
 // streaming JFK at 24 kHz in real time and all at once: the transcript is
 // the one an upload of the same audio gets. With server_vad (Silero), the
-// server cuts the turns where the speech stops, without a commit.
+// server cuts the turns where the speech stops, without a commit; streamed
+// in real time, drafts send deltas while a turn is still heard.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -31,7 +32,7 @@ after(async () => {
 });
 
 
-test('the Python openai client streams JFK in real time and all at once: the transcript an upload gets', { timeout: 600_000 }, async () => {
+test('the Python openai client streams JFK in real time and all at once: the transcript an upload gets', { timeout: 600_000 }, async (t) => {
   const pcm = pcm16At24k(readPcm16Mono(readFileSync(path.join(AUDIO_DIR, 'jfk.wav'))).samples);
   const raw = path.join(dir, 'jfk-24k.pcm');
   writeFileSync(raw, Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
@@ -65,4 +66,23 @@ test('the Python openai client streams JFK in real time and all at once: the tra
   assert.ok(errors <= 2, `${errors} word errors: "${py.transcript}" against "${expected}"`);
   // Only the speech (with its padding) is charged, never the silence after it.
   assert.ok(py.seconds <= pcm.length / 24000 + 0.5 && py.seconds > 5, `usage ${py.seconds}`);
+
+  // The same in real time: drafts give deltas while the speech is still heard, and the deltas of
+  // each turn join to its transcript, except where the transcript departed from them (counted).
+  const revisedBefore = await revisedTurns();
+  const live = JSON.parse((await run(path.join(bin, 'python'), [script, `${server.url.replace('http', 'ws')}/v1`, server.apiKey, raw, 'server_vad_live'], { timeout: 300_000 })).stdout);
+  const perTurn: { deltas: string; transcript: string; delta_while_heard: boolean }[] = live.per_turn;
+  t.diagnostic(`live turns: ${JSON.stringify(perTurn)}`);
+  assert.equal(perTurn.length, live.turns);
+  assert.ok(perTurn.some((turn) => turn.delta_while_heard), 'a delta came while a turn was still heard');
+  const departed = perTurn.filter((turn) => turn.deltas !== turn.transcript).length;
+  assert.equal(departed, (await revisedTurns()) - revisedBefore, 'turns whose deltas do not join to their transcript are the ones counted as revised');
+  const liveErrors = errorCount(alignErrors(scoringWords(expected, 'en'), scoringWords(live.transcript, 'en')));
+  assert.ok(liveErrors <= 2, `${liveErrors} word errors: "${live.transcript}" against "${expected}"`);
 });
+
+/** stt_realtime_drafts_revised_total now. */
+async function revisedTurns(): Promise<number> {
+  const metrics = await (await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${server.adminKey}` } })).text();
+  return Number(/^stt_realtime_drafts_revised_total (\d+)$/m.exec(metrics)?.[1]);
+}

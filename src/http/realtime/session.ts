@@ -59,6 +59,8 @@ export interface SessionParts {
   limits: SessionLimits;
   /** The Silero model server_vad listens with; null where it is not installed (turns are then the client's to commit). */
   vadModelPath: string | null;
+  /** Whether turns being heard are drafted for deltas (STT_REALTIME_DRAFTS). */
+  drafts: boolean;
   /** Counts a committed turn by what ended it (the metrics' stt_realtime_turns_total). */
   turnsEnded(by: TurnEnd): void;
   /** Counts a draft decoded (stt_realtime_drafts_total). */
@@ -364,7 +366,7 @@ export class RealtimeSession {
    * its end was never shown).
    */
   private maybeDraft(turn: HeardTurn): void {
-    if (this.drafting || this.waitingTurns > 0 || this.ending) return;
+    if (!this.parts.drafts || this.drafting || this.waitingTurns > 0 || this.ending) return;
     if (this.held.end - turn.draftedTo < DRAFT_EVERY_SECONDS * INPUT_RATE) return;
     if (!this.parts.stt.local.hasIdleSlot()) return;
     const abort = new AbortController();

@@ -29,7 +29,7 @@ const BETA_PROTOCOL = 'openai-beta.realtime-v1';
 const MAX_EVENT_BYTES = 2 * 1024 * 1024;
 
 export type RealtimeParts = Pick<Services, 'stt' | 'apiKeys' | 'keyLimiter' | 'logger' | 'metrics'> & {
-  config: Pick<Services['config'], 'allowedHosts' | 'realtimeMaxSessions' | 'realtimeSessionsPerKey' | 'realtimeIdleMs' | 'maxAudioSeconds' | 'modelsDir'>;
+  config: Pick<Services['config'], 'allowedHosts' | 'realtimeMaxSessions' | 'realtimeSessionsPerKey' | 'realtimeIdleMs' | 'realtimeDrafts' | 'maxAudioSeconds' | 'modelsDir'>;
 };
 
 export interface Realtime {
@@ -164,7 +164,7 @@ export function attachRealtime(server: http.Server, s: RealtimeParts): Realtime 
           let session: RealtimeSession;
           try {
             session = new RealtimeSession(ws, dialect, key, model, {
-              stt: s.stt, keyLimiter: s.keyLimiter, logger: s.logger, limits, vadModelPath: installedVadModel(s.config.modelsDir),
+              stt: s.stt, keyLimiter: s.keyLimiter, logger: s.logger, limits, vadModelPath: installedVadModel(s.config.modelsDir), drafts: s.config.realtimeDrafts,
               turnsEnded: (by) => s.metrics.realtimeTurns.inc({ ended_by: by }),
               drafted: () => s.metrics.realtimeDrafts.inc(),
               draftsRevised: () => s.metrics.realtimeDraftsRevised.inc(),
