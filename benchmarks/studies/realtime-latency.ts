@@ -45,7 +45,11 @@ const GAPS = [1.5, 2, 2.5, 1.5, 2];
 const DRAFTS = ['on', 'off'] as const;
 type Drafts = (typeof DRAFTS)[number];
 
-interface Turn { endOfTurnMs: number; endOfSpeechMs: number; startToDeltaMs: number; seconds: number; deltaWhileSpeaking: boolean; deltasJoinToTranscript: boolean }
+interface Turn {
+  endOfTurnMs: number; endOfSpeechMs: number; startToDeltaMs: number; seconds: number; deltaWhileSpeaking: boolean; deltasJoinToTranscript: boolean;
+  /** Kept in the raw results: what the deltas said against the transcript. */
+  deltas: string; transcript: string;
+}
 interface SessionRun { turns: Turn[]; errors: number; words: number; expectedTurns: number }
 
 /** 16-kHz float to 24-kHz PCM16 (linear interpolation: the clip is the audio a 24-kHz client would have). */
@@ -104,6 +108,7 @@ async function session(url: string, key: string, firstClip: number): Promise<Ses
           endOfTurnMs: now - sentAt(end), endOfSpeechMs: now - sentAt(speechEnd), startToDeltaMs: deltaAt - sentAt(start), seconds: e.usage.seconds,
           deltaWhileSpeaking: firstDelta.has(e.item_id) && deltaAt < (stoppedAt.get(e.item_id) ?? now),
           deltasJoinToTranscript: (deltas.get(e.item_id) ?? '') === e.transcript,
+          deltas: deltas.get(e.item_id) ?? '', transcript: e.transcript,
         });
       }
       if (cleared && texts.length === committed) resolve();

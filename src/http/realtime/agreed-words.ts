@@ -2,7 +2,10 @@
 // decode of the turn so far gives a text that may change as more audio
 // arrives, and a delta cannot be taken back, so a word is sent only once two
 // drafts in a row agree on it and on every word before it (the local
-// agreement policy of Macháček et al., whisper_streaming). When the turn ends,
+// agreement policy of Macháček et al., whisper_streaming), and never the last
+// word of either draft: where a draft's audio is cut, Whisper tends to end
+// the sentence ("Americans." where the turn goes on "Americans, ask"), so
+// that word waits for a draft that reaches past it. When the turn ends,
 // its full decode is the transcript (`.completed`); the words it adds after
 // those sent are the last delta. Where the full decode disagrees with what
 // was sent, no further delta is sent, and `.completed` carries the text.
@@ -15,8 +18,10 @@ export class AgreedWords {
   /** A draft of the turn so far: the words newly agreed, as the next delta ('' when none). */
   draft(text: string): string {
     const words = wordsOf(text);
+    // Agreed words short of either draft's last word.
+    const reach = Math.min(words.length, this.previous.length) - 1;
     let common = 0;
-    while (common < words.length && common < this.previous.length && words[common] === this.previous[common]) common++;
+    while (common < reach && words[common] === this.previous[common]) common++;
     this.previous = words;
     // Agreement that does not reach past what was sent, or departs from it, sends nothing.
     if (common <= this.sent.length || !startsWith(words, this.sent)) return '';
