@@ -85,6 +85,10 @@ export interface Config {
   realtimeIdleMs: number;
   /** Drafts of realtime turns still being heard, for their deltas (STT_REALTIME_DRAFTS, on unless "0"). */
   realtimeDrafts: boolean;
+  /** The Wyoming server's TCP port (STT_WYOMING_PORT); null: no Wyoming server (the default). */
+  wyomingPort: number | null;
+  /** ... and the address it listens on (STT_WYOMING_HOST, loopback unless set: Wyoming has no authentication). */
+  wyomingHost: string;
   /** GET /metrics: not served, behind the admin key (default), or open to anyone who reaches the port. */
   metrics: 'off' | 'admin' | 'public';
 }
@@ -230,6 +234,8 @@ export function loadConfig(env: Env = process.env): Config {
     realtimeSessionsPerKey: int(env, 'STT_REALTIME_SESSIONS_PER_KEY', 4, 1, 10_000),
     realtimeIdleMs: int(env, 'STT_REALTIME_IDLE_TIMEOUT_MS', 30_000, 100, 3_600_000),
     realtimeDrafts: env.STT_REALTIME_DRAFTS === undefined ? true : bool(env, 'STT_REALTIME_DRAFTS'),
+    wyomingPort: env.STT_WYOMING_PORT === undefined || env.STT_WYOMING_PORT.trim() === '' ? null : int(env, 'STT_WYOMING_PORT', 0, 0, 65535),
+    wyomingHost: env.STT_WYOMING_HOST?.trim() || '127.0.0.1',
     defaultModel: defaultModel(env.STT_DEFAULT_MODEL),
     threadpoolSize,
     maxPaused: Math.min(parallel, threadpoolSize - parallel - POOL_SPARE),

@@ -62,6 +62,12 @@ export class Metrics {
   readonly realtimeTurns = new Counter({
     name: 'stt_realtime_turns_total', help: 'Realtime turns committed, by what ended them: server_vad (the speech stopped), commit (the client), buffer_limit (speech past the buffer)', labelNames: ['ended_by'] as const, registers: [this.registry],
   });
+  readonly wyomingConnections = new Gauge({
+    name: 'stt_wyoming_connections', help: 'Wyoming clients connected', registers: [this.registry],
+  });
+  readonly wyomingTranscripts = new Counter({
+    name: 'stt_wyoming_transcripts_total', help: 'Wyoming utterances, by how they ended: transcribed, refused (the audio or the routing: an error event), failed (the engine)', labelNames: ['outcome'] as const, registers: [this.registry],
+  });
   readonly realtimeDrafts = new Counter({
     name: 'stt_realtime_drafts_total', help: 'Drafts decoded of realtime turns still being heard (for their deltas)', registers: [this.registry],
   });

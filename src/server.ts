@@ -10,6 +10,7 @@ import { firstStart, type FirstStart } from './first-start';
 import { abortAllJobs } from './native';
 import { replicaAddress, startHeartbeat } from './host/heartbeat';
 import { attachRealtime, isWebSocketUpgrade } from './http/realtime/upgrade';
+import { startWyoming, type WyomingServer } from './wyoming/server';
 
 /** After the shutdown timeout, how long aborted jobs get to return and their requests to be answered. */
 const ABORT_GRACE_MS = 2000;
@@ -19,6 +20,8 @@ export interface RunningServer {
   port: number;
   services: Services;
   firstStart: FirstStart;
+  /** The Wyoming server's port, when STT_WYOMING_PORT is set. */
+  wyomingPort: number | null;
   close(): Promise<void>;
 }
 
@@ -38,6 +41,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   logger.info({ url, port, dataDir: config.dataDir, threads: config.threads, parallel: config.parallel }, 'listening');
+  const wyoming: WyomingServer | null = config.wyomingPort === null ? null : await startWyoming(services, config.wyomingPort, config.wyomingHost);
   const stopHeartbeat = services.db.shared ? startHeartbeat(services, replicaAddress(config.host, port)) : null;
   const first = await firstStart(services);
   announceSecrets(services, first, logger);
@@ -49,7 +53,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       // Realtime sessions take no new turns; each closes (1001) once its committed turns are answered.
-      const sessionsEnded = realtime.close();
+      const sessionsEnded = Promise.all([realtime.close(), wyoming?.close()]);
       const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), config.shutdownTimeoutMs).unref());
       const finished = await Promise.race([Promise.all([stopped, services.local.scheduler.idle(), sessionsEnded]), timeout]);
       if (finished === 'timeout') {
@@ -61,18 +65,20 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
         services.shuttingDown.abort();
         services.local.scheduler.abortWaiting();
         abortAllJobs();
-        // Realtime sockets are not the HTTP server's to close: cut them now, not after the grace.
+        // Realtime and Wyoming sockets are not the HTTP server's to close: cut them now, not after the grace.
         realtime.terminate();
+        wyoming?.terminate();
         const grace = new Promise<void>((resolve) => setTimeout(resolve, ABORT_GRACE_MS).unref());
         await Promise.race([Promise.all([stopped, services.local.scheduler.idle()]), grace]);
       }
       server.closeAllConnections();
       realtime.terminate();
+      wyoming?.terminate();
       await stopHeartbeat?.();
       await closeServices(services);
       logger.info('stopped');
     })());
-  return { url, port, services, firstStart: first, close };
+  return { url, port, services, firstStart: first, wyomingPort: wyoming?.port ?? null, close };
 }
 
 /**

@@ -1,0 +1,237 @@
+// One Wyoming client (Home Assistant's voice pipeline, or any peer of the
+// wyoming package) on a TCP connection: `describe` is answered with `info`;
+// `transcribe` sets the language for the audio that follows;
+// `audio-start`, `audio-chunk`s and `audio-stop` carry one utterance, which
+// is resampled to 16 kHz as it arrives and transcribed on the local runtime
+// at `audio-stop`, answered with `transcript`. Events are handled one after
+// another; while an utterance is transcribed the socket is not read (TCP
+// holds the client back). A problem with the audio is an `error` event and
+// the utterance is dropped, the connection goes on; a framing the reader
+// cannot go on from is an `error` event and the connection is closed.
+// Wyoming has no authentication: who may connect is the listening
+// address's business (server.ts).
+import type net from 'node:net';
+import { createResampler, type Resampler } from '../native';
+import type { Backends } from '../stt/backends';
+import { honours } from '../stt/capabilities';
+import { WHISPER_LANGUAGES } from '../stt/languages';
+import { knownApiError } from '../http/error-map';
+import type { Logger } from '../log';
+import { encodeEvent, EventReader, FramingError, type WyomingEvent } from './protocol';
+import { infoEvent } from './info';
+
+/** Sample rates an utterance may come in (the resampler's filter grows with an odd rate's ratio to 16 kHz). */
+const RATES = new Set([8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]);
+const MODEL_RATE = 16_000;
+/** The fair queue's owner for Wyoming work: one, since Wyoming carries no key. */
+const OWNER = 'wyoming';
+
+export interface ConnectionParts {
+  stt: Backends;
+  logger: Logger;
+  /** Longest utterance, in seconds (STT_MAX_AUDIO_SECONDS). */
+  maxAudioSeconds: number;
+  /** Counts an utterance by how it ended (stt_wyoming_transcripts_total). */
+  counted(outcome: 'transcribed' | 'refused' | 'failed'): void;
+}
+
+interface Utterance {
+  rate: number;
+  channels: number;
+  resampler: Resampler;
+  /** Input frames so far. */
+  frames: number;
+}
+
+class AudioProblem extends Error {
+  constructor(readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+export class WyomingConnection {
+  private readonly reader = new EventReader();
+  private queue: Promise<void> = Promise.resolve();
+  private language: string | undefined;
+  private utterance: Utterance | null = null;
+  private busy = false;
+  private closed = false;
+  /** Shutting down: the utterance being transcribed is answered, then the connection ends. */
+  private ending = false;
+  private readonly abort = new AbortController();
+
+  constructor(private readonly socket: net.Socket, private readonly parts: ConnectionParts) {
+    socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    socket.on('close', () => this.dispose());
+    socket.on('error', (err) => parts.logger.debug({ err: err.message }, 'wyoming socket error'));
+  }
+
+  /** Whether an utterance is being transcribed (the idle timeout does not count that time). */
+  get transcribing(): boolean {
+    return this.busy;
+  }
+
+  /** Shutdown: answers the utterance being transcribed, if any, then ends the connection. */
+  end(): Promise<void> {
+    this.ending = true;
+    this.socket.pause();
+    return this.queue.then(() => {
+      this.socket.end();
+    });
+  }
+
+  private receive(chunk: Buffer): void {
+    if (this.closed || this.ending) return;
+    let events: WyomingEvent[];
+    try {
+      events = this.reader.push(chunk);
+    } catch (err) {
+      const e = err as FramingError;
+      this.send('error', { text: e.message, code: e.code });
+      this.parts.logger.info({ code: e.code }, 'wyoming client sent a bad frame: connection closed');
+      this.socket.end();
+      this.closed = true;
+      return;
+    }
+    for (const event of events) {
+      this.queue = this.queue.then(() => this.handle(event)).catch((err: Error) => {
+        this.parts.logger.error({ err: err.message }, 'wyoming event failed');
+        this.send('error', { text: 'Internal server error.', code: 'internal_error' });
+      });
+    }
+  }
+
+  private async handle(event: WyomingEvent): Promise<void> {
+    if (this.closed) return;
+    switch (event.type) {
+      case 'describe':
+        return this.send('info', await infoEvent(this.parts.stt));
+      case 'ping':
+        return this.send('pong', typeof event.data.text === 'string' ? { text: event.data.text } : {});
+      case 'transcribe': {
+        const language = event.data.language;
+        this.language = typeof language === 'string' && language.trim() ? language.trim().toLowerCase().split(/[-_]/)[0] : undefined;
+        return;
+      }
+      case 'audio-start':
+        return this.guarded(() => this.startUtterance(event.data));
+      case 'audio-chunk':
+        return this.guarded(() => this.appendChunk(event.data, event.payload));
+      case 'audio-stop':
+        return this.guarded(() => this.finishUtterance());
+      default:
+        // Wyoming's own servers pass over events they do not handle (a peer may speak more of the protocol than STT).
+        return;
+    }
+  }
+
+  /** Runs `step`; an AudioProblem drops the utterance and is told to the client. */
+  private async guarded(step: () => void | Promise<void>): Promise<void> {
+    try {
+      await step();
+    } catch (err) {
+      if (!(err instanceof AudioProblem)) throw err;
+      this.dropUtterance();
+      this.parts.counted('refused');
+      this.send('error', { text: err.message, code: err.code });
+    }
+  }
+
+  private startUtterance(data: Record<string, unknown>): void {
+    this.dropUtterance();
+    const { rate, channels } = formatOf(data);
+    this.utterance = { rate, channels, resampler: createResampler(rate), frames: 0 };
+  }
+
+  private appendChunk(data: Record<string, unknown>, payload: Buffer | null): void {
+    const u = this.utterance;
+    if (!u) throw new AudioProblem('audio_not_started', 'audio-chunk before audio-start: send audio-start with rate, width and channels first.');
+    const { rate, channels } = formatOf(data);
+    if (rate !== u.rate || channels !== u.channels) {
+      throw new AudioProblem('audio_format_changed', `audio-chunk is ${rate} Hz, ${channels} channel(s); audio-start said ${u.rate} Hz, ${u.channels}.`);
+    }
+    if (!payload) return;
+    if (payload.length % (2 * channels) !== 0) throw new AudioProblem('invalid_audio', 'audio-chunk must hold whole 16-bit frames.');
+    const frames = payload.length / (2 * channels);
+    if ((u.frames + frames) / rate > this.parts.maxAudioSeconds) {
+      throw new AudioProblem('audio_too_long', `An utterance is at most ${this.parts.maxAudioSeconds} s here: this one was dropped.`);
+    }
+    const mono = new Float32Array(frames);
+    for (let i = 0; i < frames; i++) {
+      let sum = 0;
+      for (let c = 0; c < channels; c++) sum += payload.readInt16LE(2 * (i * channels + c));
+      mono[i] = sum / channels / 32768;
+    }
+    u.resampler.push(mono);
+    u.frames += frames;
+  }
+
+  private async finishUtterance(): Promise<void> {
+    const u = this.utterance;
+    if (!u) throw new AudioProblem('audio_not_started', 'audio-stop before audio-start.');
+    this.utterance = null;
+    const pcm = u.resampler.finish();
+    const seconds = u.frames / u.rate;
+    this.busy = true;
+    this.socket.pause();
+    const started = performance.now();
+    try {
+      const route = await this.parts.stt.route();
+      if (route.target.mode !== 'local') {
+        throw new AudioProblem('local_runtime_unavailable', 'Wyoming runs on the local runtime, and this server now sends transcriptions to a cloud provider.');
+      }
+      if (this.language && !honours.language(route.target, this.language)) {
+        throw new AudioProblem('unsupported_language', `The language "${this.language}" is not supported by the active model.`);
+      }
+      const out = await this.parts.stt.transcribe({
+        task: 'transcribe', wav: null, pcm, durationSeconds: pcm.length / MODEL_RATE, signal: this.abort.signal, owner: OWNER,
+        filename: 'audio.wav', format: 'json', language: this.language, granularities: new Set(), cloud: null,
+      });
+      const text = out.result.text.trim();
+      this.parts.counted('transcribed');
+      this.parts.logger.info({ audioSeconds: Number(seconds.toFixed(2)), ms: Math.round(performance.now() - started) }, 'wyoming transcript');
+      const language = this.language ?? codeOf(out.result.language);
+      this.send('transcript', { text, ...(language ? { language } : {}) });
+    } catch (err) {
+      if (err instanceof AudioProblem) throw err;
+      if (this.closed) return;
+      const known = knownApiError(err);
+      if (!known) this.parts.logger.error({ err: (err as Error).message }, 'wyoming transcription failed');
+      this.parts.counted('failed');
+      this.send('error', known ? { text: known.message, code: known.code } : { text: 'Internal server error.', code: 'internal_error' });
+    } finally {
+      this.busy = false;
+      if (!this.closed && !this.ending) this.socket.resume();
+    }
+  }
+
+  private dropUtterance(): void {
+    this.utterance?.resampler.free();
+    this.utterance = null;
+  }
+
+  private send(type: string, data?: Record<string, unknown>): void {
+    if (this.closed || this.socket.destroyed || !this.socket.writable) return;
+    this.socket.write(encodeEvent(type, data));
+  }
+
+  private dispose(): void {
+    this.closed = true;
+    this.abort.abort();
+    this.dropUtterance();
+  }
+}
+
+/** An audio event's format: 16-bit PCM at a known rate, mono or stereo. */
+function formatOf(data: Record<string, unknown>): { rate: number; channels: number } {
+  const { rate, width, channels } = data;
+  if (typeof rate !== 'number' || !RATES.has(rate)) {
+    throw new AudioProblem('unsupported_audio_format', `rate must be one of ${[...RATES].join(', ')} Hz; got ${JSON.stringify(rate ?? null)}.`);
+  }
+  if (width !== 2) throw new AudioProblem('unsupported_audio_format', `width must be 2 (16-bit samples); got ${JSON.stringify(width ?? null)}.`);
+  if (channels !== 1 && channels !== 2) throw new AudioProblem('unsupported_audio_format', `channels must be 1 or 2; got ${JSON.stringify(channels ?? null)}.`);
+  return { rate, channels };
+}
+
+/** A language's code from the name a transcription reports ("english": "en"), if it is one Whisper knows. */
+const codeOf = (name: string | undefined): string | undefined => Object.entries(WHISPER_LANGUAGES).find(([, n]) => n === name)?.[0];

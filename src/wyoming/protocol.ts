@@ -1,0 +1,130 @@
+// The Wyoming protocol's framing (rhasspy/wyoming, wyoming/event.py): each
+// event is one line of JSON, `{"type", "data"?, "data_length"?,
+// "payload_length"?, "version"?}`, then `data_length` bytes of JSON merged
+// into `data`, then `payload_length` bytes of payload (audio). EventReader
+// cuts a byte stream into events under fixed bounds, so a peer that sends an
+// endless line or announces a huge payload is refused before anything large
+// is held.
+
+/** Bounds on what one event may hold. */
+export const LIMITS = {
+  /** The header line, newline included. */
+  headerBytes: 16 * 1024,
+  dataBytes: 64 * 1024,
+  /** An audio chunk: 1 MiB is 32 s of 16-kHz 16-bit mono (Home Assistant sends about 30 ms per chunk). */
+  payloadBytes: 1024 * 1024,
+};
+
+export interface WyomingEvent {
+  type: string;
+  data: Record<string, unknown>;
+  payload: Buffer | null;
+}
+
+/** A framing the reader cannot go on from: the connection is answered with an `error` event and closed. */
+export class FramingError extends Error {
+  constructor(readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+/** The protocol version written in our events' headers (the wyoming package's at the time of writing). */
+const VERSION = '1.10.2';
+
+/** One event in Wyoming's framing. */
+export function encodeEvent(type: string, data?: Record<string, unknown>, payload?: Buffer): Buffer {
+  const header: Record<string, unknown> = { type, version: VERSION };
+  const dataBytes = data && Object.keys(data).length ? Buffer.from(JSON.stringify(data), 'utf8') : null;
+  if (dataBytes) header.data_length = dataBytes.length;
+  if (payload?.length) header.payload_length = payload.length;
+  return Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`, 'utf8'), ...(dataBytes ? [dataBytes] : []), ...(payload?.length ? [payload] : [])]);
+}
+
+const lengthOf = (header: Record<string, unknown>, field: 'data_length' | 'payload_length', max: number): number => {
+  const value = header[field] ?? 0;
+  if (value === null) return 0;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new FramingError('invalid_event', `${field} must be a whole number of bytes.`);
+  if (value > max) throw new FramingError('event_too_large', `${field} ${value} is over this server's ${max} bytes.`);
+  return value;
+};
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Cuts bytes into events as they arrive. */
+export class EventReader {
+  private buffered: Buffer[] = [];
+  private bufferedBytes = 0;
+  /** The header read, waiting for its data and payload. */
+  private pending: { type: string; data: Record<string, unknown>; dataLength: number; payloadLength: number } | null = null;
+
+  /** The events complete in what has arrived so far; throws FramingError on a framing it cannot go on from. */
+  push(chunk: Buffer): WyomingEvent[] {
+    this.buffered.push(chunk);
+    this.bufferedBytes += chunk.length;
+    const events: WyomingEvent[] = [];
+    for (;;) {
+      const event = this.next();
+      if (!event) return events;
+      events.push(event);
+    }
+  }
+
+  private next(): WyomingEvent | null {
+    if (!this.pending) {
+      const all = this.joined();
+      const newline = all.indexOf(0x0a);
+      if (newline < 0) {
+        if (all.length >= LIMITS.headerBytes) throw new FramingError('event_too_large', `An event's header line is over ${LIMITS.headerBytes} bytes.`);
+        return null;
+      }
+      if (newline + 1 > LIMITS.headerBytes) throw new FramingError('event_too_large', `An event's header line is over ${LIMITS.headerBytes} bytes.`);
+      let header: unknown;
+      try {
+        header = JSON.parse(all.subarray(0, newline).toString('utf8'));
+      } catch {
+        throw new FramingError('invalid_json', 'An event header is not valid JSON.');
+      }
+      if (!isObject(header) || typeof header.type !== 'string' || !header.type) {
+        throw new FramingError('invalid_event', 'An event header is a JSON object with a string "type".');
+      }
+      if (header.data !== undefined && header.data !== null && !isObject(header.data)) throw new FramingError('invalid_event', '"data" must be an object.');
+      this.pending = {
+        type: header.type,
+        data: isObject(header.data) ? header.data : {},
+        dataLength: lengthOf(header, 'data_length', LIMITS.dataBytes),
+        payloadLength: lengthOf(header, 'payload_length', LIMITS.payloadBytes),
+      };
+      this.consume(newline + 1);
+    }
+    const { type, data, dataLength, payloadLength } = this.pending;
+    if (this.bufferedBytes < dataLength + payloadLength) return null;
+    const all = this.joined();
+    if (dataLength > 0) {
+      let more: unknown;
+      try {
+        more = JSON.parse(all.subarray(0, dataLength).toString('utf8'));
+      } catch {
+        throw new FramingError('invalid_json', `The data of a "${type}" event is not valid JSON.`);
+      }
+      if (!isObject(more)) throw new FramingError('invalid_event', `The data of a "${type}" event must be a JSON object.`);
+      Object.assign(data, more);
+    }
+    // A copy: the payload outlives the buffer it came in.
+    const payload = payloadLength > 0 ? Buffer.from(all.subarray(dataLength, dataLength + payloadLength)) : null;
+    this.consume(dataLength + payloadLength);
+    this.pending = null;
+    return { type, data, payload };
+  }
+
+  private joined(): Buffer {
+    if (this.buffered.length > 1) this.buffered = [Buffer.concat(this.buffered)];
+    return this.buffered[0] ?? Buffer.alloc(0);
+  }
+
+  private consume(bytes: number): void {
+    const all = this.joined();
+    const rest = all.subarray(bytes);
+    this.buffered = rest.length ? [rest] : [];
+    this.bufferedBytes = rest.length;
+  }
+}

@@ -1,0 +1,202 @@
+// The Wyoming server (src/wyoming/) on the synthetic stand-in model: the
+// wyoming package from PyPI, as Home Assistant uses it, describes the server
+// and transcribes a WAV (16-kHz mono, and 48-kHz stereo) to the text an
+// upload of the same file gets; raw-socket clients that break the framing or
+// the audio rules get an `error` event naming the problem, and the server
+// goes on serving.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
+import { AUDIO_DIR, readPcm16Mono, writeWav } from '../../fixtures';
+import { pythonVenv } from '../../fixtures/python-venv';
+import { encodeEvent, EventReader, LIMITS, type WyomingEvent } from '../../src/wyoming/protocol';
+import { loadConfig } from '../../src/config';
+import { WHISPER_LANGUAGES } from '../../src/stt/languages';
+
+const run = promisify(execFile);
+const LOCAL = { mode: 'local' as const, localModel: 'whisper-base' };
+let server: TestServer;
+let dir: string;
+const JFK = readPcm16Mono(readFileSync(path.join(AUDIO_DIR, 'jfk.wav'))).samples;
+
+before(async () => {
+  // Utterances of at most 4 s here, so the limit is quick to reach.
+  server = await startTestServer({ routing: LOCAL, env: { STT_WYOMING_PORT: '0', STT_MAX_AUDIO_SECONDS: '4' } });
+  dir = mkdtempSync(path.join(os.tmpdir(), 'stt-wyoming-'));
+});
+after(async () => {
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A raw Wyoming connection: send events, read the server's. */
+async function connect() {
+  const socket = net.connect({ host: '127.0.0.1', port: server.wyomingPort! });
+  await new Promise<void>((resolve, reject) => { socket.once('connect', () => resolve()); socket.once('error', reject); });
+  const reader = new EventReader();
+  const events: WyomingEvent[] = [];
+  let waiting: (() => void) | null = null;
+  socket.on('data', (d: Buffer) => {
+    events.push(...reader.push(d));
+    waiting?.();
+  });
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  socket.on('error', () => undefined);
+  let seen = 0;
+  return {
+    socket,
+    closed,
+    send: (type: string, data?: Record<string, unknown>, payload?: Buffer) => socket.write(encodeEvent(type, data, payload)),
+    /** The next event from the server (waits up to 30 s). */
+    async next(): Promise<WyomingEvent> {
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
+        if (events.length > seen) return events[seen++];
+        await new Promise<void>((resolve) => { waiting = resolve; setTimeout(resolve, 100); });
+      }
+      throw new Error(`no event; got ${events.map((e) => e.type).join(', ')}`);
+    },
+  };
+}
+
+const pcmBytes = (samples: Float32Array) => {
+  const out = Buffer.alloc(samples.length * 2);
+  for (let i = 0; i < samples.length; i++) out.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(samples[i] * 32767))), 2 * i);
+  return out;
+};
+const FORMAT = { rate: 16000, width: 2, channels: 1 };
+/** A 16-kHz mono WAV holding exactly these 16-bit samples. */
+function wavOf(pcm: Buffer): Buffer {
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0);
+  header.writeUInt32LE(36 + pcm.length, 4);
+  header.write('WAVEfmt ', 8);
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(16000, 24);
+  header.writeUInt32LE(32000, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36);
+  header.writeUInt32LE(pcm.length, 40);
+  return Buffer.concat([header, pcm]);
+}
+
+/** The text an upload of `wav` with language=en gets. */
+async function uploadText(wav: Buffer): Promise<string> {
+  const res = await transcribe(server, { file: wavBlob(wav), language: 'en' }, server.auth);
+  assert.equal(res.status, 200);
+  return ((await res.json()) as { text: string }).text.trim();
+}
+
+test('the wyoming package describes the server and transcribes a WAV to the text an upload of it gets (16-kHz mono, 48-kHz stereo)', { timeout: 300_000 }, async () => {
+  const bin = pythonVenv('wyoming', ['wyoming==1.10.2']);
+  const script = path.join(__dirname, '..', 'python', 'wyoming_transcribe.py');
+  const clip = JFK.subarray(0, 3.5 * 16000);
+  const mono = writeWav({ rate: 16000, encoding: 'pcm_s16', channels: [clip] });
+  // 48 kHz stereo: each 16-kHz sample three times, the right channel at half the left.
+  const left = Float32Array.from({ length: clip.length * 3 }, (_, i) => clip[Math.floor(i / 3)]);
+  const stereo = writeWav({ rate: 48000, encoding: 'pcm_s16', channels: [left, left.map((v) => v / 2)] });
+  for (const [name, wav] of [['mono-16k', mono], ['stereo-48k', stereo]] as const) {
+    const file = path.join(dir, `${name}.wav`);
+    writeFileSync(file, wav);
+    const { stdout } = await run(path.join(bin, 'python'), [script, '127.0.0.1', String(server.wyomingPort), file, 'en'], { timeout: 120_000 });
+    const out = JSON.parse(stdout);
+    assert.equal(out.error, undefined, name);
+    assert.equal(out.program, 'stt-gateway');
+    assert.deepEqual(out.models, ['whisper-base']);
+    assert.equal(out.languages, Object.keys(WHISPER_LANGUAGES).length, 'Whisper\'s languages');
+    assert.equal(out.streaming, false);
+    assert.equal(out.text, await uploadText(wav), name);
+    assert.equal(out.language, 'en');
+  }
+  const metrics = await (await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${server.adminKey}` } })).text();
+  assert.match(metrics, /^stt_wyoming_transcripts_total\{outcome="transcribed"\} 2$/m);
+});
+
+test('audio that breaks the rules gets an error event naming the problem; the utterance is dropped and the connection goes on', async () => {
+  const c = await connect();
+  c.send('audio-chunk', FORMAT, Buffer.alloc(640));
+  assert.deepEqual((await c.next()).data.code, 'audio_not_started');
+  for (const [format, what] of [[{ ...FORMAT, width: 4 }, 'width'], [{ ...FORMAT, rate: 7000 }, 'rate'], [{ ...FORMAT, channels: 3 }, 'channels']] as const) {
+    c.send('audio-start', format);
+    const e = await c.next();
+    assert.equal(e.type, 'error');
+    assert.equal(e.data.code, 'unsupported_audio_format');
+    assert.match(String(e.data.text), new RegExp(what));
+  }
+  c.send('audio-start', FORMAT);
+  c.send('audio-chunk', { ...FORMAT, rate: 8000 }, Buffer.alloc(640));
+  assert.equal((await c.next()).data.code, 'audio_format_changed');
+  c.send('audio-start', FORMAT);
+  c.send('audio-chunk', FORMAT, Buffer.alloc(641));
+  assert.equal((await c.next()).data.code, 'invalid_audio');
+  // Past STT_MAX_AUDIO_SECONDS (4 s here): refused as it arrives, not held.
+  c.send('audio-start', FORMAT);
+  for (let s = 0; s < 5; s++) c.send('audio-chunk', FORMAT, pcmBytes(JFK.subarray(s * 16000, (s + 1) * 16000)));
+  assert.equal((await c.next()).data.code, 'audio_too_long');
+  c.send('audio-stop');
+  assert.equal((await c.next()).data.code, 'audio_not_started', 'the dropped utterance is gone');
+  // An unknown language, then the same connection transcribes.
+  c.send('transcribe', { language: 'xx' });
+  c.send('audio-start', FORMAT);
+  c.send('audio-chunk', FORMAT, pcmBytes(JFK.subarray(0, 16000)));
+  c.send('audio-stop');
+  assert.equal((await c.next()).data.code, 'unsupported_language');
+  c.send('ping', { text: 'hi' });
+  assert.deepEqual(await c.next(), { type: 'pong', data: { text: 'hi' }, payload: null });
+  c.send('transcribe', { language: 'en-US' });
+  c.send('some-other-event', { anything: 1 });
+  c.send('audio-start', FORMAT);
+  const clip = JFK.subarray(0, 2 * 16000);
+  c.send('audio-chunk', FORMAT, pcmBytes(clip));
+  c.send('audio-stop');
+  const transcript = await c.next();
+  assert.equal(transcript.type, 'transcript', JSON.stringify(transcript.data));
+  assert.deepEqual(transcript.data, { text: await uploadText(wavOf(pcmBytes(clip))), language: 'en' });
+  c.socket.end();
+  await c.closed;
+});
+
+test('a framing the server cannot go on from is an error event and a closed connection: an endless header, a header that is not JSON, an announced payload over 1 MiB', async () => {
+  const cases: [string, (c: Awaited<ReturnType<typeof connect>>) => void][] = [
+    ['event_too_large', (c) => c.socket.write('x'.repeat(LIMITS.headerBytes + 10))],
+    ['invalid_json', (c) => c.socket.write('{"type": \n')],
+    ['invalid_event', (c) => c.socket.write('[1, 2]\n')],
+    ['event_too_large', (c) => c.socket.write(`${JSON.stringify({ type: 'audio-chunk', data: FORMAT, payload_length: LIMITS.payloadBytes + 1 })}\n`)],
+    ['invalid_event', (c) => c.socket.write(`${JSON.stringify({ type: 'audio-chunk', data_length: -5 })}\n`)],
+  ];
+  for (const [code, breakIt] of cases) {
+    const c = await connect();
+    breakIt(c);
+    const e = await c.next();
+    assert.deepEqual([e.type, e.data.code], ['error', code]);
+    await c.closed;
+  }
+  // The server still answers.
+  const c = await connect();
+  c.send('describe');
+  assert.equal((await c.next()).type, 'info');
+  c.socket.end();
+  await c.closed;
+});
+
+test('Wyoming is off unless STT_WYOMING_PORT is set, and listens on loopback unless STT_WYOMING_HOST says otherwise', () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stt-wyoming-config-'));
+  try {
+    const base = { STT_DATA_DIR: dataDir };
+    assert.equal(loadConfig(base).wyomingPort, null);
+    const on = loadConfig({ ...base, STT_WYOMING_PORT: '10300' });
+    assert.deepEqual([on.wyomingPort, on.wyomingHost], [10300, '127.0.0.1']);
+    assert.equal(loadConfig({ ...base, STT_WYOMING_PORT: '10300', STT_WYOMING_HOST: '0.0.0.0' }).wyomingHost, '0.0.0.0');
+    assert.throws(() => loadConfig({ ...base, STT_WYOMING_PORT: '70000' }), /STT_WYOMING_PORT/);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
