@@ -4,8 +4,8 @@ Usage: openai_realtime.py WS_BASE_URL API_KEY PCM16_24K_FILE PACE
 PACE is "realtime" (100 ms of audio every 100 ms) or "fast" (all at once),
 the client committing the turn; or "server_vad": all at once and 1.5 s of
 silence after it, the server cutting the turns where the speech stops; or
-"server_vad_live": the same in real time (drafts give deltas while a turn
-is heard). Prints one JSON line: the event types in order, the transcript
+"server_vad_live": the same in real time, turns ending after 1.2 s of
+silence (drafts give deltas while a turn is heard). Prints one JSON line: the event types in order, the transcript
 (the turns' joined by spaces), the usage (summed), and per turn its deltas
 joined, its transcript, and whether a delta came before its speech_stopped.
 """
@@ -28,7 +28,9 @@ with client.realtime.connect(extra_query={"intent": "transcription"}) as conn:
         "audio": {"input": {
             "format": {"type": "audio/pcm", "rate": 24000},
             "transcription": {"model": "service-local-stt", "language": "en"},
-            "turn_detection": {"type": "server_vad"} if pace.startswith("server_vad") else None,
+            # Live: a longer silence_duration_ms keeps JFK's short pauses inside one turn, long enough to be drafted.
+            "turn_detection": ({"type": "server_vad", "silence_duration_ms": 1200} if pace == "server_vad_live"
+                               else {"type": "server_vad"} if pace == "server_vad" else None),
         }},
     })
     if pace.startswith("server_vad"):

@@ -3,7 +3,8 @@
 // streaming JFK at 24 kHz in real time and all at once: the transcript is
 // the one an upload of the same audio gets. With server_vad (Silero), the
 // server cuts the turns where the speech stops, without a commit; streamed
-// in real time, drafts send deltas while a turn is still heard.
+// in real time, drafts send deltas while a turn is still heard. The wyoming
+// package, as Home Assistant uses it, gets the same transcript over Wyoming.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -23,7 +24,7 @@ let server: TestServer;
 let dir: string;
 
 before(async () => {
-  server = await startRealServer('base-q8_0', { vad: true });
+  server = await startRealServer('base-q8_0', { vad: true, env: { STT_WYOMING_PORT: '0' } });
   dir = mkdtempSync(path.join(os.tmpdir(), 'stt-realtime-'));
 });
 after(async () => {
@@ -79,6 +80,19 @@ test('the Python openai client streams JFK in real time and all at once: the tra
   assert.equal(departed, (await revisedTurns()) - revisedBefore, 'turns whose deltas do not join to their transcript are the ones counted as revised');
   const liveErrors = errorCount(alignErrors(scoringWords(expected, 'en'), scoringWords(live.transcript, 'en')));
   assert.ok(liveErrors <= 2, `${liveErrors} word errors: "${live.transcript}" against "${expected}"`);
+});
+
+test('the wyoming package transcribes JFK over Wyoming: the transcript an upload gets', { timeout: 300_000 }, async () => {
+  const wav = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
+  const upload = await transcribe(server, { file: wavBlob(wav), language: 'en' }, server.auth);
+  assert.equal(upload.status, 200);
+  const expected = ((await upload.json()) as { text: string }).text.trim();
+  assert.match(expected, /ask not what your country can do for you/i);
+  const bin = pythonVenv('wyoming', ['wyoming==1.10.2']);
+  const { stdout } = await run(path.join(bin, 'python'), [path.join(__dirname, '..', 'python', 'wyoming_transcribe.py'), '127.0.0.1', String(server.wyomingPort), path.join(AUDIO_DIR, 'jfk.wav'), 'en'], { timeout: 120_000 });
+  const out = JSON.parse(stdout);
+  assert.equal(out.error, undefined);
+  assert.equal(out.text, expected);
 });
 
 /** stt_realtime_drafts_revised_total now. */
