@@ -187,6 +187,34 @@ test('a framing the server cannot go on from is an error event and a closed conn
   await c.closed;
 });
 
+test('shutdown answers the utterance being transcribed, then closes the connection; an idle connection is closed at once', async () => {
+  const own = await startTestServer({ routing: LOCAL, env: { STT_WYOMING_PORT: '0' } });
+  const open = async () => {
+    const socket = net.connect({ host: '127.0.0.1', port: own.wyomingPort! });
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    const reader = new EventReader();
+    const events: WyomingEvent[] = [];
+    socket.on('data', (d: Buffer) => events.push(...reader.push(d)));
+    return { socket, events, closed: new Promise<void>((resolve) => socket.on('close', () => resolve())) };
+  };
+  try {
+    const busy = await open();
+    const idle = await open();
+    busy.socket.write(Buffer.concat([
+      encodeEvent('transcribe', { language: 'en' }), encodeEvent('audio-start', FORMAT),
+      encodeEvent('audio-chunk', FORMAT, pcmBytes(JFK.subarray(0, 3 * 16000))), encodeEvent('audio-stop'),
+    ]));
+    // Shut down once the utterance is being transcribed.
+    while (own.services.local.scheduler.stats().running === 0) await new Promise((r) => setImmediate(r));
+    const closing = own.close();
+    await Promise.all([busy.closed, idle.closed, closing]);
+    assert.deepEqual(busy.events.map((e) => e.type), ['transcript']);
+    assert.deepEqual(idle.events, []);
+  } finally {
+    await own.close();
+  }
+});
+
 test('Wyoming is off unless STT_WYOMING_PORT is set, and listens on loopback unless STT_WYOMING_HOST says otherwise', () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stt-wyoming-config-'));
   try {
