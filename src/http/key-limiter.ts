@@ -112,6 +112,15 @@ export class KeyLimiter {
     }
   }
 
+  /**
+   * A live turn whose deltas showed `seconds` of its audio and that was then
+   * dropped, refused or never transcribed: those seconds are charged, as one
+   * request, so showing drafts is never a way around the budget.
+   */
+  recordShownTurn(key: ApiKeyRecord, seconds: number, error: boolean): void {
+    this.usage.record(key.id, utcDay(this.now()), { audioSeconds: seconds, error });
+  }
+
   private async countRequest(ctx: Context | null, key: ApiKeyRecord): Promise<void> {
     const limit = key.requestsPerMinute;
     if (limit === null) return;

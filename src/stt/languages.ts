@@ -112,3 +112,8 @@ export const PARAKEET_V3_LANGUAGES = new Set([
 export function languageName(code: string): string {
   return WHISPER_LANGUAGES[code] ?? code;
 }
+
+/** A language's code from the name a transcription reports ("english": "en"); undefined for a name Whisper does not list. */
+export function languageCode(name: string | undefined): string | undefined {
+  return Object.entries(WHISPER_LANGUAGES).find(([, n]) => n === name)?.[0];
+}

@@ -14,7 +14,7 @@ import type net from 'node:net';
 import { createResampler, type Resampler } from '../native';
 import type { Backends } from '../stt/backends';
 import { honours } from '../stt/capabilities';
-import { WHISPER_LANGUAGES } from '../stt/languages';
+import { languageCode } from '../stt/languages';
 import { knownApiError } from '../http/error-map';
 import type { Logger } from '../log';
 import { encodeEvent, EventReader, FramingError, type WyomingEvent } from './protocol';
@@ -190,7 +190,7 @@ export class WyomingConnection {
       const text = out.result.text.trim();
       this.parts.counted('transcribed');
       this.parts.logger.info({ audioSeconds: Number(seconds.toFixed(2)), ms: Math.round(performance.now() - started) }, 'wyoming transcript');
-      const language = this.language ?? codeOf(out.result.language);
+      const language = this.language ?? languageCode(out.result.language);
       this.send('transcript', { text, ...(language ? { language } : {}) });
     } catch (err) {
       if (err instanceof AudioProblem) throw err;
@@ -232,6 +232,3 @@ function formatOf(data: Record<string, unknown>): { rate: number; channels: numb
   if (channels !== 1 && channels !== 2) throw new AudioProblem('unsupported_audio_format', `channels must be 1 or 2; got ${JSON.stringify(channels ?? null)}.`);
   return { rate, channels };
 }
-
-/** A language's code from the name a transcription reports ("english": "en"), if it is one Whisper knows. */
-const codeOf = (name: string | undefined): string | undefined => Object.entries(WHISPER_LANGUAGES).find(([, n]) => n === name)?.[0];

@@ -487,6 +487,21 @@ test('server_vad: a turn heard in real time is drafted while it lasts, its delta
   await budgeted.closed;
 });
 
+test('a draft gives its slot up to any other job: submitted together, the draft is aborted and the upload answered', async () => {
+  const pcm = JFK.subarray(0, 8 * 16000);
+  const job = (draft: boolean) => vadServer.services.stt.transcribe({
+    task: 'transcribe', wav: null, pcm, durationSeconds: 8, signal: new AbortController().signal, owner: 'someone',
+    filename: 'audio.wav', format: 'json', language: 'en', granularities: new Set(), cloud: null, draft,
+  });
+  const drafted = job(true);
+  const [draftOutcome, upload] = await Promise.allSettled([drafted, job(false)]);
+  assert.equal(draftOutcome.status, 'rejected');
+  assert.equal((draftOutcome as PromiseRejectedResult).reason.constructor.name, 'AbortedError');
+  assert.equal(upload.status, 'fulfilled');
+  // Alone, a draft runs to the end.
+  assert.equal(typeof (await job(true)).result.text, 'string');
+});
+
 test('server_vad with a VAD model that will not load: sessions fall back to commits, asking for it is a clear error, the server stays up', async () => {
   const dataDir = tempDataDir();
   await installStandInModels(dataDir);

@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import WebSocket from 'ws';
 import { startRealServer } from '../helpers/real-models';
 import { transcribe, wavBlob, type TestServer } from '../helpers/server';
 import { AUDIO_DIR, pcm16At24k, readPcm16Mono, writeWav } from '../../fixtures';
@@ -93,6 +94,44 @@ test('the wyoming package transcribes JFK over Wyoming: the transcript an upload
   const out = JSON.parse(stdout);
   assert.equal(out.error, undefined);
   assert.equal(out.text, expected);
+});
+
+test('a turn cleared after its deltas were shown is charged the audio they covered (dropping it is no way to transcribe for free)', { timeout: 120_000 }, async () => {
+  const res = await fetch(`${server.url}/admin/api-keys`, {
+    method: 'POST', headers: { Authorization: `Bearer ${server.adminKey}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'shown-then-cleared' }),
+  });
+  const key = (await res.json()) as { id: string; key: string };
+  const ws = new WebSocket(`${server.url.replace('http', 'ws')}/v1/realtime?intent=transcription`, { headers: { Authorization: `Bearer ${key.key}` } });
+  const types: string[] = [];
+  let firstDelta: (() => void) | null = null;
+  const delta = new Promise<void>((resolve) => { firstDelta = resolve; });
+  const cleared = new Promise<void>((resolve) => ws.on('message', (data) => {
+    const type = JSON.parse(String(data)).type as string;
+    types.push(type);
+    if (type === 'conversation.item.input_audio_transcription.delta') firstDelta?.();
+    if (type === 'input_audio_buffer.cleared') resolve();
+  }));
+  await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+  ws.send(JSON.stringify({ type: 'session.update', session: { type: 'transcription', audio: { input: { transcription: { language: 'en' }, turn_detection: { type: 'server_vad', silence_duration_ms: 1200 } } } } }));
+  const pcm = pcm16At24k(readPcm16Mono(readFileSync(path.join(AUDIO_DIR, 'jfk.wav'))).samples);
+  let sent = 0;
+  let shown = false;
+  void delta.then(() => { shown = true; });
+  // JFK in real time until a delta comes, then the turn is cleared.
+  for (; sent < pcm.length && !shown; sent += 2400) {
+    const piece = pcm.subarray(sent, sent + 2400);
+    ws.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength).toString('base64') }));
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(shown, `a delta while JFK was heard: ${types.join(', ')}`);
+  ws.send(JSON.stringify({ type: 'input_audio_buffer.clear' }));
+  await cleared;
+  ws.close();
+  assert.ok(!types.includes('input_audio_buffer.committed'), 'the turn was dropped, not committed');
+  const keys = await (await fetch(`${server.url}/admin/api-keys`, { headers: { Authorization: `Bearer ${server.adminKey}` } })).json();
+  const usage = keys.data.find((k: { id: string }) => k.id === key.id).usage;
+  assert.equal(usage.requests, 1, 'the dropped turn, recorded as one request');
+  assert.ok(usage.audioSeconds > 0.5 && usage.audioSeconds <= sent / 24000, `${usage.audioSeconds} s charged of ${sent / 24000} s sent`);
 });
 
 /** stt_realtime_drafts_revised_total now. */

@@ -37,6 +37,25 @@ test('a draft that departs from the words already sent sends nothing, even where
   assert.equal(w.draft('one two three four five six seven eight'), ' four five six');
 });
 
+test('the last delta is the transcript after the text sent, character for character; a transcript that only differs in spacing from what was sent, or stops short of it, departs', () => {
+  const w = new AgreedWords();
+  w.draft('Ask not what');
+  assert.equal(w.draft('Ask not what your'), 'Ask not');
+  assert.equal(w.finish('Ask not  what your\ncountry.'), '  what your\ncountry.', 'spacing kept as the transcript has it');
+  assert.ok(w.agreed);
+  const spaced = new AgreedWords();
+  spaced.draft('Ask not what');
+  spaced.draft('Ask not what your');
+  assert.equal(spaced.finish('Ask  not what your country.'), '');
+  assert.equal(spaced.agreed, false);
+  const shorter = new AgreedWords();
+  shorter.draft('one two three four');
+  assert.equal(shorter.draft('one two three four five'), 'one two three');
+  assert.equal(shorter.finish('one two'), '');
+  assert.equal(shorter.agreed, false);
+  assert.ok(shorter.shown);
+});
+
 test('no draft and no words: nothing sent, and a transcript with no text adds no delta', () => {
   const w = new AgreedWords();
   assert.equal(w.draft(''), '');
@@ -44,5 +63,6 @@ test('no draft and no words: nothing sent, and a transcript with no text adds no
   assert.equal(w.finish(''), '');
   assert.ok(w.agreed);
   const whole = new AgreedWords();
-  assert.equal(whole.finish('Hello there.'), 'Hello there.', 'no drafts: the transcript is the one delta');
+  assert.equal(whole.finish(' Hello  there.'), ' Hello  there.', 'no drafts: the transcript, as it is, is the one delta');
+  assert.equal(whole.shown, false);
 });

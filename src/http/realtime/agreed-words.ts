@@ -6,9 +6,10 @@
 // word of either draft: where a draft's audio is cut, Whisper tends to end
 // the sentence ("Americans." where the turn goes on "Americans, ask"), so
 // that word waits for a draft that reaches past it. When the turn ends,
-// its full decode is the transcript (`.completed`); the words it adds after
-// those sent are the last delta. Where the full decode disagrees with what
-// was sent, no further delta is sent, and `.completed` carries the text.
+// its full decode is the transcript (`.completed`); when it begins with
+// exactly the text sent, the rest of it is the last delta, so the deltas
+// joined are the transcript, character for character. Where it does not, no
+// further delta is sent, and `.completed` carries the text.
 export class AgreedWords {
   private previous: string[] = [];
   private sent: string[] = [];
@@ -28,11 +29,21 @@ export class AgreedWords {
     return this.send(words.slice(this.sent.length, common));
   }
 
-  /** The turn's full decode: what it adds after the words sent, as the last delta ('' when nothing, or when it disagrees). */
+  /** The turn's full decode: what it adds after the text sent, as the last delta ('' when nothing, or when it departs). */
   finish(text: string): string {
-    const words = wordsOf(text);
-    this.agreed = startsWith(words, this.sent);
-    return this.agreed ? this.send(words.slice(this.sent.length)) : '';
+    const sent = this.sentText();
+    this.agreed = text.startsWith(sent);
+    return this.agreed ? text.slice(sent.length) : '';
+  }
+
+  /** Whether any delta has been sent (a turn dropped after that was shown, and is charged for it). */
+  get shown(): boolean {
+    return this.sent.length > 0;
+  }
+
+  /** The deltas sent, joined. */
+  private sentText(): string {
+    return this.sent.join(' ');
   }
 
   private send(words: string[]): string {

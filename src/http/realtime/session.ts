@@ -21,6 +21,7 @@ import { knownApiError } from '../error-map';
 import { parseSessionUpdate, SESSION_UPDATE } from './session-update';
 import { HeldAudio } from './held-audio';
 import { AgreedWords } from './agreed-words';
+import { languageCode } from '../../stt/languages';
 import { ServerVad } from './server-vad';
 import { SERVER_VAD_DEFAULTS, type ServerVadSettings } from './turn-detector';
 import {
@@ -40,6 +41,12 @@ const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 const MAX_INBOX_EVENTS = 16;
 /** New audio in a turn being heard before it is drafted again (and the least a first draft is made of). */
 const DRAFT_EVERY_SECONDS = 1;
+/**
+ * A turn is drafted while it is at most this long: a draft decodes the whole
+ * turn so far, in one window under Whisper's 30 s (past that it would take
+ * several full windows, and each later draft more).
+ */
+const DRAFT_MAX_SECONDS = 25;
 /** Whisper's sample rate: what HeldAudio gives. */
 const MODEL_RATE = 16_000;
 
@@ -76,8 +83,15 @@ interface HeardTurn {
   from: number;
   /** Timeline position the last draft reached (`from` before the first). */
   draftedTo: number;
+  /** Timeline position the draft that last sent a delta reached: the audio whose text was shown. */
+  shownTo: number;
   words: AgreedWords;
+  /** The language the first draft found, when the session sets none: later drafts skip detecting it again. */
+  language?: string;
 }
+
+/** The seconds of a heard turn whose text its deltas showed. */
+const shownSeconds = (turn: HeardTurn) => (turn.shownTo - turn.from) / INPUT_RATE;
 
 const invalid = (code: string, message: string, param: string | null = null): EventError => ({ type: 'invalid_request_error', code, message, param });
 
@@ -241,7 +255,7 @@ export class RealtimeSession {
         return this.commit();
       case 'input_audio_buffer.clear':
         this.held.clear();
-        this.stopHearing();
+        this.dropHeard();
         this.vad?.forget(this.held.end);
         this.send(cleared());
         return null;
@@ -280,7 +294,7 @@ export class RealtimeSession {
     }
     this.vad?.free();
     this.vad = next;
-    this.stopHearing();
+    this.dropHeard();
     return null;
   }
 
@@ -328,18 +342,17 @@ export class RealtimeSession {
       return invalid('input_audio_buffer_commit_empty',
         `buffer too small. Expected at least ${MIN_COMMIT_SECONDS * 1000}ms of audio, but buffer only has ${(seconds * 1000).toFixed(2)}ms of audio.`);
     }
-    const itemId = this.speech?.itemId ?? newId('item');
-    const words = this.speech?.words ?? new AgreedWords();
+    const heard = this.speech;
     this.stopHearing();
     // Speech that goes on after the commit is heard afresh, as a new turn.
     this.vad?.forget(this.held.end);
-    this.commitTurn(itemId, words, this.held.start, this.held.end, 'commit');
+    this.commitTurn(heard?.itemId ?? newId('item'), heard, this.held.start, this.held.end, 'commit');
     return null;
   }
 
   /** Speech starts at `from`: a new turn is heard. */
   private startHearing(from: number): void {
-    this.speech = { itemId: newId('item'), from, draftedTo: from, words: new AgreedWords() };
+    this.speech = { itemId: newId('item'), from, draftedTo: from, shownTo: from, words: new AgreedWords() };
     this.send(speechStarted(this.speech.itemId, toMs(from)));
   }
 
@@ -350,57 +363,79 @@ export class RealtimeSession {
     this.drafting = null;
   }
 
+  /**
+   * The turn being heard is dropped (clear, a new listener, the socket
+   * closed): not transcribed, but what its deltas showed is charged, or
+   * dropping a turn would be a way to transcribe for free.
+   */
+  private dropHeard(): void {
+    const heard = this.speech;
+    this.stopHearing();
+    if (heard?.words.shown) this.parts.keyLimiter.recordShownTurn(this.key, shownSeconds(heard), false);
+  }
+
   /** The turn being heard ends at `at`: `speech_stopped`, then committed. */
   private endSpeech(at: number, by: TurnEnd): void {
-    const { itemId, from, words } = this.speech!;
+    const heard = this.speech!;
     this.stopHearing();
-    this.send(speechStopped(itemId, toMs(at)));
-    this.commitTurn(itemId, words, from, at, by);
+    this.send(speechStopped(heard.itemId, toMs(at)));
+    this.commitTurn(heard.itemId, heard, heard.from, at, by);
   }
 
   /**
    * Drafts the turn being heard once DRAFT_EVERY_SECONDS of audio came since
-   * its last draft, if nothing else would wait for it: no draft running, no
-   * turn of this session waiting, a slot free with no job queued or paused,
-   * and the key's budget able to hold the longest turn (so a turn refused at
-   * its end was never shown).
+   * its last draft, while it is at most DRAFT_MAX_SECONDS long, if nothing
+   * else would wait for it: no draft running, no turn of this session
+   * waiting, a slot free with no job queued or paused (the engine also
+   * aborts a running draft when any other job arrives), and the key's budget
+   * able to hold the longest turn.
    */
   private maybeDraft(turn: HeardTurn): void {
     if (!this.parts.drafts || this.drafting || this.waitingTurns > 0 || this.ending) return;
     if (this.held.end - turn.draftedTo < DRAFT_EVERY_SECONDS * INPUT_RATE) return;
+    if (this.held.end - turn.from > DRAFT_MAX_SECONDS * INPUT_RATE) return;
     if (!this.parts.stt.local.hasIdleSlot()) return;
     const abort = new AbortController();
     this.drafting = abort;
     turn.draftedTo = this.held.end;
-    void this.draft(turn, this.held.copy(turn.from, turn.draftedTo), abort.signal).finally(() => {
+    void this.draft(turn, turn.draftedTo, abort.signal).finally(() => {
       if (this.drafting === abort) this.drafting = null;
     });
   }
 
-  private async draft(turn: HeardTurn, pcm: Float32Array, signal: AbortSignal): Promise<void> {
+  private async draft(turn: HeardTurn, to: number, signal: AbortSignal): Promise<void> {
     try {
       if ((await this.parts.stt.route()).target.mode !== 'local') return;
       if (!(await this.parts.keyLimiter.liveSecondsFit(this.key, this.parts.limits.maxBufferSeconds))) return;
-      if (signal.aborted) return;
+      // Checked again after the waits, right where the job is submitted (no await between): another session may have taken the slot.
+      if (signal.aborted || this.speech !== turn || !this.parts.stt.local.hasIdleSlot()) return;
+      const pcm = this.held.copy(turn.from, to);
       const settings = this.settings;
       const out = await this.parts.stt.transcribe({
         task: 'transcribe', wav: null, pcm, durationSeconds: pcm.length / MODEL_RATE, signal: AbortSignal.any([signal, this.abort.signal]),
-        owner: this.key.id, filename: 'audio.wav', format: 'json', language: settings.language ?? undefined, prompt: settings.prompt ?? undefined,
+        owner: this.key.id, filename: 'audio.wav', format: 'json', language: settings.language ?? turn.language, prompt: settings.prompt ?? undefined,
         granularities: new Set(), cloud: null, draft: true,
       });
       this.parts.drafted();
       // The turn ended while it was drafted: its own transcription speaks for it now.
       if (this.speech !== turn || this.closed) return;
+      turn.language ??= languageCode(out.result.language);
       const delta = turn.words.draft(out.result.text);
-      if (delta) this.send(transcriptDelta(turn.itemId, delta));
+      if (!delta) return;
+      turn.shownTo = to;
+      this.send(transcriptDelta(turn.itemId, delta));
     } catch (err) {
       // A draft is only a preview: one that failed or was cut short is skipped, and the turn's own transcription still runs.
       if (!signal.aborted && !this.closed) this.parts.logger.debug({ session: this.id, err: (err as Error).message }, 'realtime draft skipped');
     }
   }
 
-  /** Takes the held audio from `from` to `to` as turn `itemId`: committed now, transcribed after the turns before it. */
-  private commitTurn(itemId: string, words: AgreedWords, from: number, to: number, endedBy: TurnEnd): void {
+  /**
+   * Takes the held audio from `from` to `to` as turn `itemId` (`heard`: the
+   * turn Silero heard, with its drafts; null for a commit of unheard audio):
+   * committed now, transcribed after the turns before it.
+   */
+  private commitTurn(itemId: string, heard: HeardTurn | null, from: number, to: number, endedBy: TurnEnd): void {
     this.parts.turnsEnded(endedBy);
     const seconds = (Math.min(to, this.held.end) - Math.max(from, this.held.start)) / INPUT_RATE;
     const pcm = this.held.take(from, to);
@@ -410,7 +445,8 @@ export class RealtimeSession {
     const settings = this.settings;
     this.waitingTurns++;
     this.applyPause();
-    this.turns = this.turns.then(() => this.transcribe(itemId, words, pcm, seconds, settings)).finally(() => {
+    const shown = heard?.words.shown ? { words: heard.words, seconds: shownSeconds(heard) } : { words: heard?.words ?? new AgreedWords(), seconds: 0 };
+    this.turns = this.turns.then(() => this.transcribe(itemId, shown, pcm, seconds, settings)).finally(() => {
       this.waitingTurns--;
       this.applyPause();
       // The client's silence while its turn was transcribed is not idleness.
@@ -418,8 +454,17 @@ export class RealtimeSession {
     });
   }
 
-  private async transcribe(itemId: string, words: AgreedWords, pcm: Float32Array, seconds: number, settings: SessionSettings): Promise<void> {
-    if (this.closed) return;
+  /**
+   * Transcribes a committed turn. `shown`: its drafts' words and the audio
+   * they covered, which is charged whatever becomes of the turn (refused,
+   * failed before it started, or the session closed first).
+   */
+  private async transcribe(itemId: string, shown: { words: AgreedWords; seconds: number }, pcm: Float32Array, seconds: number, settings: SessionSettings): Promise<void> {
+    const { words } = shown;
+    if (this.closed) {
+      if (shown.seconds > 0) this.parts.keyLimiter.recordShownTurn(this.key, shown.seconds, true);
+      return;
+    }
     let started = false;
     let turn: { end(seconds: number, error: boolean): void } | null = null;
     try {
@@ -439,7 +484,8 @@ export class RealtimeSession {
       if (rest) this.send(transcriptDelta(itemId, rest));
       this.send(transcriptCompleted(itemId, text, seconds));
     } catch (err) {
-      turn?.end(started ? seconds : 0, true);
+      if (turn) turn.end(started ? seconds : shown.seconds, true);
+      else if (shown.seconds > 0) this.parts.keyLimiter.recordShownTurn(this.key, shown.seconds, true);
       if (this.closed) return;
       const { error, internal } = eventErrorOf(err);
       if (internal) this.parts.logger.error({ session: this.id, err: (err as Error).message }, 'realtime turn failed');
@@ -451,7 +497,7 @@ export class RealtimeSession {
     if (this.closed) return;
     this.closed = true;
     this.abort.abort();
-    this.stopHearing();
+    this.dropHeard();
     this.held.clear();
     this.vad?.free();
     this.vad = null;

@@ -212,6 +212,9 @@ export class LocalEngine {
     if (loaded.jobs === 0) void loaded.model.dispose();
   }
 
+  /** Drafts running or queued: any other job aborts them (a draft is a preview, and gives its slot up at once). */
+  private readonly drafts = new Set<AbortController>();
+
   /** Whether a job submitted now would start at once, delaying nobody (none waiting or paused): drafts run only then. */
   hasIdleSlot(): boolean {
     const s = this.opts.scheduler.stats();
@@ -228,8 +231,12 @@ export class LocalEngine {
     const vad = this.vadFor(req.chunkingStrategy);
     this.opts.logger.debug({ audioSeconds: req.durationSeconds, ...this.opts.scheduler.stats() }, 'local job queued');
     const queued = performance.now();
+    const draft = req.draft ? new AbortController() : null;
+    if (draft) this.drafts.add(draft);
+    else for (const running of this.drafts) running.abort();
+    const signal = draft ? AbortSignal.any([req.signal, draft.signal]) : req.signal;
     try {
-      return await this.opts.scheduler.submit(req.durationSeconds, req.signal, async ({ threads, attach }) => {
+      return await this.opts.scheduler.submit(req.durationSeconds, signal, async ({ threads, attach }) => {
         const queueMs = performance.now() - queued;
         const loaded = this.current; // requests move to a newly activated model when they start
         if (!loaded) throw new BackendError('no_active_model', 'No local speech model is active.');
@@ -248,7 +255,7 @@ export class LocalEngine {
             threads,
             audioCtx: this.audioCtxFor(loaded, req),
             ...(vad ? { vad } : this.speechGateFor(loaded.spec)),
-            signal: req.signal,
+            signal,
             control,
           });
           return { result, runtime: loaded.spec.id, queueMs };
@@ -256,7 +263,7 @@ export class LocalEngine {
           loaded.jobs--;
           if (loaded.retired && loaded.jobs === 0) void loaded.model.dispose();
         }
-      }, req.owner);
+      }, req.owner, !draft);
     } catch (err) {
       if (err instanceof OwnerShareFullError) {
         throw new OverShareError('key_queue_full', keyShareMessage(err.share), err.retryAfterSeconds);
@@ -268,6 +275,8 @@ export class LocalEngine {
       if (err instanceof SttError) throw err;
       this.opts.logger.error({ err: (err as Error).message }, 'local inference failed');
       throw new BackendError('runtime_error', 'The local speech model failed to transcribe the audio.');
+    } finally {
+      if (draft) this.drafts.delete(draft);
     }
   }
 

@@ -108,6 +108,8 @@ interface Entry {
   pausable?: Pausable;
   pausedAt?: number;
   pausedMs: number;
+  /** Whether its time feeds the seconds-per-audio-second estimate (drafts, cheaper per second, do not). */
+  sampled: boolean;
 }
 
 export interface SchedulerStats {
@@ -193,9 +195,11 @@ export class Scheduler {
    * Runs `work` when a slot is free. `cost` is the job's audio seconds.
    * Rejects with OwnerShareFullError when `owner` holds its share of the
    * queue, QueueFullError when the queue is full, AbortedError when
-   * `signal` fires while the job waits.
+   * `signal` fires while the job waits. `sampled: false` keeps the job's
+   * time out of the wait estimates (a draft, decoded more cheaply per second
+   * than other jobs).
    */
-  submit<T>(cost: number, signal: AbortSignal | undefined, work: (job: JobStart) => Promise<T>, owner?: string): Promise<T> {
+  submit<T>(cost: number, signal: AbortSignal | undefined, work: (job: JobStart) => Promise<T>, owner?: string, sampled = true): Promise<T> {
     if (signal?.aborted) return Promise.reject(new AbortedError());
     // The owner's share first: a key over it is refused as itself (429), never as a full server (a 503
     // a proxy would retry on every replica and count against each).
@@ -217,6 +221,7 @@ export class Scheduler {
         long: cost > this.longJobSeconds,
         enqueuedAt: this.now(),
         pausedMs: 0,
+        sampled,
         start: (job) => {
           signal?.removeEventListener('abort', onAbort);
           const started = this.now();
@@ -383,7 +388,7 @@ export class Scheduler {
     if (entry.owner !== undefined) this.served.set(entry.owner, (this.served.get(entry.owner) ?? 0) + entry.cost);
     this.leave(entry.owner);
     const computedMs = this.now() - startedAt - entry.pausedMs;
-    if (entry.cost > 0 && i < 0) {
+    if (entry.cost > 0 && i < 0 && entry.sampled) {
       this.secondsPerAudioSecond = 0.8 * this.secondsPerAudioSecond + 0.2 * (computedMs / 1000 / entry.cost);
     }
     this.dispatch();
