@@ -5,11 +5,12 @@
 // is resampled to 16 kHz as it arrives and transcribed on the local runtime
 // at `audio-stop`, answered with `transcript`. Events are handled one after
 // another; while an utterance is transcribed the socket is not read (TCP
-// holds the client back). A problem with the audio is an `error` event and
-// the utterance is dropped, the connection goes on; a framing the reader
-// cannot go on from is an `error` event and the connection is closed.
-// Wyoming has no authentication: who may connect is the listening
-// address's business (server.ts).
+// holds the client back). Any problem is an `error` event and the end of the
+// connection: Home Assistant reads nothing but a transcript or the end of
+// the stream, so an open connection after an error would leave it waiting.
+// Bounded: utterances (length and wall-clock time), unsent output, idle time
+// between events. Wyoming has no authentication: who may connect is the
+// listening address's business (server.ts).
 import type net from 'node:net';
 import { createResampler, type Resampler } from '../native';
 import type { Backends } from '../stt/backends';
@@ -25,12 +26,20 @@ const RATES = new Set([8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48
 const MODEL_RATE = 16_000;
 /** The fair queue's owner for Wyoming work: one, since Wyoming carries no key. */
 const OWNER = 'wyoming';
+/** Longest utterance, whatever STT_MAX_AUDIO_SECONDS allows uploads: voice commands are seconds long, and no key pays for these. */
+export const MAX_UTTERANCE_SECONDS = 300;
+/** Wall-clock time an utterance may stay open beyond its own length (a client trickling audio to hold the connection). */
+const UTTERANCE_SLACK_MS = 30_000;
+/** Output not yet taken by the client past which it is not reading: the connection is cut. */
+const MAX_UNSENT_BYTES = 256 * 1024;
 
 export interface ConnectionParts {
   stt: Backends;
   logger: Logger;
-  /** Longest utterance, in seconds (STT_MAX_AUDIO_SECONDS). */
+  /** Longest utterance, in seconds (STT_MAX_AUDIO_SECONDS, at most MAX_UTTERANCE_SECONDS). */
   maxAudioSeconds: number;
+  /** No complete event for this long, and nothing being transcribed: the connection is closed. */
+  idleMs: number;
   /** Counts an utterance by how it ended (stt_wyoming_transcripts_total). */
   counted(outcome: 'transcribed' | 'refused' | 'failed'): void;
 }
@@ -41,6 +50,8 @@ interface Utterance {
   resampler: Resampler;
   /** Input frames so far. */
   frames: number;
+  /** Drops the utterance when it stays open too long. */
+  deadline: NodeJS.Timeout;
 }
 
 class AudioProblem extends Error {
@@ -59,25 +70,45 @@ export class WyomingConnection {
   /** Shutting down: the utterance being transcribed is answered, then the connection ends. */
   private ending = false;
   private readonly abort = new AbortController();
+  private idleTimer: NodeJS.Timeout | null = null;
 
+  /** `socket` is half-open capable: a client that ends its side after audio-stop still gets its transcript. */
   constructor(private readonly socket: net.Socket, private readonly parts: ConnectionParts) {
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    socket.on('end', () => void this.queue.then(() => this.finish()));
     socket.on('close', () => this.dispose());
     socket.on('error', (err) => parts.logger.debug({ err: err.message }, 'wyoming socket error'));
-  }
-
-  /** Whether an utterance is being transcribed (the idle timeout does not count that time). */
-  get transcribing(): boolean {
-    return this.busy;
+    this.touch();
   }
 
   /** Shutdown: answers the utterance being transcribed, if any, then ends the connection. */
   end(): Promise<void> {
     this.ending = true;
-    this.socket.pause();
-    return this.queue.then(() => {
-      this.socket.end();
-    });
+    return this.queue.then(() => this.finish());
+  }
+
+  /** Ends the connection once what was written is flushed, without waiting for the client's side. */
+  private finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.socket.end(() => this.socket.destroy());
+  }
+
+  /** An `error` event, then the end of the connection. */
+  private fail(code: string, text: string): void {
+    this.send('error', { text, code });
+    this.finish();
+  }
+
+  /** Restarts the idle clock (complete events, not bytes, count: a trickle of bytes is idle). */
+  private touch(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (this.busy) return this.touch();
+      this.parts.logger.debug('wyoming connection idle: closed');
+      this.socket.destroy();
+    }, this.parts.idleMs);
+    this.idleTimer.unref();
   }
 
   private receive(chunk: Buffer): void {
@@ -87,22 +118,20 @@ export class WyomingConnection {
       events = this.reader.push(chunk);
     } catch (err) {
       const e = err as FramingError;
-      this.send('error', { text: e.message, code: e.code });
       this.parts.logger.info({ code: e.code }, 'wyoming client sent a bad frame: connection closed');
-      this.socket.end();
-      this.closed = true;
-      return;
+      return this.fail(e.code, e.message);
     }
+    if (events.length) this.touch();
     for (const event of events) {
       this.queue = this.queue.then(() => this.handle(event)).catch((err: Error) => {
         this.parts.logger.error({ err: err.message }, 'wyoming event failed');
-        this.send('error', { text: 'Internal server error.', code: 'internal_error' });
+        this.fail('internal_error', 'Internal server error.');
       });
     }
   }
 
   private async handle(event: WyomingEvent): Promise<void> {
-    if (this.closed) return;
+    if (this.closed || this.ending) return;
     switch (event.type) {
       case 'describe':
         return this.send('info', await infoEvent(this.parts.stt));
@@ -125,7 +154,7 @@ export class WyomingConnection {
     }
   }
 
-  /** Runs `step`; an AudioProblem drops the utterance and is told to the client. */
+  /** Runs `step`; an AudioProblem drops the utterance, is told to the client, and ends the connection. */
   private async guarded(step: () => void | Promise<void>): Promise<void> {
     try {
       await step();
@@ -133,14 +162,24 @@ export class WyomingConnection {
       if (!(err instanceof AudioProblem)) throw err;
       this.dropUtterance();
       this.parts.counted('refused');
-      this.send('error', { text: err.message, code: err.code });
+      this.fail(err.code, err.message);
     }
+  }
+
+  private get maxSeconds(): number {
+    return Math.min(this.parts.maxAudioSeconds, MAX_UTTERANCE_SECONDS);
   }
 
   private startUtterance(data: Record<string, unknown>): void {
     this.dropUtterance();
     const { rate, channels } = formatOf(data);
-    this.utterance = { rate, channels, resampler: createResampler(rate), frames: 0 };
+    const deadline = setTimeout(() => {
+      this.dropUtterance();
+      this.parts.counted('refused');
+      this.fail('utterance_timeout', `An utterance must end (audio-stop) within ${this.maxSeconds} s of audio plus ${UTTERANCE_SLACK_MS / 1000} s.`);
+    }, this.maxSeconds * 1000 + UTTERANCE_SLACK_MS);
+    deadline.unref();
+    this.utterance = { rate, channels, resampler: createResampler(rate), frames: 0, deadline };
   }
 
   private appendChunk(data: Record<string, unknown>, payload: Buffer | null): void {
@@ -153,8 +192,8 @@ export class WyomingConnection {
     if (!payload) return;
     if (payload.length % (2 * channels) !== 0) throw new AudioProblem('invalid_audio', 'audio-chunk must hold whole 16-bit frames.');
     const frames = payload.length / (2 * channels);
-    if ((u.frames + frames) / rate > this.parts.maxAudioSeconds) {
-      throw new AudioProblem('audio_too_long', `An utterance is at most ${this.parts.maxAudioSeconds} s here: this one was dropped.`);
+    if ((u.frames + frames) / rate > this.maxSeconds) {
+      throw new AudioProblem('audio_too_long', `An utterance is at most ${this.maxSeconds} s here: this one was dropped.`);
     }
     const mono = new Float32Array(frames);
     for (let i = 0; i < frames; i++) {
@@ -170,6 +209,7 @@ export class WyomingConnection {
     const u = this.utterance;
     if (!u) throw new AudioProblem('audio_not_started', 'audio-stop before audio-start.');
     this.utterance = null;
+    clearTimeout(u.deadline);
     const pcm = u.resampler.finish();
     const seconds = u.frames / u.rate;
     this.busy = true;
@@ -198,7 +238,8 @@ export class WyomingConnection {
       const known = knownApiError(err);
       if (!known) this.parts.logger.error({ err: (err as Error).message }, 'wyoming transcription failed');
       this.parts.counted('failed');
-      this.send('error', known ? { text: known.message, code: known.code } : { text: 'Internal server error.', code: 'internal_error' });
+      if (known) this.fail(known.code, known.message);
+      else this.fail('internal_error', 'Internal server error.');
     } finally {
       this.busy = false;
       if (!this.closed && !this.ending) this.socket.resume();
@@ -206,19 +247,26 @@ export class WyomingConnection {
   }
 
   private dropUtterance(): void {
-    this.utterance?.resampler.free();
+    if (!this.utterance) return;
+    clearTimeout(this.utterance.deadline);
+    this.utterance.resampler.free();
     this.utterance = null;
   }
 
   private send(type: string, data?: Record<string, unknown>): void {
     if (this.closed || this.socket.destroyed || !this.socket.writable) return;
     this.socket.write(encodeEvent(type, data));
+    if (this.socket.writableLength > MAX_UNSENT_BYTES) {
+      this.parts.logger.info('wyoming client stopped reading: connection cut');
+      this.socket.destroy();
+    }
   }
 
   private dispose(): void {
     this.closed = true;
     this.abort.abort();
     this.dropUtterance();
+    if (this.idleTimer) clearTimeout(this.idleTimer);
   }
 }
 

@@ -21,7 +21,8 @@ export async function infoEvent(stt: Backends): Promise<Record<string, unknown>>
   const model = {
     name: spec?.id ?? 'none',
     attribution: spec ? MODEL_ATTRIBUTION[spec.family] : PROGRAM_ATTRIBUTION,
-    installed: spec !== null && stt.local.status().state === 'ready',
+    // Installed even while it loads: Home Assistant drops the languages of a model that is not.
+    installed: spec !== null,
     description: spec ? `${spec.id} on this server's local runtime` : 'no local runtime is active',
     version: null,
     languages,

@@ -52,79 +52,69 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** Cuts bytes into events as they arrive. */
 export class EventReader {
-  private buffered: Buffer[] = [];
-  private bufferedBytes = 0;
-  /** The header read, waiting for its data and payload. */
-  private pending: { type: string; data: Record<string, unknown>; dataLength: number; payloadLength: number } | null = null;
+  /** Bytes of a header line not yet ended (at most LIMITS.headerBytes). */
+  private head = Buffer.alloc(0);
+  /** The header read, and its data and payload filling one buffer of their announced size. */
+  private pending: { type: string; data: Record<string, unknown>; dataLength: number; body: Buffer; filled: number } | null = null;
 
   /** The events complete in what has arrived so far; throws FramingError on a framing it cannot go on from. */
   push(chunk: Buffer): WyomingEvent[] {
-    this.buffered.push(chunk);
-    this.bufferedBytes += chunk.length;
     const events: WyomingEvent[] = [];
-    for (;;) {
-      const event = this.next();
-      if (!event) return events;
-      events.push(event);
+    let rest = chunk;
+    while (rest.length > 0 || (this.pending && this.pending.filled === this.pending.body.length)) {
+      if (!this.pending) {
+        const newline = rest.indexOf(0x0a);
+        const line = newline < 0 ? rest : rest.subarray(0, newline);
+        if (this.head.length + line.length + (newline < 0 ? 0 : 1) > LIMITS.headerBytes) {
+          throw new FramingError('event_too_large', `An event's header line is over ${LIMITS.headerBytes} bytes.`);
+        }
+        // Header bytes are few (bounded above): copying them is cheap.
+        this.head = Buffer.concat([this.head, line]);
+        if (newline < 0) return events;
+        rest = rest.subarray(newline + 1);
+        this.pending = this.header(this.head);
+        this.head = Buffer.alloc(0);
+      }
+      const p = this.pending;
+      // Data and payload go straight into a buffer of the announced size: memory is what the header announced, however the bytes are cut.
+      const take = Math.min(rest.length, p.body.length - p.filled);
+      rest.copy(p.body, p.filled, 0, take);
+      p.filled += take;
+      rest = rest.subarray(take);
+      if (p.filled < p.body.length) return events;
+      events.push(this.complete(p));
+      this.pending = null;
     }
+    return events;
   }
 
-  private next(): WyomingEvent | null {
-    if (!this.pending) {
-      const all = this.joined();
-      const newline = all.indexOf(0x0a);
-      if (newline < 0) {
-        if (all.length >= LIMITS.headerBytes) throw new FramingError('event_too_large', `An event's header line is over ${LIMITS.headerBytes} bytes.`);
-        return null;
-      }
-      if (newline + 1 > LIMITS.headerBytes) throw new FramingError('event_too_large', `An event's header line is over ${LIMITS.headerBytes} bytes.`);
-      let header: unknown;
-      try {
-        header = JSON.parse(all.subarray(0, newline).toString('utf8'));
-      } catch {
-        throw new FramingError('invalid_json', 'An event header is not valid JSON.');
-      }
-      if (!isObject(header) || typeof header.type !== 'string' || !header.type) {
-        throw new FramingError('invalid_event', 'An event header is a JSON object with a string "type".');
-      }
-      if (header.data !== undefined && header.data !== null && !isObject(header.data)) throw new FramingError('invalid_event', '"data" must be an object.');
-      this.pending = {
-        type: header.type,
-        data: isObject(header.data) ? header.data : {},
-        dataLength: lengthOf(header, 'data_length', LIMITS.dataBytes),
-        payloadLength: lengthOf(header, 'payload_length', LIMITS.payloadBytes),
-      };
-      this.consume(newline + 1);
+  private header(line: Buffer): NonNullable<EventReader['pending']> {
+    let header: unknown;
+    try {
+      header = JSON.parse(line.toString('utf8'));
+    } catch {
+      throw new FramingError('invalid_json', 'An event header is not valid JSON.');
     }
-    const { type, data, dataLength, payloadLength } = this.pending;
-    if (this.bufferedBytes < dataLength + payloadLength) return null;
-    const all = this.joined();
+    if (!isObject(header) || typeof header.type !== 'string' || !header.type) {
+      throw new FramingError('invalid_event', 'An event header is a JSON object with a string "type".');
+    }
+    if (header.data !== undefined && header.data !== null && !isObject(header.data)) throw new FramingError('invalid_event', '"data" must be an object.');
+    const dataLength = lengthOf(header, 'data_length', LIMITS.dataBytes);
+    const payloadLength = lengthOf(header, 'payload_length', LIMITS.payloadBytes);
+    return { type: header.type, data: isObject(header.data) ? header.data : {}, dataLength, body: Buffer.alloc(dataLength + payloadLength), filled: 0 };
+  }
+
+  private complete({ type, data, dataLength, body }: NonNullable<EventReader['pending']>): WyomingEvent {
     if (dataLength > 0) {
       let more: unknown;
       try {
-        more = JSON.parse(all.subarray(0, dataLength).toString('utf8'));
+        more = JSON.parse(body.subarray(0, dataLength).toString('utf8'));
       } catch {
         throw new FramingError('invalid_json', `The data of a "${type}" event is not valid JSON.`);
       }
       if (!isObject(more)) throw new FramingError('invalid_event', `The data of a "${type}" event must be a JSON object.`);
       Object.assign(data, more);
     }
-    // A copy: the payload outlives the buffer it came in.
-    const payload = payloadLength > 0 ? Buffer.from(all.subarray(dataLength, dataLength + payloadLength)) : null;
-    this.consume(dataLength + payloadLength);
-    this.pending = null;
-    return { type, data, payload };
-  }
-
-  private joined(): Buffer {
-    if (this.buffered.length > 1) this.buffered = [Buffer.concat(this.buffered)];
-    return this.buffered[0] ?? Buffer.alloc(0);
-  }
-
-  private consume(bytes: number): void {
-    const all = this.joined();
-    const rest = all.subarray(bytes);
-    this.buffered = rest.length ? [rest] : [];
-    this.bufferedBytes = rest.length;
+    return { type, data, payload: body.length > dataLength ? body.subarray(dataLength) : null };
   }
 }

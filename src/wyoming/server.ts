@@ -3,10 +3,10 @@
 // listens on loopback unless the host names another address
 // (STT_WYOMING_HOST), which is logged as a warning: anyone who reaches that
 // address transcribes on this machine, outside API keys and their budgets
-// (docs/security.md). Bounded: connections at once, an idle timeout that
-// does not run while an utterance is transcribed, and each connection's own
-// bounds (protocol.ts, connection.ts). Shutdown stops new connections and
-// ends each open one once its utterance, if any, is answered.
+// (docs/security.md). Bounded: connections at once, and each connection's
+// own bounds (protocol.ts, connection.ts: idle time between events, the
+// utterance, unsent output). Shutdown stops new connections and ends each
+// open one once its utterance, if any, is answered.
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Services } from '../services';
@@ -14,7 +14,7 @@ import { WyomingConnection } from './connection';
 
 /** Connections open at once; past it a new one is closed at once. */
 const MAX_CONNECTIONS = 16;
-/** No byte from the client for this long, and nothing being transcribed: the connection is closed. */
+/** No complete event from the client for this long, and nothing being transcribed: the connection is closed. */
 const IDLE_MS = 30_000;
 
 export interface WyomingServer {
@@ -29,19 +29,18 @@ const isLoopback = (host: string) => host === 'localhost' || host === '::1' || h
 
 export async function startWyoming(s: Pick<Services, 'stt' | 'logger' | 'metrics' | 'config'>, port: number, host: string): Promise<WyomingServer> {
   const connections = new Map<net.Socket, WyomingConnection>();
-  const server = net.createServer((socket) => {
+  // Half-open: a client may end its side after audio-stop and still read its transcript.
+  const server = net.createServer({ allowHalfOpen: true }, (socket) => {
     socket.setNoDelay(true);
     const connection = new WyomingConnection(socket, {
       stt: s.stt,
       logger: s.logger,
       maxAudioSeconds: s.config.maxAudioSeconds,
+      idleMs: IDLE_MS,
       counted: (outcome) => s.metrics.wyomingTranscripts.inc({ outcome }),
     });
     connections.set(socket, connection);
     s.metrics.wyomingConnections.inc();
-    socket.setTimeout(IDLE_MS, () => {
-      if (!connection.transcribing) socket.destroy();
-    });
     socket.on('close', () => {
       connections.delete(socket);
       s.metrics.wyomingConnections.dec();
@@ -52,6 +51,8 @@ export async function startWyoming(s: Pick<Services, 'stt' | 'logger' | 'metrics
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
+  // After the listen, an accept error (EMFILE) is logged, never an unhandled 'error' that ends the process.
+  server.on('error', (err) => s.logger.error({ err: err.message }, 'wyoming server error'));
   const bound = (server.address() as AddressInfo).port;
   if (isLoopback(host)) s.logger.info({ host, port: bound }, 'wyoming listening on loopback');
   else s.logger.warn({ host, port: bound }, 'wyoming listening beyond loopback: Wyoming has no authentication, anyone who reaches this address can transcribe');

@@ -120,35 +120,28 @@ test('the wyoming package describes the server and transcribes a WAV to the text
   assert.match(metrics, /^stt_wyoming_transcripts_total\{outcome="transcribed"\} 2$/m);
 });
 
-test('audio that breaks the rules gets an error event naming the problem; the utterance is dropped and the connection goes on', async () => {
-  const c = await connect();
-  c.send('audio-chunk', FORMAT, Buffer.alloc(640));
-  assert.deepEqual((await c.next()).data.code, 'audio_not_started');
-  for (const [format, what] of [[{ ...FORMAT, width: 4 }, 'width'], [{ ...FORMAT, rate: 7000 }, 'rate'], [{ ...FORMAT, channels: 3 }, 'channels']] as const) {
-    c.send('audio-start', format);
+test('audio that breaks the rules gets an error event naming the problem, and the connection ends (Home Assistant waits for a transcript or the end); the server goes on', async () => {
+  const refusedWith = async (code: string, what: RegExp | null, events: [string, Record<string, unknown>?, Buffer?][]) => {
+    const c = await connect();
+    for (const [type, data, payload] of events) c.send(type, data, payload);
     const e = await c.next();
-    assert.equal(e.type, 'error');
-    assert.equal(e.data.code, 'unsupported_audio_format');
-    assert.match(String(e.data.text), new RegExp(what));
-  }
-  c.send('audio-start', FORMAT);
-  c.send('audio-chunk', { ...FORMAT, rate: 8000 }, Buffer.alloc(640));
-  assert.equal((await c.next()).data.code, 'audio_format_changed');
-  c.send('audio-start', FORMAT);
-  c.send('audio-chunk', FORMAT, Buffer.alloc(641));
-  assert.equal((await c.next()).data.code, 'invalid_audio');
+    assert.deepEqual([e.type, e.data.code], ['error', code], JSON.stringify(e.data));
+    if (what) assert.match(String(e.data.text), what);
+    await c.closed;
+  };
+  await refusedWith('audio_not_started', null, [['audio-chunk', FORMAT, Buffer.alloc(640)]]);
+  await refusedWith('audio_not_started', null, [['audio-stop']]);
+  await refusedWith('unsupported_audio_format', /width/, [['audio-start', { ...FORMAT, width: 4 }]]);
+  await refusedWith('unsupported_audio_format', /rate/, [['audio-start', { ...FORMAT, rate: 7000 }]]);
+  await refusedWith('unsupported_audio_format', /channels/, [['audio-start', { ...FORMAT, channels: 3 }]]);
+  await refusedWith('audio_format_changed', null, [['audio-start', FORMAT], ['audio-chunk', { ...FORMAT, rate: 8000 }, Buffer.alloc(640)]]);
+  await refusedWith('invalid_audio', null, [['audio-start', FORMAT], ['audio-chunk', FORMAT, Buffer.alloc(641)]]);
   // Past STT_MAX_AUDIO_SECONDS (4 s here): refused as it arrives, not held.
-  c.send('audio-start', FORMAT);
-  for (let s = 0; s < 5; s++) c.send('audio-chunk', FORMAT, pcmBytes(JFK.subarray(s * 16000, (s + 1) * 16000)));
-  assert.equal((await c.next()).data.code, 'audio_too_long');
-  c.send('audio-stop');
-  assert.equal((await c.next()).data.code, 'audio_not_started', 'the dropped utterance is gone');
-  // An unknown language, then the same connection transcribes.
-  c.send('transcribe', { language: 'xx' });
-  c.send('audio-start', FORMAT);
-  c.send('audio-chunk', FORMAT, pcmBytes(JFK.subarray(0, 16000)));
-  c.send('audio-stop');
-  assert.equal((await c.next()).data.code, 'unsupported_language');
+  await refusedWith('audio_too_long', /4 s/, [['audio-start', FORMAT], ...[0, 1, 2, 3, 4].map((s): [string, Record<string, unknown>, Buffer] => ['audio-chunk', FORMAT, pcmBytes(JFK.subarray(s * 16000, (s + 1) * 16000))])]);
+  await refusedWith('unsupported_language', null, [['transcribe', { language: 'xx' }], ['audio-start', FORMAT], ['audio-chunk', FORMAT, pcmBytes(JFK.subarray(0, 16000))], ['audio-stop']]);
+
+  // A connection that keeps to the rules: ping, an event it passes over, a language as Home Assistant writes it, a transcript.
+  const c = await connect();
   c.send('ping', { text: 'hi' });
   assert.deepEqual(await c.next(), { type: 'pong', data: { text: 'hi' }, payload: null });
   c.send('transcribe', { language: 'en-US' });
@@ -156,10 +149,40 @@ test('audio that breaks the rules gets an error event naming the problem; the ut
   c.send('audio-start', FORMAT);
   const clip = JFK.subarray(0, 2 * 16000);
   c.send('audio-chunk', FORMAT, pcmBytes(clip));
-  c.send('audio-stop');
+  // The client ends its side after audio-stop (half-close, as `nc -N` does): its transcript still comes.
+  c.socket.end(encodeEvent('audio-stop'));
   const transcript = await c.next();
   assert.equal(transcript.type, 'transcript', JSON.stringify(transcript.data));
   assert.deepEqual(transcript.data, { text: await uploadText(wavOf(pcmBytes(clip))), language: 'en' });
+  await c.closed;
+  const metrics = await (await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${server.adminKey}` } })).text();
+  assert.match(metrics, /^stt_wyoming_transcripts_total\{outcome="refused"\} 9$/m);
+});
+
+test('bounds on connections: at most 16 at once, and a client that stops reading what it asked for is cut', async () => {
+  const open = await Promise.all(Array.from({ length: 16 }, () => connect()));
+  const extra = net.connect({ host: '127.0.0.1', port: server.wyomingPort! });
+  extra.on('error', () => undefined);
+  await new Promise<void>((resolve) => extra.on('close', () => resolve()));
+  for (const c of open) c.socket.destroy();
+  await Promise.all(open.map((c) => c.closed));
+
+  // Thousands of describes, none of the answers read: the server's unsent output is capped, the connection cut.
+  const greedy = net.connect({ host: '127.0.0.1', port: server.wyomingPort! });
+  greedy.on('error', () => undefined);
+  await new Promise<void>((resolve) => greedy.once('connect', () => resolve()));
+  greedy.pause();
+  greedy.write(Buffer.concat(Array.from({ length: 20_000 }, () => encodeEvent('describe'))));
+  const connections = async () => Number(/^stt_wyoming_connections (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${server.adminKey}` } })).text())?.[1]);
+  // Well inside the 30-s idle close, so it is the cap that cut it.
+  let left = await connections();
+  for (const deadline = Date.now() + 10_000; left > 0 && Date.now() < deadline; left = await connections()) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(left, 0, 'the connection that stopped reading was cut');
+  greedy.destroy();
+  // And the server still answers.
+  const c = await connect();
+  c.send('describe');
+  assert.equal((await c.next()).type, 'info');
   c.socket.end();
   await c.closed;
 });
@@ -205,7 +228,9 @@ test('shutdown answers the utterance being transcribed, then closes the connecti
       encodeEvent('audio-chunk', FORMAT, pcmBytes(JFK.subarray(0, 3 * 16000))), encodeEvent('audio-stop'),
     ]));
     // Shut down once the utterance is being transcribed.
-    while (own.services.local.scheduler.stats().running === 0) await new Promise((r) => setImmediate(r));
+    for (const deadline = Date.now() + 10_000; own.services.local.scheduler.stats().running === 0 && busy.events.length === 0 && Date.now() < deadline;) {
+      await new Promise((r) => setImmediate(r));
+    }
     const closing = own.close();
     await Promise.all([busy.closed, idle.closed, closing]);
     assert.deepEqual(busy.events.map((e) => e.type), ['transcript']);
