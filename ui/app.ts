@@ -6,6 +6,7 @@ const KEY_STORAGE = 'stt-admin-key';
 const POLL_MS = 1000;
 
 import { wireTryIt } from './try-it.js';
+import { wireTryLive } from './try-live.js';
 import type { AdminStatus, ApiKeyView, CreatedApiKey, KeyLimits, KeyUsage, List, ProviderView, RoutingView, RuntimeEntry, SpillOver, ReadyView } from '../src/admin-api';
 
 /** A runtime row: the API's entry and, for the active one, the engine's state. */
@@ -486,3 +487,4 @@ function wire(): void {
 
 wire();
 wireTryIt(() => $('#public-model').textContent ?? '');
+wireTryLive(() => $('#public-model').textContent ?? '');

@@ -18,6 +18,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   '/settings/app.css': { file: 'ui/app.css', type: 'text/css; charset=utf-8' },
   '/settings/app.js': { file: 'dist/ui/app.js', type: 'text/javascript; charset=utf-8' },
   '/settings/try-it.js': { file: 'dist/ui/try-it.js', type: 'text/javascript; charset=utf-8' },
+  '/settings/try-live.js': { file: 'dist/ui/try-live.js', type: 'text/javascript; charset=utf-8' },
 };
 
 export function settingsRoutes(router: Router): void {

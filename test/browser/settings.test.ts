@@ -352,6 +352,29 @@ test('Try it: a file, and a recording from the (fake) microphone sent as the bro
   await page.locator('#try-state.error').filter({ hasText: /^HTTP 400: The file is not usable audio/ }).waitFor();
 });
 
+test('Try it, live: the (fake) microphone streamed to a realtime session; "Stop live" commits the turn and its transcript is shown', async () => {
+  await page.locator('#try-key').fill(server.apiKey);
+  // What the server sent, as the page's WebSocket received it.
+  const frames: Record<string, any>[] = [];
+  const opened = page.waitForEvent('websocket', (ws) => ws.url().includes('/v1/realtime'));
+  await page.getByRole('button', { name: 'Live', exact: true }).click();
+  const ws = await opened;
+  ws.on('framereceived', (f) => frames.push(JSON.parse(String(f.payload))));
+  await page.getByRole('button', { name: 'Stop live' }).waitFor();
+  await page.locator('#try-state').filter({ hasText: /^Listening/ }).waitFor();
+  await page.waitForTimeout(3000); // three seconds of the microphone streamed
+  await page.getByRole('button', { name: 'Stop live' }).click();
+  await page.locator('#try-state').filter({ hasText: /^Done: a [0-9.]+-s live session, 1 turn\(s\)\.$/ }).waitFor();
+  await page.getByRole('button', { name: 'Live', exact: true }).waitFor();
+  // No VAD model on this server: the page's commit made one turn of what was streamed, answered in full.
+  const completed = frames.filter((f) => f.type === 'conversation.item.input_audio_transcription.completed');
+  assert.equal(completed.length, 1, frames.map((f) => f.type).join(', '));
+  assert.ok(completed[0].usage.seconds > 2, `${completed[0].usage.seconds} s streamed`);
+  assert.equal(await page.locator('#try-text').textContent(), completed[0].transcript);
+  assert.ok(!(await page.locator('#try-state').getAttribute('class'))?.includes('error'));
+  await shot('8b-try-live');
+});
+
 test('server errors are shown, not swallowed', async () => {
   await page.locator('#new-provider-id').fill('broken');
   await page.locator('#new-provider-url').fill('http://127.0.0.1:1/v1');

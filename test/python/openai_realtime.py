@@ -1,6 +1,7 @@
 """A realtime transcription session through the official Python openai client.
 
-Usage: openai_realtime.py WS_BASE_URL API_KEY PCM16_24K_FILE PACE
+Usage: openai_realtime.py WS_BASE_URL API_KEY AUDIO_FILE PACE
+AUDIO_FILE is raw 24-kHz PCM16 mono, or a 16-bit WAV (made mono, taken to 24 kHz).
 PACE is "realtime" (100 ms of audio every 100 ms) or "fast" (all at once),
 the client committing the turn; or "server_vad": all at once and 1.5 s of
 silence after it, the server cutting the turns where the speech stops; or
@@ -9,16 +10,36 @@ silence (drafts give deltas while a turn is heard). Prints one JSON line: the ev
 (the turns' joined by spaces), the usage (summed), and per turn its deltas
 joined, its transcript, and whether a delta came before its speech_stopped.
 """
+import array
 import base64
 import json
 import sys
 import time
+import wave
 
 from openai import OpenAI
 
+def read_audio(path):
+    """Raw 24-kHz PCM16 mono as it is; a 16-bit WAV made mono and taken to 24 kHz (linear interpolation)."""
+    if not path.endswith(".wav"):
+        return open(path, "rb").read()
+    with wave.open(path, "rb") as w:
+        rate, channels, width = w.getframerate(), w.getnchannels(), w.getsampwidth()
+        assert width == 2, "a 16-bit WAV"
+        frames = array.array("h", w.readframes(w.getnframes()))
+    mono = [sum(frames[i:i + channels]) / channels for i in range(0, len(frames), channels)]
+    out = array.array("h")
+    for n in range(len(mono) * 24000 // rate):
+        x = n * rate / 24000
+        j = int(x)
+        b = mono[min(j + 1, len(mono) - 1)]
+        out.append(int(round(mono[j] + (b - mono[j]) * (x - j))))
+    return out.tobytes()
+
+
 base, key, pcm_path, pace = sys.argv[1:5]
 client = OpenAI(api_key=key, base_url=base.replace("ws", "http", 1), websocket_base_url=base)
-pcm = open(pcm_path, "rb").read()
+pcm = read_audio(pcm_path)
 chunk = 4800 * 2  # 100 ms of 24-kHz 16-bit mono
 
 types = []

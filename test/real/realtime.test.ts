@@ -54,6 +54,11 @@ test('the Python openai client streams JFK in real time and all at once: the tra
     }
   }
 
+  // The README's example: the script given the WAV itself (it takes it to 24 kHz): the same words.
+  const fromWav = JSON.parse((await run(path.join(bin, 'python'), [script, `${server.url.replace('http', 'ws')}/v1`, server.apiKey, path.join(AUDIO_DIR, 'jfk.wav'), 'fast'], { timeout: 300_000 })).stdout);
+  const wavErrors = errorCount(alignErrors(scoringWords(expected, 'en'), scoringWords(fromWav.transcript, 'en')));
+  assert.ok(wavErrors <= 1, `${wavErrors} word errors: "${fromWav.transcript}" against "${expected}"`);
+
   // server_vad: no commit; Silero ends each turn at a pause. JFK's pauses may cut it in several turns,
   // each transcribed alone, so their joined words may differ from the upload's by a word or two, no more.
   const { stdout } = await run(path.join(bin, 'python'), [script, `${server.url.replace('http', 'ws')}/v1`, server.apiKey, raw, 'server_vad'], { timeout: 300_000 });
