@@ -445,7 +445,7 @@ export class RealtimeSession {
     const settings = this.settings;
     this.waitingTurns++;
     this.applyPause();
-    const shown = heard?.words.shown ? { words: heard.words, seconds: shownSeconds(heard) } : { words: heard?.words ?? new AgreedWords(), seconds: 0 };
+    const shown = { words: heard?.words ?? new AgreedWords(), seconds: heard?.words.shown ? shownSeconds(heard) : 0 };
     this.turns = this.turns.then(() => this.transcribe(itemId, shown, pcm, seconds, settings)).finally(() => {
       this.waitingTurns--;
       this.applyPause();
