@@ -370,6 +370,9 @@ test('Try it, live: the (fake) microphone streamed to a realtime session; "Stop 
   const completed = frames.filter((f) => f.type === 'conversation.item.input_audio_transcription.completed');
   assert.equal(completed.length, 1, frames.map((f) => f.type).join(', '));
   assert.ok(completed[0].usage.seconds > 2, `${completed[0].usage.seconds} s streamed`);
+  // Speech went up (the fake microphone plays jfk.wav), and its text came as a delta before .completed, as the page drew it.
+  assert.ok(completed[0].transcript.trim().length > 0, 'the turn has text');
+  assert.ok(frames.some((f) => f.type === 'conversation.item.input_audio_transcription.delta' && f.item_id === completed[0].item_id));
   assert.equal(await page.locator('#try-text').textContent(), completed[0].transcript);
   assert.ok(!(await page.locator('#try-state').getAttribute('class'))?.includes('error'));
   await shot('8b-try-live');
