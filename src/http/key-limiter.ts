@@ -105,8 +105,7 @@ export class KeyLimiter {
     const budget = key.audioSecondsPerDay;
     if (budget === null) return true;
     try {
-      const used = (await this.usage.audioSeconds(key.id, utcDay(this.now()))) + (this.running.get(key.id) ?? 0);
-      return used + seconds <= budget;
+      return (await this.usedSeconds(key, utcDay(this.now()))) + seconds <= budget;
     } catch {
       return false;
     }
@@ -138,6 +137,11 @@ export class KeyLimiter {
     ctx?.set(headers(Math.max(0, limit - w.count)));
   }
 
+  /** The key's audio seconds on `day`: recorded, and reserved by requests still running. */
+  private async usedSeconds(key: ApiKeyRecord, day: string): Promise<number> {
+    return (await this.usage.audioSeconds(key.id, day)) + (this.running.get(key.id) ?? 0);
+  }
+
   /**
    * Reserves `seconds` of the key's budget for this request; returns what was
    * reserved (0 without a budget). With 0 seconds (a file whose length only
@@ -147,7 +151,7 @@ export class KeyLimiter {
   private async admitAudio(ctx: Context | null, key: ApiKeyRecord, day: string, seconds: number): Promise<number> {
     const budget = key.audioSecondsPerDay;
     if (budget === null || seconds < 0) return 0;
-    const used = (await this.usage.audioSeconds(key.id, day)) + (this.running.get(key.id) ?? 0);
+    const used = await this.usedSeconds(key, day);
     const resetMs = Date.parse(`${day}T00:00:00Z`) + DAY_MS - this.now();
     const headers = (remaining: number) => ({
       'x-ratelimit-limit-audio-seconds': String(budget),

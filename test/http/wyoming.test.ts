@@ -35,9 +35,18 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A raw Wyoming connection: send events, read the server's. */
-async function connect() {
-  const socket = net.connect({ host: '127.0.0.1', port: server.wyomingPort! });
+/** A new connection's `describe` is answered: the server goes on serving. */
+async function stillAnswers(): Promise<void> {
+  const c = await connect();
+  c.send('describe');
+  assert.equal((await c.next()).type, 'info');
+  c.socket.end();
+  await c.closed;
+}
+
+/** A raw Wyoming connection (to this file's server unless `port` says otherwise): send events, read the server's. */
+async function connect(port = server.wyomingPort!) {
+  const socket = net.connect({ host: '127.0.0.1', port });
   await new Promise<void>((resolve, reject) => { socket.once('connect', () => resolve()); socket.once('error', reject); });
   const reader = new EventReader();
   const events: WyomingEvent[] = [];
@@ -52,6 +61,8 @@ async function connect() {
   return {
     socket,
     closed,
+    /** Every event the server sent so far. */
+    events,
     send: (type: string, data?: Record<string, unknown>, payload?: Buffer) => socket.write(encodeEvent(type, data, payload)),
     /** The next event from the server (waits up to 30 s). */
     async next(): Promise<WyomingEvent> {
@@ -179,12 +190,7 @@ test('bounds on connections: at most 16 at once, and a client that stops reading
   for (const deadline = Date.now() + 10_000; left > 0 && Date.now() < deadline; left = await connections()) await new Promise((r) => setTimeout(r, 100));
   assert.equal(left, 0, 'the connection that stopped reading was cut');
   greedy.destroy();
-  // And the server still answers.
-  const c = await connect();
-  c.send('describe');
-  assert.equal((await c.next()).type, 'info');
-  c.socket.end();
-  await c.closed;
+  await stillAnswers();
 });
 
 test('a framing the server cannot go on from is an error event and a closed connection: an endless header, a header that is not JSON, an announced payload over 1 MiB', async () => {
@@ -202,27 +208,14 @@ test('a framing the server cannot go on from is an error event and a closed conn
     assert.deepEqual([e.type, e.data.code], ['error', code]);
     await c.closed;
   }
-  // The server still answers.
-  const c = await connect();
-  c.send('describe');
-  assert.equal((await c.next()).type, 'info');
-  c.socket.end();
-  await c.closed;
+  await stillAnswers();
 });
 
 test('shutdown answers the utterance being transcribed, then closes the connection; an idle connection is closed at once', async () => {
   const own = await startTestServer({ routing: LOCAL, env: { STT_WYOMING_PORT: '0' } });
-  const open = async () => {
-    const socket = net.connect({ host: '127.0.0.1', port: own.wyomingPort! });
-    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-    const reader = new EventReader();
-    const events: WyomingEvent[] = [];
-    socket.on('data', (d: Buffer) => events.push(...reader.push(d)));
-    return { socket, events, closed: new Promise<void>((resolve) => socket.on('close', () => resolve())) };
-  };
   try {
-    const busy = await open();
-    const idle = await open();
+    const busy = await connect(own.wyomingPort!);
+    const idle = await connect(own.wyomingPort!);
     busy.socket.write(Buffer.concat([
       encodeEvent('transcribe', { language: 'en' }), encodeEvent('audio-start', FORMAT),
       encodeEvent('audio-chunk', FORMAT, pcmBytes(JFK.subarray(0, 3 * 16000))), encodeEvent('audio-stop'),
