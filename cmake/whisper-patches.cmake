@@ -201,9 +201,9 @@ function(stt_patch_sgemm whisper_dir out_file)
   stt_patch_replace(class
     "        int64_t mc, nc, mp, np;\n        switch ((MIN(m - m0, 4) << 4) | MIN(n - n0, 4)) {\n"
     [=[        int64_t mc, nc, mp, np;
-#if VECTOR_REGISTERS == 16 && defined(__AVX2__) && defined(__F16C__)
+#if (VECTOR_REGISTERS == 16 || VECTOR_REGISTERS == 32) && defined(__AVX2__) && defined(__F16C__)
         // stt-gateway (cmake/whisper-patches.cmake, q0-one-pass)
-        if (m - m0 >= 4 && n - n0 >= 3 && (n - n0) % 2 == 1) {
+        if (m - m0 >= 4 && n - n0 > stt_columns_per_tile && (n - n0) % stt_columns_per_tile != 0) {
             stt_gemm4_all_columns(m0, m, n0, n);
             mnpack(m0 + (m - m0) / 4 * 4, m, n0, n);
             return;
@@ -213,8 +213,10 @@ function(stt_patch_sgemm whisper_dir out_file)
 ]=])
   stt_patch_insert(class "    // Templated functions for gemm of dimensions Mx4\n" [=[
     // stt-gateway (cmake/whisper-patches.cmake, q0-one-pass): one job is a
-    // 4-row tile across all columns, 2 at a time and then the odd one, so
-    // its rows of weights are read once; stt_tile4xN is gemm4xN's tile.
+    // 4-row tile across all columns, as many at a time as mnpack's widest
+    // tile (2 with 16 registers, 4 with 32) and then the rest, so its rows
+    // of weights are read once; stt_tile4xN is gemm4xN's tile.
+    static constexpr int64_t stt_columns_per_tile = VECTOR_REGISTERS == 32 ? 4 : 2;
     NOINLINE void stt_gemm4_all_columns(int64_t m0, int64_t m, int64_t n0, int64_t n) {
         int64_t tiles = (m - m0) / 4;
         int64_t duty = (tiles + nth - 1) / nth;
@@ -227,10 +229,13 @@ function(stt_patch_sgemm whisper_dir out_file)
         for (int64_t job = lo; job < hi; ++job) {
             int64_t ii = m0 + job * 4;
             int64_t jj = n0;
-            for (; jj + 2 <= n; jj += 2)
-                stt_tile4xN<2>(ii, jj);
-            if (jj < n)
-                stt_tile4xN<1>(ii, jj);
+            for (; jj + stt_columns_per_tile <= n; jj += stt_columns_per_tile)
+                stt_tile4xN<stt_columns_per_tile>(ii, jj);
+            switch (n - jj) {
+            case 3: stt_tile4xN<3>(ii, jj); break;
+            case 2: stt_tile4xN<2>(ii, jj); break;
+            case 1: stt_tile4xN<1>(ii, jj); break;
+            }
         }
     }
 
