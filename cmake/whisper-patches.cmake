@@ -60,13 +60,14 @@ set(STT_BARRIER_SPINS 2048)
 # reset the counter behind a barrier and makes one product per op; elsewhere
 # the fixed split stays. Could go upstream (the float product has it).
 #
-# 5. q0-one-pass (the same copy of sgemm.cpp): with 16 vector registers
-# (AVX2) tinyBLAS_Q0_AVX covers 4 columns of a product with 4x2 tiles, then
-# makes a second pass over all the weights for a fifth column. The beam
-# decoder's products have 5 columns (one token per beam), so every step read
-# each decoder weight and the 51,865-row output matrix twice. The patch
-# computes all the columns of a 4-row tile before the next (2 columns at a
-# time, then the odd one), so the tile's weights are read once, from cache.
+# 5. q0-one-pass (the same copy of sgemm.cpp): tinyBLAS_Q0_AVX covers 4
+# columns of a product with 4x2 tiles (16 vector registers, AVX2) or 4x4
+# tiles (32, AVX-512), then makes a second pass over all the weights for a
+# fifth column. The beam decoder's products have 5 columns (one token per
+# beam), so every step read each decoder weight and the 51,865-row output
+# matrix twice. The patch computes all the columns of a 4-row tile before the
+# next (2 or 4 columns at a time, then the rest), so the tile's weights are
+# read once, from cache.
 # Each output is computed by the same kernel and in the same order as
 # before: the results are bit for bit the same. Could go upstream.
 set(STT_Q0_CHUNKS_PER_THREAD 8)
