@@ -71,7 +71,23 @@ set(STT_BARRIER_SPINS 2048)
 # Each output is computed by the same kernel and in the same order as
 # before: the results are bit for bit the same. Could go upstream.
 set(STT_Q0_CHUNKS_PER_THREAD 8)
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass")
+#
+# 6. fa-wide-tiles (ggml/src/ggml-cpu/ops.cpp, and ggml-cpu.c's scratch
+# size): the encoder's flash attention (1,500 queries per head) works in
+# tiles of 64 queries, and for every tile converts all of the head's f16
+# keys and values to f32 (the keys transposed) before its two small matrix
+# products, so each key and value was converted 24 times per layer. Tiles of
+# STT_FA_TILE_Q queries convert them half as often, into scratch that still
+# fits a 256-KB L2 (160 KB a thread; 256 and 512 gained no more here); the
+# values go through ggml-cpu's vectorised converter (ggml_cpu_fp16_to_fp32)
+# instead of ggml-base's scalar row loop. Each query row is computed by the
+# same kernels in the same order whatever the tile's height, so the results
+# are bit for bit the same. The decoder (5 rows at most, under the tile
+# height) keeps its one-row path. Could go upstream (the height is a #define
+# there).
+# Changing the height changes what the patch does: give the patch a new id then.
+set(STT_FA_TILE_Q 128)
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles")
 
 function(stt_patch_insert text_var anchor insertion)
   string(FIND "${${text_var}}" "${anchor}" at)
@@ -125,6 +141,27 @@ function(stt_patch_ggml_cpu whisper_dir out_file)
   stt_patch_insert(text
     "void ggml_threadpool_chunk_set(struct ggml_threadpool * tp, int value) {\n"
     "// stt-gateway (cmake/whisper-patches.cmake, shared-q0-tiles): set by a thread\n// around the llamafile call whose tiles it may share; read by sgemm.cpp.\n_Thread_local struct ggml_threadpool * stt_sgemm_shared_pool = NULL;\n\n")
+  # fa-wide-tiles: the tiled flash attention's scratch, sized for its taller tiles.
+  stt_patch_replace(text
+    "size_t prefill  = sizeof(float)*(GGML_FA_TILE_Q*DK + 2*GGML_FA_TILE_Q*GGML_FA_TILE_KV + GGML_FA_TILE_Q*DV + GGML_FA_TILE_KV*DV + GGML_FA_TILE_KV*DK)*n_tasks;"
+    "size_t prefill  = sizeof(float)*(${STT_FA_TILE_Q}*DK + 2*${STT_FA_TILE_Q}*GGML_FA_TILE_KV + ${STT_FA_TILE_Q}*DV + GGML_FA_TILE_KV*DV + GGML_FA_TILE_KV*DK)*n_tasks; // stt-gateway (cmake/whisper-patches.cmake, fa-wide-tiles)")
+  stt_write_if_changed("${out_file}" "${text}")
+endfunction()
+
+# fa-wide-tiles in the CPU backend's flash attention (see the list at the top).
+function(stt_patch_ops whisper_dir out_file)
+  set(source "${whisper_dir}/ggml/src/ggml-cpu/ops.cpp")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${source}")
+  file(READ "${source}" text)
+  stt_patch_replace(text
+    "    static constexpr int Q_TILE_SZ  = ggml_fa_tile_config::Q;\n"
+    "    // stt-gateway (cmake/whisper-patches.cmake, fa-wide-tiles): taller query tiles.\n    static constexpr int Q_TILE_SZ  = ${STT_FA_TILE_Q};\n")
+  stt_patch_replace(text
+    "        static constexpr int64_t Q_TILE_SZ  = ggml_fa_tile_config::Q;\n"
+    "        // stt-gateway (cmake/whisper-patches.cmake, fa-wide-tiles): the tiled path's tile height.\n        static constexpr int64_t Q_TILE_SZ  = ${STT_FA_TILE_Q};\n")
+  stt_patch_replace(text
+    "                    ggml_fp16_to_fp32_row((const ggml_fp16_t *)v_data, V32 + tk * DV, DV);\n"
+    "                    ggml_cpu_fp16_to_fp32((const ggml_fp16_t *)v_data, V32 + tk * DV, DV); // stt-gateway (fa-wide-tiles): vectorised\n")
   stt_write_if_changed("${out_file}" "${text}")
 endfunction()
 
