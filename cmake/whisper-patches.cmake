@@ -82,9 +82,10 @@ set(STT_Q0_CHUNKS_PER_THREAD 8)
 # values go through ggml-cpu's vectorised converter (ggml_cpu_fp16_to_fp32)
 # instead of ggml-base's scalar row loop. Each query row is computed by the
 # same kernels in the same order whatever the tile's height, so the results
-# are bit for bit the same. The decoder (5 rows at most, under the tile
-# height) keeps its one-row path. Could go upstream (the height is a #define
-# there).
+# are bit for bit the same. Which path a pass takes does not change: 64
+# queries or more go tiled as before (a decoder pass over a prompt of 64-127
+# tokens fills part of one tile), fewer (a decoder step) take the one-row
+# path. Could go upstream (the height is a #define there).
 # Changing the height changes what the patch does: give the patch a new id then.
 set(STT_FA_TILE_Q 128)
 set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles")
@@ -156,9 +157,9 @@ function(stt_patch_ops whisper_dir out_file)
   stt_patch_replace(text
     "    static constexpr int Q_TILE_SZ  = ggml_fa_tile_config::Q;\n"
     "    // stt-gateway (cmake/whisper-patches.cmake, fa-wide-tiles): taller query tiles.\n    static constexpr int Q_TILE_SZ  = ${STT_FA_TILE_Q};\n")
-  stt_patch_replace(text
-    "        static constexpr int64_t Q_TILE_SZ  = ggml_fa_tile_config::Q;\n"
-    "        // stt-gateway (cmake/whisper-patches.cmake, fa-wide-tiles): the tiled path's tile height.\n        static constexpr int64_t Q_TILE_SZ  = ${STT_FA_TILE_Q};\n")
+  # The caller's threshold (ggml_fa_tile_config::Q) stays: 64-127 queries
+  # (a decoder pass over a long prompt) must keep the tiled path, which pads a
+  # short tile, and not fall to the one-row path's f16 accumulator.
   stt_patch_replace(text
     "                    ggml_fp16_to_fp32_row((const ggml_fp16_t *)v_data, V32 + tk * DV, DV);\n"
     "                    ggml_cpu_fp16_to_fp32((const ggml_fp16_t *)v_data, V32 + tk * DV, DV); // stt-gateway (fa-wide-tiles): vectorised\n")
