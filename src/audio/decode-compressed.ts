@@ -10,7 +10,7 @@ import { isEbml, readWebm } from './webm-reader';
 import { decodeOpus, parseOpusHead } from './opus-decode';
 import { decodeOggVorbis, parseVorbisHead } from './vorbis-decode';
 
-/** What every decoder says it reads when it names what it does not (native/audio_decoder.cpp says the same). */
+/** What every decoder says it reads when it names what it does not (native/audio/audio_decoder.cpp says the same). */
 const READS = 'it reads WAV, MP3, FLAC, Ogg (Opus, Vorbis) and WebM (Opus)';
 
 /** Matroska's codec ids, as this server names codecs in errors. */

@@ -14,7 +14,7 @@ export type WavErrorCode =
   | 'size_out_of_bounds'
   | 'too_long'
   | 'decode_failed'
-  // decodeAudio (native/audio_decoder.h): a stream that could not be decoded, more than the limit, a rate or channel count out of range.
+  // decodeAudio (native/audio/audio_decoder.h): a stream that could not be decoded, more than the limit, a rate or channel count out of range.
   | 'corrupt_audio'
   | 'audio_too_long'
   | 'unsupported_format';

@@ -1,7 +1,7 @@
 // What a WAV's header says about its length, read without decoding: enough to
 // refuse a clip that is too long before spending memory and a pool thread on
 // it, and to know a cloud clip's duration. Follows the native decoder's rules
-// (native/wav_decoder.cpp): chunks from byte 12, word-aligned; a data size of
+// (native/audio/wav_decoder.cpp): chunks from byte 12, word-aligned; a data size of
 // 0 or 0xFFFFFFFF means "to the end of the file". Whatever it does not
 // understand gives null and is left to the decoder, which says what is wrong.
 export interface WavHeader {

@@ -1,6 +1,6 @@
 // The decoders other than WAV, through the one entry uploads take
 // (src/audio/decode-audio.ts): MP3 and FLAC in the addon
-// (native/audio_decoder.cpp), Ogg Opus, Ogg Vorbis and WebM Opus in
+// (native/audio/audio_decoder.cpp), Ogg Opus, Ogg Vorbis and WebM Opus in
 // WebAssembly. Each container is sniffed from its bytes (after ID3 tags) and
 // decoded to the same 16-kHz speech as the WAV it was made from; what is not
 // decoded is named; a stated or real length over the limit is refused;

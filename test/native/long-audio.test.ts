@@ -1,7 +1,7 @@
 // Long audio (10, 30 and 50 minutes) through both families: the output covers
 // the whole input, its times are in order and within the audio, and peak
 // memory stays bounded. Parakeet cuts audio longer than its context into
-// pieces (native/audio_pieces.cpp): at pauses (`paused` input) or, in unbroken
+// pieces (native/engines/audio_pieces.cpp): at pauses (`paused` input) or, in unbroken
 // sound, with 2-s overlaps (`unbroken`); Whisper works through 30-s windows
 // by itself. Each run is a child process (fixtures/long-audio-child.ts)
 // that builds its input and reports its own peak RSS, so no run's memory, or
@@ -224,7 +224,7 @@ function checkMemory(family: Family, s: Summary): void {
 
 before(async () => {
   const { hparams } = await inspectModelFile(PARAKEET_FIXTURE);
-  // native/parakeet_engine.cpp: max_samples = (n_audio_ctx - 100) * 160 samples.
+  // native/engines/parakeet_engine.cpp: max_samples = (n_audio_ctx - 100) * 160 samples.
   pieceSeconds = ((hparams.n_audio_ctx - 100) * 160) / RATE;
   assert.equal(pieceSeconds, 31, 'the fixture has n_audio_ctx 3200');
 });

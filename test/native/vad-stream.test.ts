@@ -1,4 +1,4 @@
-// The addon's VadStream (native/vad_stream.cpp): Silero over live audio, its
+// The addon's VadStream (native/binding/vad_stream.cpp): Silero over live audio, its
 // state carried from piece to piece. The probabilities do not depend on how
 // the audio is cut into pieces, on a stream's age or on another stream
 // running beside it (a fresh stream's LSTM state once started as whatever

@@ -1,4 +1,4 @@
-// Module entry: registers the surface declared in src/native/index.ts.
+// Module entry: registers the surface typed in src/native/binding.ts.
 #include <whisper.h>
 
 #include <mutex>

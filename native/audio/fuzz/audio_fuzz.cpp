@@ -1,7 +1,7 @@
 // Bounded fuzz run of the compressed-audio decoders (MP3 and FLAC, through
 // audio_decoder.cpp, with its sniffing and streaming resampler) under
 // AddressSanitizer and UBSan. Mutates valid
-// seed files (native/fuzz/seeds/) anywhere in the file, truncates them, and
+// seed files (native/audio/fuzz/seeds/) anywhere in the file, truncates them, and
 // writes absurd values into their first bytes (where the headers are), with a
 // seeded generator; any over-read, leak or undefined behaviour aborts.
 // Usage: audio_fuzz <iterations> <seed> <seeds dir>
@@ -41,7 +41,7 @@ std::vector<std::vector<uint8_t>> read_seeds(const std::string& dir, std::vector
 int main(int argc, char** argv) {
   const long iterations = argc > 1 ? std::stol(argv[1]) : 3000;
   const unsigned seed = argc > 2 ? static_cast<unsigned>(std::stoul(argv[2])) : 1;
-  const std::string dir = argc > 3 ? argv[3] : "native/fuzz/seeds";
+  const std::string dir = argc > 3 ? argv[3] : "native/audio/fuzz/seeds";
   constexpr double kMaxSeconds = 30;  // bounds what a mutated header can make a decoder produce
   std::vector<std::string> names;
   const auto seeds = read_seeds(dir, names);
