@@ -56,7 +56,7 @@ function graph() {
  * listed in docs/architecture.md). A path not listed sits at the top.
  */
 const LAYERS = [
-  ['package-root.ts', 'native/', 'audio/', 'domain-errors.ts', 'admin-api.d.ts', 'log.ts', 'net/'],
+  ['package-root.ts', 'native/', 'audio/', 'domain-errors.ts', 'admin-api.ts', 'log.ts', 'net/'],
   ['store/', 'metrics.ts'],
   ['stt/'],
   ['host/', 'config.ts'],

@@ -17,7 +17,7 @@ import { utcDay, type KeyUsageStore } from '../store/key-usage';
 import type { AdminStatus, ApiKeyView, CreatedApiKey, List, ProviderView, RoutingView, RuntimeEntry } from '../admin-api';
 import { bodyOf } from '../http/state';
 
-/** Sets an answer typed as the admin API declares it (src/admin-api.d.ts). */
+/** Sets an answer typed as the admin API writes it (src/admin-api.ts). */
 function answer<T>(ctx: Context, body: T, status = 200): void {
   ctx.status = status;
   ctx.body = body;

@@ -1,9 +1,15 @@
 // GET /openapi.json: an OpenAPI 3.1 description of every route. The admin
-// request bodies come from the zod schemas the routes validate with; the
-// transcription form and the answers are written here, and CI holds the live
-// server to all of it with schemathesis (test/http/openapi.test.ts).
+// request bodies come from the zod schemas the routes validate with
+// (admin-schemas.ts), the admin answers and /ready's from the zod schemas the
+// handlers and the settings page are typed by (src/admin-api.ts); the
+// transcription form and answers are written here. CI holds the live server
+// to all of it with schemathesis (test/http/openapi.test.ts).
 import { z } from 'zod';
 import { downloadSchema, keyLimitsSchema, keySchema, providerSchema, routingSchema } from './admin-schemas';
+import {
+  adminStatusSchema, apiKeyViewSchema, createdApiKeySchema, downloadStartedSchema, listOf, providerViewSchema, readyViewSchema,
+  routingViewSchema, runtimeEntrySchema,
+} from '../admin-api';
 import { RESPONSE_FORMATS } from '../stt/formats';
 import { GUARD_WARNING_CODES } from '../stt/guard-warnings';
 import { MAX_PROMPT_CHARS, TEMPERATURE_RANGE } from '../stt/capabilities';
@@ -21,34 +27,18 @@ const obj = (properties: Record<string, Schema>, optional: string[] = []): Schem
   properties,
   required: Object.keys(properties).filter((k) => !optional.includes(k)),
 });
-const list = (item: Schema): Schema => obj({ data: { type: 'array', items: item } });
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 
-/** A zod schema as the document's JSON Schema (draft 2020-12, which OpenAPI 3.1 uses). */
-function fromZod(schema: z.ZodType): Schema {
-  const { $schema: _, ...json } = z.toJSONSchema(schema, { io: 'input' }) as Schema;
+/** A zod schema as the document's JSON Schema (draft 2020-12, which OpenAPI 3.1 uses): as a request body is read, or as an answer is written. */
+function fromZod(schema: z.ZodType, io: 'input' | 'output' = 'input'): Schema {
+  const { $schema: _, ...json } = z.toJSONSchema(schema, { io }) as Schema;
   return json;
 }
+const answer = (schema: z.ZodType): Schema => fromZod(schema, 'output');
 
-const routing = obj({
-  mode: str({ enum: ['local', 'cloud'] }),
-  localModel: nullable(str()),
-  cloud: nullable(obj({ providerId: str(), model: str() })),
-  aliases: { type: 'array', items: str() },
-  spillover: nullable(obj({ providerId: str(), model: str(), maxWaitSeconds: nullable(num) })),
-  publicModel: str(),
-});
-const download = obj({
-  state: str({ enum: ['downloading', 'verifying', 'done', 'failed'] }),
-  file: str(), receivedBytes: int, totalBytes: nullable(int), sha256: nullable(str()), checksumVerified: bool, error: nullable(str()),
-});
-const provider = obj({
-  id: str(), name: str(), kind: str({ enum: ['openai', 'deepgram'] }), baseUrl: str(), enabled: bool, apiKeySet: bool,
-  apiKeyHint: nullable(str()), models: { type: 'array', items: obj({ id: str(), alias: nullable(str()) }) },
-});
-const keyLimits = { requestsPerMinute: nullable(int), audioSecondsPerDay: nullable(int), localOnly: bool };
-const keyUsage = obj({ day: str(), requests: int, audioSeconds: num, errors: int });
-const apiKey = obj({ id: str(), name: str(), prefix: str(), createdAt: str(), lastUsedAt: nullable(str()), revokedAt: nullable(str()), ...keyLimits, usage: keyUsage }, ['usage']);
+const routing = answer(routingViewSchema);
+const provider = answer(providerViewSchema);
+const apiKey = answer(apiKeyViewSchema);
 const usage = obj({ type: str({ const: 'duration' }), seconds: int });
 const segment = obj({
   id: int, seek: int, start: num, end: num, text: str(), tokens: { type: 'array', items: int },
@@ -161,7 +151,7 @@ export function openApiDocument(version: string): Schema {
           operationId: 'ready',
           summary: 'Whether the current route can serve a transcription now',
           responses: {
-            200: json('Ready', obj({ ready: { type: 'boolean', const: true }, mode: str({ enum: ['local', 'cloud'] }), runtime: str() })),
+            200: json('Ready', answer(readyViewSchema)),
             403: GUARDED[403],
             503: error('Not ready: model_loading, no_active_model, model_load_failed, provider_unavailable or provider_failing'),
           },
@@ -178,18 +168,7 @@ export function openApiDocument(version: string): Schema {
         get: {
           operationId: 'adminStatus', ...admin,
           responses: {
-            200: json('Status', obj({
-              serviceId: str(), version: str(), uptimeSeconds: int, mode: str({ enum: ['local', 'cloud'] }), publicModel: str(),
-              local: obj({ activeModel: nullable(str()), state: str({ enum: ['none', 'loading', 'ready', 'error'] }), error: nullable(str()), crashedLoad: nullable({ type: 'object' }) }),
-              queue: obj({ running: int, waiting: int, capacity: int }), system: obj({ threads: int, rssBytes: int }),
-              providers: { type: 'array', items: obj({ id: str(), enabled: bool, lastError: nullable({ type: 'object' }) }) },
-              firstStart: nullable({ type: 'object' }),
-              replicas: { type: 'array', items: obj({
-                id: str(), self: bool, address: nullable(str()), version: str(), startedAt: str(), runtime: nullable(str()),
-                state: str({ enum: ['none', 'loading', 'ready', 'error'] }), queueDepth: int, lastHeartbeatAt: str(),
-              }) },
-              database: obj({ backend: str({ enum: ['sqlite', 'postgres'] }), notifications: bool }),
-            }, ['replicas'])),
+            200: json('Status', answer(adminStatusSchema)),
             ...GUARDED,
           },
         },
@@ -203,18 +182,18 @@ export function openApiDocument(version: string): Schema {
           responses: { 200: json('The routing now', routing), ...GUARDED, ...JSON_BODY, 409: error('Runtime not installed or its file of another family') },
         },
       },
-      '/admin/local-models': { get: { operationId: 'listLocalModels', ...admin, responses: { 200: json('Runtimes', list(obj({ id: str(), family: str({ enum: ['whisper', 'parakeet'] }), installed: bool, active: bool, file: nullable(str()), bytes: nullable(int), download }, ['download']))), ...GUARDED } } },
+      '/admin/local-models': { get: { operationId: 'listLocalModels', ...admin, responses: { 200: json('Runtimes', answer(listOf(runtimeEntrySchema))), ...GUARDED } } },
       '/admin/local-models/{id}/download': {
         post: {
           operationId: 'downloadLocalModel', ...admin, parameters: idParam('A runtime id'),
           requestBody: { required: false, content: { 'application/json': { schema: fromZod(downloadSchema) } } },
-          responses: { 202: json('Started', obj({ id: str(), download: nullable(download) })), ...GUARDED, ...JSON_BODY, 404: error('Unknown runtime'), 409: error('Already downloading') },
+          responses: { 202: json('Started', answer(downloadStartedSchema)), ...GUARDED, ...JSON_BODY, 404: error('Unknown runtime'), 409: error('Already downloading') },
         },
       },
       '/admin/local-models/{id}': {
         delete: { operationId: 'deleteLocalModel', ...admin, parameters: idParam('A runtime id'), responses: { 204: { description: 'Deleted' }, ...GUARDED, 404: error('Unknown runtime'), 409: error('Active or downloading') } },
       },
-      '/admin/providers': { get: { operationId: 'listProviders', ...admin, responses: { 200: json('Providers', list(provider)), ...GUARDED } } },
+      '/admin/providers': { get: { operationId: 'listProviders', ...admin, responses: { 200: json('Providers', answer(listOf(providerViewSchema))), ...GUARDED } } },
       '/admin/providers/{id}': {
         put: {
           operationId: 'putProvider', ...admin, parameters: idParam('A provider id: 1-64 of a-z 0-9 _ -'),
@@ -224,11 +203,11 @@ export function openApiDocument(version: string): Schema {
         },
       },
       '/admin/api-keys': {
-        get: { operationId: 'listApiKeys', ...admin, responses: { 200: json('Keys', list(apiKey)), ...GUARDED } },
+        get: { operationId: 'listApiKeys', ...admin, responses: { 200: json('Keys', answer(listOf(apiKeyViewSchema))), ...GUARDED } },
         post: {
           operationId: 'createApiKey', ...admin,
           requestBody: { required: true, content: { 'application/json': { schema: fromZod(keySchema) } } },
-          responses: { 201: json('Created (the key is shown once)', obj({ id: str(), name: str(), key: str(), prefix: str(), createdAt: str(), ...keyLimits })), ...GUARDED, ...JSON_BODY },
+          responses: { 201: json('Created (the key is shown once)', answer(createdApiKeySchema)), ...GUARDED, ...JSON_BODY },
         },
       },
       '/admin/api-keys/{id}': {

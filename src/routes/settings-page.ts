@@ -1,6 +1,7 @@
 // GET /settings: the host settings page as static assets (ui/, compiled to
-// dist/ui/). No secrets in them; a strict CSP keeps anything but our own
-// script and style from running.
+// dist/ui/ui/: the page's build reaches up to the src/admin-api.ts types it
+// imports, so its root is the project's). No secrets in them; a strict CSP
+// keeps anything but our own script and style from running.
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { readFileSync } from 'node:fs';
@@ -16,9 +17,9 @@ const CSP = [
 const ASSETS: Record<string, { file: string; type: string }> = {
   '/settings': { file: 'ui/index.html', type: 'text/html; charset=utf-8' },
   '/settings/app.css': { file: 'ui/app.css', type: 'text/css; charset=utf-8' },
-  '/settings/app.js': { file: 'dist/ui/app.js', type: 'text/javascript; charset=utf-8' },
-  '/settings/try-it.js': { file: 'dist/ui/try-it.js', type: 'text/javascript; charset=utf-8' },
-  '/settings/try-live.js': { file: 'dist/ui/try-live.js', type: 'text/javascript; charset=utf-8' },
+  '/settings/app.js': { file: 'dist/ui/ui/app.js', type: 'text/javascript; charset=utf-8' },
+  '/settings/try-it.js': { file: 'dist/ui/ui/try-it.js', type: 'text/javascript; charset=utf-8' },
+  '/settings/try-live.js': { file: 'dist/ui/ui/try-live.js', type: 'text/javascript; charset=utf-8' },
 };
 
 export function settingsRoutes(router: Router): void {
