@@ -154,12 +154,13 @@ function(stt_patch_ops whisper_dir out_file)
   set(source "${whisper_dir}/ggml/src/ggml-cpu/ops.cpp")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${source}")
   file(READ "${source}" text)
+  # Only the tiled function's height changes. The caller's threshold
+  # (ggml_fa_tile_config::Q) stays: 64-127 queries (a decoder pass over a long
+  # prompt) must keep the tiled path, which pads a short tile, and not fall to
+  # the one-row path's f16 accumulator.
   stt_patch_replace(text
     "    static constexpr int Q_TILE_SZ  = ggml_fa_tile_config::Q;\n"
     "    // stt-gateway (cmake/whisper-patches.cmake, fa-wide-tiles): taller query tiles.\n    static constexpr int Q_TILE_SZ  = ${STT_FA_TILE_Q};\n")
-  # The caller's threshold (ggml_fa_tile_config::Q) stays: 64-127 queries
-  # (a decoder pass over a long prompt) must keep the tiled path, which pads a
-  # short tile, and not fall to the one-row path's f16 accumulator.
   stt_patch_replace(text
     "                    ggml_fp16_to_fp32_row((const ggml_fp16_t *)v_data, V32 + tk * DV, DV);\n"
     "                    ggml_cpu_fp16_to_fp32((const ggml_fp16_t *)v_data, V32 + tk * DV, DV); // stt-gateway (fa-wide-tiles): vectorised\n")

@@ -164,7 +164,7 @@ class ModelWrap : public Napi::ObjectWrap<ModelWrap> {
 
 // Streaming: a JS onSegment(index, text) called from the job's thread
 // through a thread-safe function. Calls queue in order; the JS side
-// (src/native/index.ts) ignores any that land after the promise settles.
+// (src/native/model.ts) ignores any that land after the promise settles.
 struct SegmentText {
   int index;
   std::string text;

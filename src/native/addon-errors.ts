@@ -1,4 +1,4 @@
-// The errors the native addon throws and rejects with. index.ts hands these
+// The errors the native addon throws and rejects with. binding.ts hands these
 // classes to the addon once, when it loads it, and the addon constructs
 // instances of them (`new Class(message, code)`), so callers test a native
 // error with instanceof. `code` is stable (callers and tests match on it);

@@ -20,7 +20,6 @@ type Schema = Record<string, unknown>;
 const str = (extra: Schema = {}): Schema => ({ type: 'string', ...extra });
 const num: Schema = { type: 'number' };
 const int: Schema = { type: 'integer' };
-const bool: Schema = { type: 'boolean' };
 const nullable = (s: Schema): Schema => ({ anyOf: [s, { type: 'null' }] });
 const obj = (properties: Record<string, Schema>, optional: string[] = []): Schema => ({
   type: 'object',
@@ -34,11 +33,13 @@ function fromZod(schema: z.ZodType, io: 'input' | 'output' = 'input'): Schema {
   const { $schema: _, ...json } = z.toJSONSchema(schema, { io }) as Schema;
   return json;
 }
-const answer = (schema: z.ZodType): Schema => fromZod(schema, 'output');
+const answerSchema = (schema: z.ZodType): Schema => fromZod(schema, 'output');
+/** An admin list answer, `{ data: [...] }`. */
+const listSchema = (item: z.ZodType): Schema => answerSchema(listOf(item));
 
-const routing = answer(routingViewSchema);
-const provider = answer(providerViewSchema);
-const apiKey = answer(apiKeyViewSchema);
+const routing = answerSchema(routingViewSchema);
+const provider = answerSchema(providerViewSchema);
+const apiKey = answerSchema(apiKeyViewSchema);
 const usage = obj({ type: str({ const: 'duration' }), seconds: int });
 const segment = obj({
   id: int, seek: int, start: num, end: num, text: str(), tokens: { type: 'array', items: int },
@@ -151,7 +152,7 @@ export function openApiDocument(version: string): Schema {
           operationId: 'ready',
           summary: 'Whether the current route can serve a transcription now',
           responses: {
-            200: json('Ready', answer(readyViewSchema)),
+            200: json('Ready', answerSchema(readyViewSchema)),
             403: GUARDED[403],
             503: error('Not ready: model_loading, no_active_model, model_load_failed, provider_unavailable or provider_failing'),
           },
@@ -168,7 +169,7 @@ export function openApiDocument(version: string): Schema {
         get: {
           operationId: 'adminStatus', ...admin,
           responses: {
-            200: json('Status', answer(adminStatusSchema)),
+            200: json('Status', answerSchema(adminStatusSchema)),
             ...GUARDED,
           },
         },
@@ -182,18 +183,18 @@ export function openApiDocument(version: string): Schema {
           responses: { 200: json('The routing now', routing), ...GUARDED, ...JSON_BODY, 409: error('Runtime not installed or its file of another family') },
         },
       },
-      '/admin/local-models': { get: { operationId: 'listLocalModels', ...admin, responses: { 200: json('Runtimes', answer(listOf(runtimeEntrySchema))), ...GUARDED } } },
+      '/admin/local-models': { get: { operationId: 'listLocalModels', ...admin, responses: { 200: json('Runtimes', listSchema(runtimeEntrySchema)), ...GUARDED } } },
       '/admin/local-models/{id}/download': {
         post: {
           operationId: 'downloadLocalModel', ...admin, parameters: idParam('A runtime id'),
           requestBody: { required: false, content: { 'application/json': { schema: fromZod(downloadSchema) } } },
-          responses: { 202: json('Started', answer(downloadStartedSchema)), ...GUARDED, ...JSON_BODY, 404: error('Unknown runtime'), 409: error('Already downloading') },
+          responses: { 202: json('Started', answerSchema(downloadStartedSchema)), ...GUARDED, ...JSON_BODY, 404: error('Unknown runtime'), 409: error('Already downloading') },
         },
       },
       '/admin/local-models/{id}': {
         delete: { operationId: 'deleteLocalModel', ...admin, parameters: idParam('A runtime id'), responses: { 204: { description: 'Deleted' }, ...GUARDED, 404: error('Unknown runtime'), 409: error('Active or downloading') } },
       },
-      '/admin/providers': { get: { operationId: 'listProviders', ...admin, responses: { 200: json('Providers', answer(listOf(providerViewSchema))), ...GUARDED } } },
+      '/admin/providers': { get: { operationId: 'listProviders', ...admin, responses: { 200: json('Providers', listSchema(providerViewSchema)), ...GUARDED } } },
       '/admin/providers/{id}': {
         put: {
           operationId: 'putProvider', ...admin, parameters: idParam('A provider id: 1-64 of a-z 0-9 _ -'),
@@ -203,11 +204,11 @@ export function openApiDocument(version: string): Schema {
         },
       },
       '/admin/api-keys': {
-        get: { operationId: 'listApiKeys', ...admin, responses: { 200: json('Keys', answer(listOf(apiKeyViewSchema))), ...GUARDED } },
+        get: { operationId: 'listApiKeys', ...admin, responses: { 200: json('Keys', listSchema(apiKeyViewSchema)), ...GUARDED } },
         post: {
           operationId: 'createApiKey', ...admin,
           requestBody: { required: true, content: { 'application/json': { schema: fromZod(keySchema) } } },
-          responses: { 201: json('Created (the key is shown once)', answer(createdApiKeySchema)), ...GUARDED, ...JSON_BODY },
+          responses: { 201: json('Created (the key is shown once)', answerSchema(createdApiKeySchema)), ...GUARDED, ...JSON_BODY },
         },
       },
       '/admin/api-keys/{id}': {

@@ -2,8 +2,9 @@
 // flash attention, with its taller query tiles, must give each query row the
 // same bits wherever the row sits in a tile, whatever the number of queries
 // (64 or more: tiled), and the right values.
-// The encoder's shape: 64-dimension heads, f16 keys and values padded to
-// 1,536 positions, 1,500 f32 queries. The same queries are run again shifted
+// The encoder's shape: 64-dimension heads, 1,536 f16 keys and values (the
+// encoder's padded length; all of them random and visible here), 1,500 f32
+// queries. The same queries are run again shifted
 // by 37 rows, so every row lands at another place in its tile: each row must
 // match bit for bit. The first 100 alone (a decoder pass over a long prompt
 // has 64-127 rows) must match the same rows of the 1,500. A double-precision

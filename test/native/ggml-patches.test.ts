@@ -1,5 +1,5 @@
-// The ggml patches that promise bit-identical results, checked below the
-// model, through the patched ggml the addon builds (`npm run build:peers`
+// Two of the ggml patches that promise bit-identical results, checked below
+// the model (shared-q0-tiles is checked on the real model), through the patched ggml the addon builds (`npm run build:peers`
 // builds the checks): test/native/q0_columns.cpp multiplies a q8_0 matrix by
 // 2-7 columns at once and by each column alone (stt-q0-columns);
 // test/native/fa_tiles.cpp runs the encoder's flash attention on the same

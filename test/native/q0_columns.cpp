@@ -1,8 +1,10 @@
 // Checks the q0-one-pass patch (cmake/whisper-patches.cmake): a q8_0 product
 // with n columns must give, column by column, bit for bit what n products
-// of one column give. One-column products take tinyBLAS's unpatched 4x1
-// tiles; 3, 5 and 7 columns take the patched one-pass path (5 is the beam
-// decoder's); 67 rows leave 3 over the 4-row tiles. Exit 0 when all match.
+// of one column give. One-column products take ggml's own dot products
+// (tinyBLAS takes 2 columns or more); the patched one-pass path takes 3, 5
+// and 7 columns with 16 vector registers (AVX2), 5, 6 and 7 with 32
+// (AVX-512), 5 being the beam decoder's; 67 rows leave 3 over the 4-row
+// tiles. Exit 0 when all match.
 // Usage: stt-q0-columns [threads]
 #include <cstdio>
 #include <cstdlib>
