@@ -105,7 +105,7 @@ export class KeyLimiter {
     const budget = key.audioSecondsPerDay;
     if (budget === null) return true;
     try {
-      return (await this.usedSeconds(key, utcDay(this.now()))) + seconds <= budget;
+      return (await this.usage.audioSeconds(key.id, utcDay(this.now()))) + this.reservedSeconds(key) + seconds <= budget;
     } catch {
       return false;
     }
@@ -137,9 +137,14 @@ export class KeyLimiter {
     ctx?.set(headers(Math.max(0, limit - w.count)));
   }
 
-  /** The key's audio seconds on `day`: recorded, and reserved by requests still running. */
-  private async usedSeconds(key: ApiKeyRecord, day: string): Promise<number> {
-    return (await this.usage.audioSeconds(key.id, day)) + (this.running.get(key.id) ?? 0);
+  /**
+   * The key's seconds reserved by requests still running. Read after the
+   * recorded count is awaited, in the same synchronous step as the check and
+   * the reservation: a reservation read one await earlier let concurrent
+   * requests each see the others' as not yet made, and all pass.
+   */
+  private reservedSeconds(key: ApiKeyRecord): number {
+    return this.running.get(key.id) ?? 0;
   }
 
   /**
@@ -151,7 +156,7 @@ export class KeyLimiter {
   private async admitAudio(ctx: Context | null, key: ApiKeyRecord, day: string, seconds: number): Promise<number> {
     const budget = key.audioSecondsPerDay;
     if (budget === null || seconds < 0) return 0;
-    const used = await this.usedSeconds(key, day);
+    const used = (await this.usage.audioSeconds(key.id, day)) + this.reservedSeconds(key);
     const resetMs = Date.parse(`${day}T00:00:00Z`) + DAY_MS - this.now();
     const headers = (remaining: number) => ({
       'x-ratelimit-limit-audio-seconds': String(budget),
