@@ -15,6 +15,7 @@ import { speechClip } from '../fixtures';
 import { benchModel as modelFor } from './lib/models';
 import { HarnessSession, pairWithHarness } from './lib/harness';
 import { saveReport, today } from './lib/results';
+import { provenance } from './lib/provenance';
 import { fmt, median, medianInterval, range } from './lib/stats';
 
 const THREADS = Number(process.env.BENCH_THREADS ?? Math.min(4, os.availableParallelism()));
@@ -150,6 +151,8 @@ async function secondVsTenth(file: string, pcm: Float32Array, rounds = 8): Promi
 }
 
 async function main(): Promise<void> {
+  // Read before the run: the report names the commit and tree the numbers came from.
+  const prov = provenance();
   mkdirSync(WORK, { recursive: true });
   const wav = path.join(WORK, 'clip-30.wav');
   writeFileSync(wav, speechClip(30));
@@ -171,6 +174,8 @@ async function main(): Promise<void> {
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const lines = [
+    `\`npm run bench:native${quick ? ' -- --quick' : ''}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; ` +
+      `addon sha256 ${prov.binaries['stt_native.node']}, stt-harness sha256 ${prov.binaries['stt-harness'] ?? 'not found'}.`,
     `Machine: ${cpu}, ${os.availableParallelism()} cores; ${THREADS} threads per job; ${rows.map((r) => r.addonMs.length).join('/')} pairs of runs per model (harness and addon back to back, alternating which goes first) after a warm-up of each; times are medians (min–max); the ratio is the median of the pairs' ratios with its 95 % distribution-free interval (order statistics; with 8 pairs, the min–max).`,
     `ggml: ${systemInfo().trim()}`,
     `Models: ${realShapes.length ? `${realShapes.join(', ')}: the real Whisper weights (npm run models:real), decoding until end of text; the others: ` : ''}exact Whisper base/small weight shapes with random weights and a decoder context of 64, so both sides stop at 28 tokens per 30-s window (random weights never stop early); exact Parakeet TDT 0.6B shapes whose joint bias emits one token per 320 ms (about real speech). Greedy, language en (Whisper), no temperature fallback; 30-s clip from ../shared/audio.`,
@@ -192,7 +197,7 @@ async function main(): Promise<void> {
       `states created by the model that served ${9 + seq.ratios.length} requests: ${seq.statesCreated}.`,
   ];
   saveReport(`native-${today()}${quick ? '-quick' : ''}`, lines.join('\n') + '\n',
-    { cpu, threads: THREADS, rows, pooledRatios: pooled, harnessVsHarnessRatios: control, secondVsTenthMs: seq });
+    { provenance: prov, cpu, threads: THREADS, rows, pooledRatios: pooled, harnessVsHarnessRatios: control, secondVsTenthMs: seq });
 }
 
 main().catch((err) => {
