@@ -38,7 +38,7 @@ async function admin(method: string, route: string, body?: unknown): Promise<{ s
 function occupy(waiting = 0, owners: (string | undefined)[] = []): () => Promise<void> {
   const gates: (() => void)[] = [];
   const jobs = [1, ...Array(waiting).fill(60)].map((cost, i) =>
-    server.services.local.scheduler.submit(cost, undefined, () => new Promise<void>((r) => gates.push(r)), i > 0 ? owners[i - 1] : undefined));
+    server.services.local.scheduler.submit(cost, undefined, () => new Promise<void>((r) => gates.push(r)), { owner: i > 0 ? owners[i - 1] : undefined }));
   let released = 0;
   return async () => {
     // Each job's gate exists once it has started; the waiting one starts when the first ends.

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
-import { Scheduler, QueueFullError, OwnerShareFullError } from '../../src/stt/local/scheduler';
+import { Scheduler, QueueFullError, OwnerShareFullError, type JobStart } from '../../src/stt/local/scheduler';
 import { AbortedError } from '../../src/domain-errors';
 
 function harness(opts: { threads: number; slots: number; capacity: number; ownerCapacity?: number; maxPaused?: number; order?: 'shortest-first' | 'arrival' }) {
@@ -12,17 +12,19 @@ function harness(opts: { threads: number; slots: number; capacity: number; owner
   /** Pause and resume calls, in order. */
   const events: string[] = [];
   const finishers = new Map<string, (err?: Error) => void>();
-  const submit = (name: string, cost: number, signal?: AbortSignal, pausable = true, owner?: string) =>
-    s.submit(cost, signal, ({ threads, attach }) => {
-      started.push(`${name}:${threads}`);
-      if (pausable) attach({ pause: () => events.push(`pause ${name}`), resume: () => events.push(`resume ${name}`) });
-      return new Promise<string>((resolve, reject) => finishers.set(name, (err) => (err ? reject(err) : resolve(name))));
-    }, owner);
+  const work = (name: string, pausable: boolean) => ({ threads, attach }: JobStart) => {
+    started.push(`${name}:${threads}`);
+    if (pausable) attach({ pause: () => events.push(`pause ${name}`), resume: () => events.push(`resume ${name}`) });
+    return new Promise<string>((resolve, reject) => finishers.set(name, (err) => (err ? reject(err) : resolve(name))));
+  };
+  const submit = (name: string, cost: number, signal?: AbortSignal, pausable = true, owner?: string) => s.submit(cost, signal, work(name, pausable), { owner });
+  /** A job in the background lane (a piece of a batch job). */
+  const background = (name: string, cost: number, signal?: AbortSignal) => s.submit(cost, signal, work(name, true), { background: true, owner: 'batch' });
   const finish = async (name: string, err?: Error) => {
     finishers.get(name)!(err);
     await new Promise((r) => setImmediate(r));
   };
-  return { s, started, events, submit, finish, tick: (ms: number) => (now += ms) };
+  return { s, started, events, submit, background, finish, tick: (ms: number) => (now += ms) };
 }
 
 test('threads per job never exceed the budget', () => {
@@ -156,7 +158,7 @@ test('a short clip pauses a long job at once and the long job resumes after it',
   h.submit('short', 5);
   assert.deepEqual(h.started, ['long:2', 'short:2']);
   assert.deepEqual(h.events, ['pause long']);
-  assert.deepEqual(h.s.stats(), { running: 2, paused: 1, waiting: 0, preemptions: 1, capacity: 10, ownerCapacity: 10, slots: 1, threadsPerJob: 2 });
+  assert.deepEqual(h.s.stats(), { running: 2, paused: 1, waiting: 0, preemptions: 1, background: 0, capacity: 10, ownerCapacity: 10, slots: 1, threadsPerJob: 2 });
   h.submit('short-2', 4);
   assert.deepEqual(h.started, ['long:2', 'short:2'], 'a short job is never paused for another');
   await h.finish('short');
@@ -405,7 +407,7 @@ test('abortWaiting rejects every waiting job, leaves running and paused ones to 
   h.s.abortWaiting();
   await assert.rejects(w1, AbortedError);
   await assert.rejects(w2, AbortedError);
-  assert.deepEqual(h.s.stats(), { running: 2, paused: 1, waiting: 0, preemptions: 1, capacity: 10, ownerCapacity: 10, slots: 1, threadsPerJob: 1 });
+  assert.deepEqual(h.s.stats(), { running: 2, paused: 1, waiting: 0, preemptions: 1, background: 0, capacity: 10, ownerCapacity: 10, slots: 1, threadsPerJob: 1 });
   await h.finish('short');
   await h.finish('long');
   assert.deepEqual(h.started, ['long:1', 'short:1']);
@@ -521,4 +523,65 @@ test('a queue of none or one place has no separate share: a full queue is refuse
     assert.equal(h.s.isOwnerFull('a'), false, `capacity ${capacity}`);
     assert.ok((await h.submit('refused', 1, undefined, true, 'a').catch((e: unknown) => e)) instanceof QueueFullError, `capacity ${capacity}`);
   }
+});
+
+test('background jobs run only on a slot nothing else waits for, in arrival order, and take no place in the queue', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 1 });
+  const done = [h.background('bg-long', 600), h.background('bg-short', 5)];
+  assert.deepEqual(h.started, ['bg-long:1'], 'arrival order, not shortest first');
+  assert.equal(h.s.estimatedWaitSeconds(), 0, 'background jobs give way: no wait for a new request');
+  assert.equal(h.s.isFull(), false);
+  void h.submit('clip', 5);
+  assert.deepEqual(h.started, ['bg-long:1', 'clip:1'], 'a request takes the slot at once');
+  assert.deepEqual(h.events, ['pause bg-long']);
+  void h.submit('queued', 5);
+  assert.equal(h.s.isFull(), true, 'the one place is taken by a request, not by the background');
+  assert.deepEqual(h.s.stats(), { running: 2, paused: 1, waiting: 1, preemptions: 1, background: 2, capacity: 1, ownerCapacity: 1, slots: 1, threadsPerJob: 1 });
+  await h.finish('clip');
+  assert.deepEqual(h.started, ['bg-long:1', 'clip:1', 'queued:1'], 'a waiting request goes before the paused background job');
+  await h.finish('queued');
+  assert.deepEqual(h.events, ['pause bg-long', 'resume bg-long']);
+  await h.finish('bg-long');
+  assert.deepEqual(h.started.at(-1), 'bg-short:1');
+  await h.finish('bg-short');
+  assert.deepEqual(await Promise.all(done), ['bg-long', 'bg-short']);
+  await h.s.idle();
+});
+
+test('a background job never takes the slot of a paused request, and is not paused past the pause budget', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 10, maxPaused: 1 });
+  void h.submit('long', 120);
+  void h.background('bg', 60);
+  void h.submit('short', 2);
+  assert.deepEqual(h.events, ['pause long']);
+  await h.finish('short');
+  assert.deepEqual(h.started, ['long:1', 'short:1'], 'the paused request resumes, not the background job');
+  assert.deepEqual(h.events, ['pause long', 'resume long']);
+  await h.finish('long');
+  assert.deepEqual(h.started.at(-1), 'bg:1');
+  // The one pause allowed is spent on a long request paused for a short one: the next request waits for them.
+  void h.submit('long-2', 120);
+  void h.submit('short-2', 2);
+  assert.deepEqual(h.events.slice(2), ['pause bg'], 'the background job gives its slot to the first request');
+  assert.deepEqual(h.started.slice(-1), ['long-2:1'], 'the pause budget is spent: the short one waits');
+  await h.finish('long-2');
+  assert.deepEqual(h.started.slice(-1), ['short-2:1'], 'requests before the paused background job');
+  await h.finish('short-2');
+  assert.deepEqual(h.events.slice(-1), ['resume bg']);
+});
+
+test('a waiting background job is removed by its signal and by abortWaiting', async () => {
+  const h = harness({ threads: 1, slots: 1, capacity: 10 });
+  void h.submit('clip', 5);
+  const cancel = new AbortController();
+  const cancelled = h.background('cancelled', 60, cancel.signal);
+  const dropped = h.background('dropped', 60);
+  cancel.abort();
+  assert.ok((await cancelled.catch((e: unknown) => e)) instanceof AbortedError);
+  assert.equal(h.s.stats().background, 1);
+  h.s.abortWaiting();
+  assert.ok((await dropped.catch((e: unknown) => e)) instanceof AbortedError);
+  await h.finish('clip');
+  assert.deepEqual(h.started, ['clip:1'], 'neither ran');
+  await h.s.idle();
 });

@@ -38,6 +38,8 @@ export interface LocalRequest {
    * turn's own transcription later runs as the host set it.
    */
   draft?: boolean;
+  /** A piece of a batch job (the jobs API): the scheduler's background lane, behind every other job. */
+  background?: boolean;
 }
 
 export interface LocalEngineOptions {
@@ -212,13 +214,12 @@ export class LocalEngine {
     if (loaded.jobs === 0) void loaded.model.dispose();
   }
 
-  /** Drafts running or queued: any other job aborts them (a draft is a preview, and gives its slot up at once). */
+  /** Drafts running or queued: any other job but a background one aborts them (a draft is a preview, and gives its slot up at once). */
   private readonly drafts = new Set<AbortController>();
 
-  /** Whether a job submitted now would start at once, delaying nobody (none waiting or paused): drafts run only then. */
+  /** Whether a job submitted now would start at once, delaying nobody but background jobs: drafts run only then. */
   hasIdleSlot(): boolean {
-    const s = this.opts.scheduler.stats();
-    return this.current !== null && s.waiting === 0 && s.paused === 0 && s.running < s.slots;
+    return this.current !== null && this.opts.scheduler.hasForegroundRoom();
   }
 
   async transcribe(req: LocalRequest): Promise<{ result: Transcription; runtime: string; queueMs: number }> {
@@ -233,7 +234,7 @@ export class LocalEngine {
     const queued = performance.now();
     const draft = req.draft ? new AbortController() : null;
     if (draft) this.drafts.add(draft);
-    else for (const running of this.drafts) running.abort();
+    else if (!req.background) for (const running of this.drafts) running.abort();
     const signal = draft ? AbortSignal.any([req.signal, draft.signal]) : req.signal;
     try {
       return await this.opts.scheduler.submit(req.durationSeconds, signal, async ({ threads, attach }) => {
@@ -263,7 +264,7 @@ export class LocalEngine {
           loaded.jobs--;
           if (loaded.retired && loaded.jobs === 0) void loaded.model.dispose();
         }
-      }, req.owner, !draft);
+      }, { owner: req.owner, sampled: !draft, background: req.background });
     } catch (err) {
       if (err instanceof OwnerShareFullError) {
         throw new OverShareError('key_queue_full', keyShareMessage(err.share), err.retryAfterSeconds);

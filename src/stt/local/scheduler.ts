@@ -30,6 +30,13 @@
 //   so a key that floods the queue is refused while the others still find room:
 //   fair ordering alone decides who goes first, not who gets in.
 // - Aborting a queued job removes it; aborting a running or paused one is passed to it.
+// - A background lane (submit's `background`, the jobs API's pieces): a
+//   background job starts only on a slot no other job waits for or sits
+//   paused for, in arrival order, and is paused for any other job that
+//   arrives. It takes no place in the bounded queue, no ageing and no
+//   fair-queuing tag, and stays out of the wait estimate, so a queued 4-hour
+//   recording neither fills the queue, nor lengthens Retry-After, nor sends
+//   short requests to the cloud.
 
 import { AbortedError } from '../../domain-errors';
 
@@ -110,6 +117,17 @@ interface Entry {
   pausedMs: number;
   /** Whether its time feeds the seconds-per-audio-second estimate (drafts, cheaper per second, do not). */
   sampled: boolean;
+  /** In the background lane (see the note at the top). */
+  background: boolean;
+}
+
+export interface SubmitOptions {
+  /** Who sent it (an API key id): served fairly against other owners, and held to its share of the queue. */
+  owner?: string;
+  /** false keeps the job's time out of the wait estimates (a draft, decoded more cheaply per second than other jobs). */
+  sampled?: boolean;
+  /** The background lane: see the note at the top. */
+  background?: boolean;
 }
 
 export interface SchedulerStats {
@@ -119,6 +137,8 @@ export interface SchedulerStats {
   waiting: number;
   /** Pauses of a running job for a shorter one since start (a count, so a test or a scrape cannot miss one). */
   preemptions: number;
+  /** Background jobs here, waiting, running or paused (counted in none of the above but running and paused). */
+  background: number;
   capacity: number;
   ownerCapacity: number;
   slots: number;
@@ -128,6 +148,8 @@ export interface SchedulerStats {
 export class Scheduler {
   readonly threadsPerJob: number;
   private readonly waiting: Entry[] = [];
+  /** Background jobs not yet started, in arrival order. */
+  private readonly backlog: Entry[] = [];
   private preemptions = 0;
   private arrivals = 0;
   /** Audio seconds of each present owner's jobs finished since it arrived (its fair-queuing tag). */
@@ -160,6 +182,7 @@ export class Scheduler {
       paused: this.paused.length,
       waiting: this.waiting.length,
       preemptions: this.preemptions,
+      background: this.backlog.length + [...this.active, ...this.paused].filter((e) => e.background).length,
       capacity: this.options.capacity,
       ownerCapacity: this.ownerCapacity,
       slots: this.options.slots,
@@ -182,33 +205,46 @@ export class Scheduler {
   }
 
   private canStartNow(): boolean {
-    return this.waiting.length === 0 && this.active.size < this.options.slots;
+    return this.waiting.length === 0 && this.foregroundActive() < this.options.slots;
   }
 
-  /** Seconds until a new job would likely start (for Retry-After). */
+  private foregroundActive(): number {
+    let n = 0;
+    for (const e of this.active) if (!e.background) n++;
+    return n;
+  }
+
+  /** Whether a job submitted now would start at once and delay nobody but background jobs (drafts run only then). */
+  hasForegroundRoom(): boolean {
+    return this.waiting.length === 0 && !this.paused.some((e) => !e.background) && this.foregroundActive() < this.options.slots;
+  }
+
+  /** Seconds until a new job would likely start (for Retry-After); background jobs give way, so they do not count. */
   estimatedWaitSeconds(): number {
-    const queued = [...this.waiting, ...this.paused].reduce((sum, e) => sum + e.cost, 0);
+    const queued = [...this.waiting, ...this.paused].filter((e) => !e.background).reduce((sum, e) => sum + e.cost, 0);
     return (queued * this.secondsPerAudioSecond) / this.options.slots;
   }
 
   /**
    * Runs `work` when a slot is free. `cost` is the job's audio seconds.
-   * Rejects with OwnerShareFullError when `owner` holds its share of the
-   * queue, QueueFullError when the queue is full, AbortedError when
-   * `signal` fires while the job waits. `sampled: false` keeps the job's
-   * time out of the wait estimates (a draft, decoded more cheaply per second
-   * than other jobs).
+   * Rejects with OwnerShareFullError when the owner holds its share of the
+   * queue, QueueFullError when the queue is full (neither in the background
+   * lane), AbortedError when `signal` fires while the job waits.
    */
-  submit<T>(cost: number, signal: AbortSignal | undefined, work: (job: JobStart) => Promise<T>, owner?: string, sampled = true): Promise<T> {
+  submit<T>(cost: number, signal: AbortSignal | undefined, work: (job: JobStart) => Promise<T>, options: SubmitOptions = {}): Promise<T> {
+    const { sampled = true, background = false } = options;
+    // Background jobs are served in arrival order, outside the fair queuing between owners.
+    const owner = background ? undefined : options.owner;
     if (signal?.aborted) return Promise.reject(new AbortedError());
     // The owner's share first: a key over it is refused as itself (429), never as a full server (a 503
     // a proxy would retry on every replica and count against each).
-    if (this.isOwnerFull(owner)) {
+    if (!background && this.isOwnerFull(owner)) {
       return Promise.reject(new OwnerShareFullError(this.estimatedWaitSeconds() + cost * this.secondsPerAudioSecond, this.ownerCapacity));
     }
-    if (this.isFull()) {
+    if (!background && this.isFull()) {
       return Promise.reject(new QueueFullError(this.estimatedWaitSeconds() + cost * this.secondsPerAudioSecond));
     }
+    const queue = background ? this.backlog : this.waiting;
     return new Promise<T>((resolve, reject) => {
       const entry: Entry = {
         abort: () => {
@@ -218,10 +254,11 @@ export class Scheduler {
         cost,
         owner,
         seq: this.arrivals++,
-        long: cost > this.longJobSeconds,
+        long: !background && cost > this.longJobSeconds,
         enqueuedAt: this.now(),
         pausedMs: 0,
         sampled,
+        background,
         start: (job) => {
           signal?.removeEventListener('abort', onAbort);
           const started = this.now();
@@ -231,24 +268,25 @@ export class Scheduler {
         },
       };
       const onAbort = () => {
-        const i = this.waiting.indexOf(entry);
+        const i = queue.indexOf(entry);
         if (i >= 0) {
-          this.waiting.splice(i, 1);
+          queue.splice(i, 1);
           this.leave(owner);
           reject(new AbortedError());
+          this.dispatch(); // a background job may take the slot this one waited for
           this.notifyIfIdle();
         }
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.arrive(owner);
-      this.waiting.push(entry);
+      queue.push(entry);
       this.dispatch();
     });
   }
 
   /** Rejects every waiting job with AbortedError (shutdown); running and paused ones are aborted through their controls. */
   abortWaiting(): void {
-    for (const entry of this.waiting.splice(0)) {
+    for (const entry of [...this.waiting.splice(0), ...this.backlog.splice(0)]) {
       this.leave(entry.owner);
       entry.abort();
     }
@@ -320,19 +358,58 @@ export class Scheduler {
     for (;;) {
       // Fill free slots with the best of what is paused or waiting.
       while (this.active.size < this.options.slots) {
-        const next = this.fairest([...this.paused, ...this.waiting], now);
+        const next = this.fairest([...this.paused.filter((e) => !e.background), ...this.waiting], now);
         if (!next) break;
         if (this.paused.includes(next)) {
           this.resume(next, now);
           resumed.add(next);
         } else this.startEntry(next);
       }
+      if (this.waiting.length === 0) {
+        // Nothing waits: the slots left go to the background lane, a paused background job first.
+        this.fillWithBackground(now);
+        return;
+      }
+      // A job waits for a slot a background job holds: that one gives it up first.
+      if (this.pauseBackground(now)) continue;
       // The job a long one was paused for starts in its slot now: left to the
       // fill loop, an aged long job waiting could take the slot instead.
       const candidate = this.fairest(this.waiting.filter((e) => !e.long), now);
       if (!candidate || !this.preemptFor(candidate, now, resumed)) return;
       this.startEntry(candidate);
     }
+  }
+
+  /** Starts or resumes background jobs on free slots, only while no other job sits paused. */
+  private fillWithBackground(now: number): void {
+    while (this.active.size < this.options.slots && !this.paused.some((e) => !e.background)) {
+      const paused = this.paused.find((e) => e.background);
+      if (paused) this.resume(paused, now);
+      else if (this.backlog.length) this.startEntry(this.backlog[0]);
+      else return;
+    }
+  }
+
+  /**
+   * Pauses a running background job for a waiting one. False when none can be
+   * paused now: none runs, the pause budget is spent (the waiting job then
+   * waits for it as for any job), or its native work has not begun (looked at
+   * again shortly).
+   */
+  private pauseBackground(now: number): boolean {
+    if (this.options.order === 'arrival' || this.paused.length >= this.maxPaused) return false;
+    const running = [...this.active].filter((e) => e.background && e.pausable);
+    const victim = running.find((e) => !e.pausable!.started || e.pausable!.started());
+    if (!victim) {
+      if (running.length) this.retry ??= setTimeout(() => ((this.retry = undefined), this.dispatch()), RETRY_MS).unref();
+      return false;
+    }
+    this.active.delete(victim);
+    victim.pausedAt = now;
+    this.paused.push(victim);
+    this.preemptions++;
+    victim.pausable!.pause();
+    return true;
   }
 
   /**
@@ -344,7 +421,7 @@ export class Scheduler {
     let victim: Entry | undefined;
     let notYetStarted = false;
     for (const e of this.active) {
-      if (!e.long || !e.pausable || resumed.has(e) || this.fairKey(candidate, now) >= this.fairKey(e, now)) continue;
+      if (!e.long || e.background || !e.pausable || resumed.has(e) || this.fairKey(candidate, now) >= this.fairKey(e, now)) continue;
       if (e.pausable.started && !e.pausable.started()) {
         notYetStarted = true;
         continue;
@@ -373,7 +450,8 @@ export class Scheduler {
   }
 
   private startEntry(entry: Entry): void {
-    this.waiting.splice(this.waiting.indexOf(entry), 1);
+    const queue = entry.background ? this.backlog : this.waiting;
+    queue.splice(queue.indexOf(entry), 1);
     this.active.add(entry);
     const threads = this.options.threadsFor ? this.options.threadsFor(this.threadsPerJob) : this.threadsPerJob;
     entry.start({ threads, attach: (p) => (entry.pausable = p) });
@@ -396,7 +474,7 @@ export class Scheduler {
   }
 
   private isIdle(): boolean {
-    return this.active.size === 0 && this.paused.length === 0 && this.waiting.length === 0;
+    return this.active.size === 0 && this.paused.length === 0 && this.waiting.length === 0 && this.backlog.length === 0;
   }
 
   private notifyIfIdle(): void {
