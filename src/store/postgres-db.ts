@@ -41,6 +41,14 @@ const MIGRATIONS: string[] = [
      EXECUTE FUNCTION stt_notify('api_keys');
    CREATE TRIGGER routing_changed AFTER INSERT OR UPDATE ON settings FOR EACH ROW WHEN (NEW.key = 'routing') EXECUTE FUNCTION stt_notify('routing');
    CREATE TRIGGER providers_changed AFTER INSERT OR UPDATE OR DELETE ON providers FOR EACH ROW EXECUTE FUNCTION stt_notify('providers');`,
+  // Long recordings as jobs (store/jobs.ts), as in sqlite-db.ts.
+  `CREATE TABLE jobs (
+     id TEXT PRIMARY KEY, key_id TEXT NOT NULL, status TEXT NOT NULL, form TEXT NOT NULL, spool TEXT,
+     seconds_total DOUBLE PRECISION NOT NULL, seconds_done DOUBLE PRECISION NOT NULL DEFAULT 0, partial TEXT,
+     result TEXT, error TEXT, callback_url TEXT, lease_owner TEXT, lease_until BIGINT,
+     created_at BIGINT NOT NULL, started_at BIGINT, finished_at BIGINT);
+   CREATE INDEX jobs_by_status ON jobs (status, created_at);
+   CREATE INDEX jobs_by_key ON jobs (key_id, created_at);`,
 ];
 
 /** pg_advisory_lock's key for migrations: any constant that no other application on the database uses. */

@@ -21,6 +21,14 @@ const MIGRATIONS: string[] = [
    CREATE TABLE key_usage (
      key_id TEXT NOT NULL, day TEXT NOT NULL, requests INTEGER NOT NULL DEFAULT 0,
      audio_seconds REAL NOT NULL DEFAULT 0, errors INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (key_id, day));`,
+  // Long recordings as jobs (store/jobs.ts); times in epoch milliseconds, as both backends compare them.
+  `CREATE TABLE jobs (
+     id TEXT PRIMARY KEY, key_id TEXT NOT NULL, status TEXT NOT NULL, form TEXT NOT NULL, spool TEXT,
+     seconds_total REAL NOT NULL, seconds_done REAL NOT NULL DEFAULT 0, partial TEXT,
+     result TEXT, error TEXT, callback_url TEXT, lease_owner TEXT, lease_until BIGINT,
+     created_at BIGINT NOT NULL, started_at BIGINT, finished_at BIGINT);
+   CREATE INDEX jobs_by_status ON jobs (status, created_at);
+   CREATE INDEX jobs_by_key ON jobs (key_id, created_at);`,
 ];
 
 export class SqliteDatabase implements Database {

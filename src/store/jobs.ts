@@ -1,0 +1,199 @@
+// Long recordings as jobs (docs/decisions/048-jobs-plan.md): one row per job,
+// in SQLite or the shared PostgreSQL. A process runs a job while it holds the
+// job's lease (lease_owner, lease_until), renewed as it runs; a lease that
+// ran out (its process died) lets any process claim the job again. Every
+// change of a running job names its owner, so a process that lost its lease
+// cannot write over the one that took the job. Times are epoch milliseconds.
+import type { Database } from './db';
+
+export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+const ENDED: JobStatus[] = ['done', 'failed', 'cancelled'];
+
+export interface Job {
+  id: string;
+  keyId: string;
+  status: JobStatus;
+  /** The request's fields, as the route parsed them (JSON). */
+  form: string;
+  /** The uploaded file in the spool; null once removed. */
+  spool: string | null;
+  secondsTotal: number;
+  secondsDone: number;
+  /** What the finished pieces gave so far (JSON), for a restarted job to resume from. */
+  partial: string | null;
+  /** The answer in the job's response_format, once done. */
+  result: string | null;
+  /** The error envelope (JSON), once failed. */
+  error: string | null;
+  callbackUrl: string | null;
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+
+interface Row {
+  id: string;
+  key_id: string;
+  status: string;
+  form: string;
+  spool: string | null;
+  seconds_total: number;
+  seconds_done: number;
+  partial: string | null;
+  result: string | null;
+  error: string | null;
+  callback_url: string | null;
+  created_at: number | string;
+  started_at: number | string | null;
+  finished_at: number | string | null;
+}
+
+// PostgreSQL returns BIGINT as a string.
+const time = (v: number | string | null): number | null => (v === null ? null : Number(v));
+
+function toJob(r: Row): Job {
+  return {
+    id: r.id, keyId: r.key_id, status: r.status as JobStatus, form: r.form, spool: r.spool,
+    secondsTotal: r.seconds_total, secondsDone: r.seconds_done, partial: r.partial, result: r.result, error: r.error,
+    callbackUrl: r.callback_url, createdAt: Number(r.created_at), startedAt: time(r.started_at), finishedAt: time(r.finished_at),
+  };
+}
+
+export interface NewJob {
+  id: string;
+  keyId: string;
+  form: string;
+  spool: string;
+  secondsTotal: number;
+  callbackUrl: string | null;
+}
+
+export class JobStore {
+  constructor(private readonly db: Database, private readonly now: () => number = Date.now) {}
+
+  async create(job: NewJob): Promise<Job> {
+    const at = this.now();
+    await this.db.run(
+      `INSERT INTO jobs (id, key_id, status, form, spool, seconds_total, callback_url, created_at) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?)`,
+      [job.id, job.keyId, job.form, job.spool, job.secondsTotal, job.callbackUrl, at],
+    );
+    return (await this.get(job.id))!;
+  }
+
+  /** The job, if `keyId` (when given) owns it: another key's job is as absent as a missing one. */
+  async get(id: string, keyId?: string): Promise<Job | undefined> {
+    const row = keyId === undefined
+      ? await this.db.get<Row>('SELECT * FROM jobs WHERE id = ?', [id])
+      : await this.db.get<Row>('SELECT * FROM jobs WHERE id = ? AND key_id = ?', [id, keyId]);
+    return row && toJob(row);
+  }
+
+  /** Newest first; `before`: only jobs created before that time (the page after the last one seen). */
+  async list(keyId: string | null, limit: number, before?: number): Promise<Job[]> {
+    const where = [keyId === null ? null : 'key_id = ?', before === undefined ? null : 'created_at < ?'].filter(Boolean);
+    const params = [...(keyId === null ? [] : [keyId]), ...(before === undefined ? [] : [before]), limit];
+    const rows = await this.db.all<Row>(`SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ?`, params);
+    return rows.map(toJob);
+  }
+
+  /**
+   * Takes the oldest job that is queued, or running under a lease that ran
+   * out, for `owner` until now + leaseMs. Undefined when there is none, or
+   * another process took it first (the update names the state it read).
+   */
+  async claim(owner: string, leaseMs: number): Promise<Job | undefined> {
+    const at = this.now();
+    const row = await this.db.get<{ id: string }>(
+      `SELECT id FROM jobs WHERE status = 'queued' OR (status = 'running' AND lease_until < ?) ORDER BY created_at, id LIMIT 1`, [at]);
+    if (!row) return undefined;
+    const { changes } = await this.db.run(
+      `UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ?, started_at = COALESCE(started_at, ?)
+       WHERE id = ? AND (status = 'queued' OR (status = 'running' AND lease_until < ?))`,
+      [owner, at + leaseMs, at, row.id, at],
+    );
+    return changes === 1 ? this.get(row.id) : undefined;
+  }
+
+  /** False when `owner` no longer holds the job (its lease ran out and another took it, or it was cancelled). */
+  async renew(id: string, owner: string, leaseMs: number): Promise<boolean> {
+    const { changes } = await this.db.run(
+      `UPDATE jobs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND status = 'running'`, [this.now() + leaseMs, id, owner]);
+    return changes === 1;
+  }
+
+  /** A finished piece: how far the job got, and what it gave so far. */
+  async progress(id: string, owner: string, secondsDone: number, partial: string): Promise<boolean> {
+    const { changes } = await this.db.run(
+      `UPDATE jobs SET seconds_done = ?, partial = ? WHERE id = ? AND lease_owner = ? AND status = 'running'`, [secondsDone, partial, id, owner]);
+    return changes === 1;
+  }
+
+  async finish(id: string, owner: string, result: string): Promise<boolean> {
+    return this.end(id, owner, 'done', { result, seconds_done: null });
+  }
+
+  async fail(id: string, owner: string, error: string): Promise<boolean> {
+    return this.end(id, owner, 'failed', { error });
+  }
+
+  /** Back to the queue (this process is shutting down): another start, or another replica, takes it from its last piece. */
+  async release(id: string, owner: string): Promise<boolean> {
+    const { changes } = await this.db.run(
+      `UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ? AND status = 'running'`, [id, owner]);
+    return changes === 1;
+  }
+
+  /** Cancels a job that has not ended; undefined when there is none of this key's (or it ended). Returns it as it was. */
+  async cancel(id: string, keyId?: string): Promise<Job | undefined> {
+    const job = await this.get(id, keyId);
+    if (!job || ENDED.includes(job.status)) return undefined;
+    const { changes } = await this.db.run(
+      `UPDATE jobs SET status = 'cancelled', lease_owner = NULL, lease_until = NULL, finished_at = ? WHERE id = ? AND status IN ('queued', 'running')`,
+      [this.now(), id]);
+    return changes === 1 ? job : undefined;
+  }
+
+  /** The spool file is gone (the job ended, or was cancelled). */
+  async forgetSpool(id: string): Promise<void> {
+    await this.db.run('UPDATE jobs SET spool = NULL WHERE id = ?', [id]);
+  }
+
+  /**
+   * One process alone on its database (SQLite) at start: every job that was
+   * running belonged to a process that is gone, and is queued again.
+   */
+  async requeueRunning(): Promise<number> {
+    const { changes } = await this.db.run(`UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_until = NULL WHERE status = 'running'`);
+    return changes;
+  }
+
+  /** Removes the jobs that ended before `before`; returns their spool files still on disk. */
+  async sweep(before: number): Promise<string[]> {
+    const rows = await this.db.all<{ id: string; spool: string | null }>(
+      `SELECT id, spool FROM jobs WHERE status IN ('done', 'failed', 'cancelled') AND finished_at < ?`, [before]);
+    if (rows.length) await this.db.run(`DELETE FROM jobs WHERE status IN ('done', 'failed', 'cancelled') AND finished_at < ?`, [before]);
+    return rows.map((r) => r.spool).filter((s): s is string => s !== null);
+  }
+
+  /** Queued and running jobs, and the age of the oldest queued one (for metrics and /admin/status). */
+  async counts(): Promise<{ queued: number; running: number; oldestQueuedMs: number | null }> {
+    const rows = await this.db.all<{ status: string; n: number | string; oldest: number | string | null }>(
+      `SELECT status, COUNT(*) AS n, MIN(created_at) AS oldest FROM jobs WHERE status IN ('queued', 'running') GROUP BY status`);
+    const of = (s: string) => rows.find((r) => r.status === s);
+    const oldest = of('queued')?.oldest;
+    return {
+      queued: Number(of('queued')?.n ?? 0),
+      running: Number(of('running')?.n ?? 0),
+      oldestQueuedMs: oldest === undefined || oldest === null ? null : this.now() - Number(oldest),
+    };
+  }
+
+  private async end(id: string, owner: string, status: 'done' | 'failed', fields: { result?: string; error?: string; seconds_done?: null }): Promise<boolean> {
+    const { changes } = await this.db.run(
+      `UPDATE jobs SET status = ?, result = ?, error = ?, seconds_done = ${fields.seconds_done === null ? 'seconds_total' : 'seconds_done'},
+       partial = NULL, lease_owner = NULL, lease_until = NULL, finished_at = ? WHERE id = ? AND lease_owner = ? AND status = 'running'`,
+      [status, fields.result ?? null, fields.error ?? null, this.now(), id, owner],
+    );
+    return changes === 1;
+  }
+}

@@ -1,0 +1,127 @@
+// The job store on both backends (a real SQLite file, a real PostgreSQL
+// server in a temporary directory): every status a job passes through, key
+// scoping, leases taken, renewed, lost and taken over, the restart of a lone
+// process, cancellation, retention and the counts the metrics read.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openDatabase } from '../../src/store/open-database';
+import { JobStore, type NewJob } from '../../src/store/jobs';
+import { TempPostgres } from '../../fixtures/postgres';
+
+type Backend = 'sqlite' | 'postgres';
+let postgres: Promise<TempPostgres> | null = null;
+after(async () => (await postgres)?.destroy());
+
+/** A store on a fresh database of the backend, with a clock the test moves. */
+async function withStore(backend: Backend, fn: (store: JobStore, clock: { now: number }) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'stt-jobs-'));
+  const databaseUrl = backend === 'postgres' ? await (await (postgres ??= TempPostgres.create())).newDatabase() : null;
+  const db = await openDatabase({ dataDir: dir, databaseUrl });
+  const clock = { now: 1_800_000_000_000 };
+  try {
+    await fn(new JobStore(db, () => clock.now), clock);
+  } finally {
+    await db.close();
+  }
+}
+
+const job = (id: string, keyId = 'key-a'): NewJob => ({ id, keyId, form: JSON.stringify({ response_format: 'json' }), spool: `/spool/${id}`, secondsTotal: 1800, callbackUrl: null });
+const LEASE = 30_000;
+
+for (const backend of ['sqlite', 'postgres'] as const) {
+  test(`${backend}: a job goes queued → running → done, seen only by its key`, async () => {
+    await withStore(backend, async (store, clock) => {
+      const created = await store.create(job('j1'));
+      assert.equal(created.status, 'queued');
+      assert.equal(created.createdAt, clock.now);
+      assert.equal(await store.get('j1', 'key-b'), undefined, 'another key does not see it');
+      assert.equal((await store.get('j1', 'key-a'))?.id, 'j1');
+
+      clock.now += 1000;
+      const claimed = await store.claim('replica-1', LEASE);
+      assert.equal(claimed?.status, 'running');
+      assert.equal(claimed?.startedAt, clock.now);
+      assert.equal(await store.claim('replica-2', LEASE), undefined, 'a running job under its lease is not claimed again');
+
+      assert.equal(await store.progress('j1', 'replica-1', 600, '{"text":"so far"}'), true);
+      assert.equal((await store.get('j1'))?.secondsDone, 600);
+      assert.equal(await store.finish('j1', 'replica-1', '{"text":"all"}'), true);
+      const done = await store.get('j1');
+      assert.equal(done?.status, 'done');
+      assert.equal(done?.result, '{"text":"all"}');
+      assert.equal(done?.secondsDone, 1800);
+      assert.equal(done?.partial, null);
+      assert.equal(await store.finish('j1', 'replica-1', 'again'), false, 'an ended job is not finished twice');
+    });
+  });
+
+  test(`${backend}: a lease that runs out lets another process take the job; the first can then write nothing`, async () => {
+    await withStore(backend, async (store, clock) => {
+      await store.create(job('j1'));
+      await store.claim('replica-1', LEASE);
+      clock.now += LEASE - 1;
+      assert.equal(await store.renew('j1', 'replica-1', LEASE), true);
+      clock.now += LEASE + 1;
+      const taken = await store.claim('replica-2', LEASE);
+      assert.equal(taken?.id, 'j1');
+      assert.equal(await store.renew('j1', 'replica-1', LEASE), false);
+      assert.equal(await store.progress('j1', 'replica-1', 900, '{}'), false);
+      assert.equal(await store.finish('j1', 'replica-1', 'stale'), false);
+      assert.equal(await store.fail('j1', 'replica-2', '{"error":{"code":"x"}}'), true);
+      assert.equal((await store.get('j1'))?.status, 'failed');
+    });
+  });
+
+  test(`${backend}: oldest first; release puts a job back; a lone process requeues what was running`, async () => {
+    await withStore(backend, async (store, clock) => {
+      await store.create(job('old'));
+      clock.now += 10;
+      await store.create(job('new'));
+      assert.equal((await store.claim('r1', LEASE))?.id, 'old');
+      assert.equal(await store.release('old', 'r1'), true);
+      assert.equal((await store.get('old'))?.status, 'queued');
+      assert.equal((await store.claim('r2', LEASE))?.id, 'old', 'released, it is the oldest again');
+      assert.equal((await store.claim('r2', LEASE))?.id, 'new');
+      assert.equal(await store.requeueRunning(), 2);
+      const counts = await store.counts();
+      assert.deepEqual({ queued: counts.queued, running: counts.running }, { queued: 2, running: 0 });
+      assert.equal(counts.oldestQueuedMs, 10);
+    });
+  });
+
+  test(`${backend}: cancel by its key only, once; sweep removes ended jobs past retention and names their spools`, async () => {
+    await withStore(backend, async (store, clock) => {
+      await store.create(job('a'));
+      await store.create(job('b', 'key-b'));
+      assert.equal(await store.cancel('a', 'key-b'), undefined);
+      assert.equal((await store.cancel('a', 'key-a'))?.spool, '/spool/a');
+      assert.equal(await store.cancel('a', 'key-a'), undefined, 'already cancelled');
+      assert.equal((await store.get('a'))?.status, 'cancelled');
+      await store.claim('r1', LEASE);
+      await store.finish('b', 'r1', 'text');
+      await store.forgetSpool('b');
+      clock.now += 1000;
+      assert.deepEqual(await store.sweep(clock.now - 2000), [], 'nothing ended before then');
+      assert.deepEqual(await store.sweep(clock.now), ['/spool/a']);
+      assert.equal(await store.get('a'), undefined);
+      assert.equal(await store.get('b'), undefined);
+    });
+  });
+
+  test(`${backend}: a key's jobs newest first, paged`, async () => {
+    await withStore(backend, async (store, clock) => {
+      for (const id of ['j1', 'j2', 'j3']) {
+        await store.create(job(id));
+        clock.now += 1;
+      }
+      await store.create(job('other', 'key-b'));
+      const first = await store.list('key-a', 2);
+      assert.deepEqual(first.map((j) => j.id), ['j3', 'j2']);
+      assert.deepEqual((await store.list('key-a', 2, first[1].createdAt)).map((j) => j.id), ['j1']);
+      assert.equal((await store.list(null, 10)).length, 4, 'the admin list has every key');
+    });
+  });
+}
