@@ -12,6 +12,7 @@ import { healthRoute, modelRoutes } from './routes/public';
 import { requireApiKey } from './http/middleware/auth';
 import { guardEveryRoute } from './http/guard-routes';
 import { transcriptionRoutes } from './routes/transcriptions';
+import { jobRoutes } from './routes/jobs';
 import { adminRoutes } from './routes/admin';
 import { settingsRoutes } from './routes/settings-page';
 import { hostStatus } from './host/status';
@@ -24,6 +25,7 @@ export function createRouter(s: Services): Router {
   const v1 = new Router({ ...ROUTER_OPTIONS, prefix: '/v1' });
   modelRoutes(v1, s);
   transcriptionRoutes(v1, s);
+  jobRoutes(v1, s);
   guardEveryRoute(v1, requireApiKey(s.apiKeys));
   router.use(v1.routes(), v1.allowedMethods({ throw: true }));
   adminRoutes(router, { host: s.host, stt: s.stt, providers: s.providers, apiKeys: s.apiKeys, keyUsage: s.keyUsage, adminKey: s.adminKey.value, status: () => hostStatus(s) });

@@ -25,6 +25,12 @@ export interface Config {
   maxUploadBytes: number;
   /** Longest clip accepted, read from the WAV header before decoding. */
   maxAudioSeconds: number;
+  /** The jobs API (docs/jobs.md): largest upload, spooled to disk (STT_MAX_JOB_UPLOAD_BYTES). */
+  maxJobUploadBytes: number;
+  /** Longest recording a job takes (STT_MAX_JOB_AUDIO_SECONDS). */
+  maxJobAudioSeconds: number;
+  /** Hours an ended job's result is kept (STT_JOB_RETENTION_HOURS). */
+  jobRetentionHours: number;
   modelBaseUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Whisper's encoder window for clips under 30 s (STT_ENCODER_WINDOW). */
@@ -202,6 +208,10 @@ export function loadConfig(env: Env = process.env): Config {
     maxUploadBytes: int(env, 'STT_MAX_UPLOAD_BYTES', 26214400, 1024, 2 ** 31),
     // At most the 2^31 - 1 samples at 16 kHz the engines count in an int (about 37 hours).
     maxAudioSeconds: int(env, 'STT_MAX_AUDIO_SECONDS', 3600, 1, 134_217),
+    // A job's recording is decoded whole (about 230 MB of samples an hour) before its pieces are transcribed.
+    maxJobUploadBytes: int(env, 'STT_MAX_JOB_UPLOAD_BYTES', 512 * 1024 * 1024, 1024, 2 ** 31 - 1), // fs.readFile's limit
+    maxJobAudioSeconds: int(env, 'STT_MAX_JOB_AUDIO_SECONDS', 7200, 1, 134_217),
+    jobRetentionHours: int(env, 'STT_JOB_RETENTION_HOURS', 24, 1, 24 * 365),
     modelBaseUrl,
     logLevel,
     encoderWindow: encoderWindow(env),

@@ -50,6 +50,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const close = () =>
     (closing ??= (async () => {
       logger.info('shutting down: no new connections, finishing in-flight work');
+      // A job is not in-flight work a client waits on: it goes back to the queue, to resume from its last piece.
+      await services.jobs.runner.stop();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       // Realtime sessions take no new turns; each closes (1001) once its committed turns are answered.

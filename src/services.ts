@@ -1,7 +1,7 @@
 // Builds everything the HTTP layer needs from a validated config, and tears
 // it down again in order.
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config';
 import type { Logger } from './log';
@@ -29,6 +29,8 @@ import { FreeCoresMonitor, threadsForFreeCores } from './stt/local/free-cores';
 import { KeyUsageStore } from './store/key-usage';
 import { KeyLimiter } from './http/key-limiter';
 import { requestWindows } from './store/request-windows';
+import { JobStore } from './store/jobs';
+import { JobRunner } from './jobs/runner';
 
 export interface Services {
   config: Config;
@@ -56,6 +58,8 @@ export interface Services {
   keyLimiter: KeyLimiter;
   /** This process among the replicas sharing a database (its row is written only when the database is shared). */
   replica: { id: string; store: ReplicaStore };
+  /** The jobs API: its table, this process's runner, and the directory uploads are spooled to. */
+  jobs: { store: JobStore; runner: JobRunner; spoolDir: string };
 }
 
 export const VERSION: string = JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')).version;
@@ -115,12 +119,22 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     modelsDir: config.modelsDir, allowInsecureLoopback: config.allowInsecureLoopback, allowPrivateAddresses: config.allowPrivateAddresses, settings, providers, loadMarker, server: { local, stt, downloader },
   });
 
+  const replicaId = randomUUID();
+  const jobStore = new JobStore(db);
+  const spoolDir = path.join(config.dataDir, 'spool');
+  mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
+  const jobRunner = new JobRunner({
+    store: jobStore, stt, owner: replicaId, maxAudioSeconds: config.maxJobAudioSeconds, retentionMs: config.jobRetentionHours * 3600_000,
+    alone: !db.shared, logger: logger.child({ component: 'jobs' }),
+  });
   const services: Services = {
     config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, host, serviceId, version: VERSION, startedAt: Date.now(), firstStart: null, shuttingDown: new AbortController(), metrics,
-    keyUsage, keyLimiter: new KeyLimiter(keyUsage, requestWindows(db), metrics), replica: { id: randomUUID(), store: new ReplicaStore(db) },
+    keyUsage, keyLimiter: new KeyLimiter(keyUsage, requestWindows(db), metrics), replica: { id: replicaId, store: new ReplicaStore(db) },
+    jobs: { store: jobStore, runner: jobRunner, spoolDir },
   };
   if (freeCores) freeCoresMonitors.set(services, freeCores);
   routingFollowers.set(services, await followStoredRouting(services));
+  await jobRunner.start();
   return services;
 }
 
@@ -144,6 +158,7 @@ const routingFollowers = new WeakMap<Services, { stop(): void }>();
 const freeCoresMonitors = new WeakMap<Services, FreeCoresMonitor>();
 
 export async function closeServices(s: Services): Promise<void> {
+  await s.jobs.runner.stop();
   routingFollowers.get(s)?.stop();
   freeCoresMonitors.get(s)?.close();
   s.downloader.abortAll();

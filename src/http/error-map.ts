@@ -4,7 +4,9 @@
 // whose detail stays in the log.
 import type { Context } from 'koa';
 import { AbortedError, BackendError, BusyError, ConflictError, InvalidInputError, NotFoundError, OverShareError, type SttError } from '../domain-errors';
-import { ApiError } from './api-error';
+import { ApiError, badRequest } from './api-error';
+import type { WavError } from '../native';
+import type { Logger } from '../log';
 
 const DOMAIN_STATUS: [abstract new (...args: never[]) => SttError, number][] = [
   [InvalidInputError, 400],
@@ -29,6 +31,31 @@ export function knownApiError(err: unknown): ApiError | null {
     return new ApiError(status, err.code, err.message, err.param, headers);
   }
   return null;
+}
+
+/**
+ * What a client is told when its upload cannot be decoded. A codec or
+ * container this server does not decode, a stream that is damaged, and audio
+ * over the length limit each have their own code; the rest is invalid_audio
+ * with the decoder's stable code. The decoders' own messages describe the
+ * file (they name the container and codec found) and are safe to show;
+ * anything else (an allocation failure, say) is a fixed sentence, with the
+ * detail in the log.
+ */
+export function invalidAudio(e: WavError, logger: Logger): ApiError {
+  switch (e.code) {
+    case 'unsupported_codec':
+      return badRequest('unsupported_codec', `The audio is in a format this server does not decode: ${e.message}.`, 'file');
+    case 'corrupt_audio':
+      return badRequest('corrupt_audio', `The audio could not be decoded: ${e.message}.`, 'file');
+    case 'audio_too_long':
+      return badRequest('audio_too_long', `The audio is longer than this server accepts per request (${e.message}).`, 'file');
+    case 'decode_failed':
+      logger.warn({ err: e.message }, 'audio decoding failed');
+      return badRequest('invalid_audio', 'The file is not usable audio (decode_failed): it could not be decoded.', 'file');
+    default:
+      return badRequest('invalid_audio', `The file is not usable audio (${e.code}): ${e.message}.`, 'file');
+  }
 }
 
 /** An ApiError for anything thrown; `internal` is true when it is a 500 the log must explain. */

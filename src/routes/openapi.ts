@@ -123,6 +123,39 @@ function audioOperation(task: 'transcribe' | 'translate'): Schema {
   };
 }
 
+const jobId = [{ name: 'id', in: 'path', required: true, description: 'A job id (job_...)', schema: str() }];
+const job = obj({
+  id: str(), object: str({ const: 'audio.job' }), status: str({ enum: ['queued', 'running', 'done', 'failed', 'cancelled'] }),
+  created_at: int, started_at: nullable(int), finished_at: nullable(int), response_format: str({ enum: [...RESPONSE_FORMATS] }),
+  progress: obj({ seconds_done: num, seconds_total: num }),
+  result: { description: 'Once done: the answer in response_format (json and verbose_json as an object, the others as a string)' },
+  error: { ...obj({ message: str(), type: str(), param: nullable(str()), code: str() }), description: 'Once failed: the error, as a transcription would have answered it' },
+}, ['result', 'error']);
+
+/** POST /v1/audio/jobs: a transcription's form (but stream and include[]), answered 202 at once. */
+function jobOperation(): Schema {
+  const fields: Record<string, Schema> = {
+    file: str({ format: 'binary', description: 'A recording in any format a transcription takes, up to STT_MAX_JOB_UPLOAD_BYTES and STT_MAX_JOB_AUDIO_SECONDS' }),
+    ...Object.fromEntries(FORM_FIELDS.transcribe.filter((name) => name !== 'stream' && name !== 'include[]').map((name) => [name, FIELD_SCHEMAS[name]])),
+  };
+  return {
+    operationId: 'createJob',
+    summary: 'Transcribe a long recording as a job: 202 at once, the answer fetched later',
+    security: [{ apiKey: [] }],
+    requestBody: { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: fields, required: ['file'] } } } },
+    responses: {
+      202: json('Accepted and queued (Location: the job)', job),
+      ...GUARDED,
+      400: error('Invalid field or audio'),
+      409: error('The server sends transcriptions to a cloud provider: jobs run on the local runtime'),
+      413: error('Upload too large'),
+      415: error('Not multipart/form-data'),
+      429: error('Over the key\'s request rate or daily audio budget'),
+      499: error('The client left'),
+    },
+  };
+}
+
 export function openApiDocument(version: string): Schema {
   const admin = { security: [{ adminKey: [] }] };
   return {
@@ -165,6 +198,21 @@ export function openApiDocument(version: string): Schema {
       },
       '/v1/audio/transcriptions': { post: audioOperation('transcribe') },
       '/v1/audio/translations': { post: audioOperation('translate') },
+      '/v1/audio/jobs': {
+        post: jobOperation(),
+        get: {
+          operationId: 'listJobs', security: [{ apiKey: [] }], summary: 'This key\'s jobs, newest first',
+          parameters: [{ name: 'after', in: 'query', required: false, description: 'The last job id of the previous page', schema: str() }],
+          responses: { 200: json('Jobs', obj({ object: str({ const: 'list' }), data: { type: 'array', items: job }, has_more: { type: 'boolean' } })), ...GUARDED, 400: error('after is not one of this key\'s jobs') },
+        },
+      },
+      '/v1/audio/jobs/{id}': {
+        get: { operationId: 'retrieveJob', security: [{ apiKey: [] }], parameters: jobId, responses: { 200: json('The job', job), ...GUARDED, 404: error('No such job of this key') } },
+        delete: {
+          operationId: 'deleteJob', security: [{ apiKey: [] }], parameters: jobId, summary: 'Cancels a job, or removes an ended one; its recording is removed',
+          responses: { 204: { description: 'Cancelled or removed' }, ...GUARDED, 404: error('No such job of this key') },
+        },
+      },
       '/admin/status': {
         get: {
           operationId: 'adminStatus', ...admin,

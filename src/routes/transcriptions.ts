@@ -9,7 +9,7 @@ import { multipartUpload, releaseUpload } from '../http/middleware/upload';
 import { watchClient } from '../http/middleware/client-gone';
 import { AbortedError, OverShareError } from '../domain-errors';
 import { render, tokenLogprobs, usage } from '../stt/formats';
-import { toApiError } from '../http/error-map';
+import { invalidAudio, toApiError } from '../http/error-map';
 import { TranscriptStream } from '../http/transcript-stream';
 import { deadline } from '../net/deadline';
 import { POOL_SPARE } from '../config';
@@ -20,34 +20,8 @@ import type { Services } from '../services';
 import type { Task } from '../stt/capabilities';
 import { plan } from '../stt/plan';
 import { keyShareMessage } from '../stt/local/engine';
-import type { Logger } from '../log';
 import { parseTranscriptionRequest } from './transcription-request';
 import { stateOf } from '../http/state';
-
-/**
- * What a client is told when its upload cannot be decoded. A codec or
- * container this server does not decode, a stream that is damaged, and audio
- * over the length limit each have their own code; the rest is invalid_audio
- * with the decoder's stable code. The decoders' own messages describe the
- * file (they name the container and codec found) and are safe to show;
- * anything else (an allocation failure, say) is a fixed sentence, with the
- * detail in the log.
- */
-export function invalidAudio(e: WavError, logger: Logger): ApiError {
-  switch (e.code) {
-    case 'unsupported_codec':
-      return badRequest('unsupported_codec', `The audio is in a format this server does not decode: ${e.message}.`, 'file');
-    case 'corrupt_audio':
-      return badRequest('corrupt_audio', `The audio could not be decoded: ${e.message}.`, 'file');
-    case 'audio_too_long':
-      return badRequest('audio_too_long', `The audio is longer than this server accepts per request (${e.message}).`, 'file');
-    case 'decode_failed':
-      logger.warn({ err: e.message }, 'audio decoding failed');
-      return badRequest('invalid_audio', 'The file is not usable audio (decode_failed): it could not be decoded.', 'file');
-    default:
-      return badRequest('invalid_audio', `The file is not usable audio (${e.code}): ${e.message}.`, 'file');
-  }
-}
 
 function refuseTooLong(seconds: number, maxSeconds: number): void {
   if (seconds <= maxSeconds) return;

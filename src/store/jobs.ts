@@ -153,6 +153,14 @@ export class JobStore {
     return changes === 1 ? job : undefined;
   }
 
+  /** Removes an ended job of this key's (its answer with it); false when there is none. */
+  async remove(id: string, keyId?: string): Promise<boolean> {
+    const { changes } = keyId === undefined
+      ? await this.db.run(`DELETE FROM jobs WHERE id = ? AND status IN ('done', 'failed', 'cancelled')`, [id])
+      : await this.db.run(`DELETE FROM jobs WHERE id = ? AND key_id = ? AND status IN ('done', 'failed', 'cancelled')`, [id, keyId]);
+    return changes === 1;
+  }
+
   /** The spool file is gone (the job ended, or was cancelled). */
   async forgetSpool(id: string): Promise<void> {
     await this.db.run('UPDATE jobs SET spool = NULL WHERE id = ?', [id]);

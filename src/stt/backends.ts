@@ -57,6 +57,8 @@ export interface TranscribeInput extends Omit<CloudRequest, 'wav'> {
   cloud: CloudTarget | null;
   /** A draft of a live turn (the local runtime only): see LocalRequest.draft. */
   draft?: boolean;
+  /** A piece of a batch job (the local runtime only): see LocalRequest.background. */
+  background?: boolean;
 }
 
 export class Backends {
@@ -134,6 +136,7 @@ export class Backends {
       owner: input.owner,
       onStart: input.onStart,
       draft: input.draft,
+      background: input.background,
       chunkingStrategy: input.chunkingStrategy,
       options: {
         language: input.language,

@@ -2,7 +2,7 @@
 // sentence for a problem with the file, a fixed one for anything else.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { invalidAudio } from '../../src/routes/transcriptions';
+import { invalidAudio } from '../../src/http/error-map';
 import { WavError } from '../../src/native/addon-errors';
 import { createLogger } from '../../src/log';
 

@@ -1,8 +1,14 @@
-// Multipart parsing for the transcription route only. Files are collected in
-// memory (bounded by STT_MAX_UPLOAD_BYTES), so no temp file ever exists; an
-// oversize body is refused from its Content-Length before reading, or cut off
-// as soon as the raw bytes streamed (counted before the parser) or the file
-// pass the limit.
+// Multipart parsing for the audio routes. The transcription routes collect
+// the file in memory (bounded by STT_MAX_UPLOAD_BYTES), so no temp file ever
+// exists; the jobs route streams it to a file in the spool (bounded by
+// STT_MAX_JOB_UPLOAD_BYTES), removed when the request ends unless the route
+// took it. An oversize body is refused from its Content-Length before
+// reading, or cut off as soon as the raw bytes streamed (counted before the
+// parser) or the file pass the limit.
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { Context, Next } from 'koa';
@@ -18,6 +24,7 @@ export const maxBodyBytes = (maxBytes: number): number => maxBytes + FRAMING_ALL
 const MAX_FIELDS_BYTES = 64 * 1024;
 
 export interface UploadedFile {
+  /** Empty for a spooled upload. */
   buffer: Buffer;
   originalFilename: string | null;
   mimetype: string | null;
@@ -41,8 +48,10 @@ interface Part {
   mimetype?: string | null;
 }
 
-export function multipartUpload(maxBytes: number) {
-  const parse = koaBody({
+type FileStream = (file: unknown) => Writable;
+
+function multipartParser(maxBytes: number, fileWriteStreamHandler: FileStream) {
+  return koaBody({
     multipart: true,
     urlencoded: false,
     json: false,
@@ -56,39 +65,70 @@ export function multipartUpload(maxBytes: number) {
       allowEmptyFiles: true,
       minFileSize: 0,
       enabledPlugins: [filenameMeansFile as never, formidableMultipart],
-      fileWriteStreamHandler: (file) => {
-        const chunks: Buffer[] = [];
-        return new Writable({
-          write(chunk: Buffer, _encoding, callback) {
-            chunks.push(chunk);
-            callback();
-          },
-          final(callback) {
-            (file as unknown as { buffer: Buffer }).buffer = Buffer.concat(chunks);
-            chunks.length = 0; // copied: hold the upload once, not twice
-            callback();
-          },
-        });
-      },
+      fileWriteStreamHandler: fileWriteStreamHandler as never,
     },
   });
+}
 
+/** Reads the multipart body into ctx.request.body and .files, counting its raw bytes against the limit. */
+async function readMultipart(ctx: Context, parse: ReturnType<typeof koaBody>, maxBytes: number): Promise<void> {
   const tooLarge = () => new ApiError(413, 'file_too_large', `The upload is larger than ${maxBytes} bytes.`, 'file');
+  if (!ctx.is('multipart/form-data')) {
+    throw new ApiError(415, 'unsupported_media_type', 'Send the request as multipart/form-data.');
+  }
+  const declared = Number(ctx.get('Content-Length'));
+  if (Number.isFinite(declared) && declared > maxBodyBytes(maxBytes)) throw tooLarge();
+  // koa-body parses ctx.req: hand it a view of the context whose req is the counted body.
+  const counted = limitBody(ctx.req, maxBodyBytes(maxBytes), tooLarge);
+  await parse(Object.create(ctx, { req: { value: counted } }) as Context, async () => {});
+  // The parser is done at the closing boundary; whatever follows is read and still counts.
+  counted.resume();
+  await finished(counted);
+  if (!ctx.request.body || typeof ctx.request.body !== 'object') throw badRequest('invalid_multipart', 'Empty multipart body.');
+}
 
+export function multipartUpload(maxBytes: number) {
+  const parse = multipartParser(maxBytes, (file) => {
+    const chunks: Buffer[] = [];
+    return new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        chunks.push(chunk);
+        callback();
+      },
+      final(callback) {
+        (file as unknown as { buffer: Buffer }).buffer = Buffer.concat(chunks);
+        chunks.length = 0; // copied: hold the upload once, not twice
+        callback();
+      },
+    });
+  });
   return async function upload(ctx: Context, next: Next): Promise<void> {
-    if (!ctx.is('multipart/form-data')) {
-      throw new ApiError(415, 'unsupported_media_type', 'Send the request as multipart/form-data.');
-    }
-    const declared = Number(ctx.get('Content-Length'));
-    if (Number.isFinite(declared) && declared > maxBodyBytes(maxBytes)) throw tooLarge();
-    // koa-body parses ctx.req: hand it a view of the context whose req is the counted body.
-    const counted = limitBody(ctx.req, maxBodyBytes(maxBytes), tooLarge);
-    await parse(Object.create(ctx, { req: { value: counted } }) as Context, async () => {});
-    // The parser is done at the closing boundary; whatever follows is read and still counts.
-    counted.resume();
-    await finished(counted);
-    if (!ctx.request.body || typeof ctx.request.body !== 'object') throw badRequest('invalid_multipart', 'Empty multipart body.');
+    await readMultipart(ctx, parse, maxBytes);
     await next();
+  };
+}
+
+/**
+ * The jobs route's parser: each file part is written to `dir` as it
+ * arrives (its path in the file object's `spoolPath`). Whatever the route
+ * has not moved away by the time the request ends is removed, on success and
+ * on every error (a cut-off upload included).
+ */
+export function spoolUpload(maxBytes: number, dir: string) {
+  return async function spool(ctx: Context, next: Next): Promise<void> {
+    const written: string[] = [];
+    const parse = multipartParser(maxBytes, (file) => {
+      const spoolPath = path.join(dir, `upload-${randomUUID()}`);
+      written.push(spoolPath);
+      (file as { spoolPath?: string }).spoolPath = spoolPath;
+      return createWriteStream(spoolPath, { mode: 0o600 });
+    });
+    try {
+      await readMultipart(ctx, parse, maxBytes);
+      await next();
+    } finally {
+      await Promise.all(written.map((p) => rm(p, { force: true })));
+    }
   };
 }
 

@@ -1,0 +1,151 @@
+// The jobs API (docs/jobs.md), under the /v1 router's API-key guard:
+// POST /v1/audio/jobs spools the upload, checks it decodes, records the job
+// and answers 202 at once; GET /v1/audio/jobs/{id} and GET /v1/audio/jobs
+// show a key its own jobs (another key's are as absent as missing ones);
+// DELETE /v1/audio/jobs/{id} cancels a job or removes an ended one, and its
+// recording with it. src/jobs/runner.ts does the work.
+import { randomUUID } from 'node:crypto';
+import { readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { WavError } from '../native';
+import { decodeAudio } from '../audio/decode-audio';
+import { ApiError, badRequest, notFound } from '../http/api-error';
+import { invalidAudio } from '../http/error-map';
+import { spoolUpload } from '../http/middleware/upload';
+import { watchClient } from '../http/middleware/client-gone';
+import { stateOf } from '../http/state';
+import type { Job, JobStore } from '../store/jobs';
+import type { JobForm, JobRunner } from '../jobs/runner';
+import type { Services } from '../services';
+import { Semaphore } from '../stt/semaphore';
+import { parseTranscriptionRequest } from './transcription-request';
+
+/** Jobs a list answer holds at most. */
+const PAGE = 50;
+
+export type JobRouteParts = Pick<Services, 'stt' | 'keyLimiter' | 'logger'> & {
+  jobs: { store: JobStore; runner: JobRunner; spoolDir: string };
+  config: Pick<Services['config'], 'maxJobUploadBytes' | 'maxJobAudioSeconds'>;
+};
+
+const seconds = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000));
+
+/** A job as its key sees it: the answer once done, the error envelope once failed. */
+export function jobView(job: Job) {
+  const form = JSON.parse(job.form) as JobForm;
+  return {
+    id: job.id,
+    object: 'audio.job',
+    status: job.status,
+    created_at: seconds(job.createdAt)!,
+    started_at: seconds(job.startedAt),
+    finished_at: seconds(job.finishedAt),
+    response_format: form.format,
+    progress: { seconds_done: Math.round(job.secondsDone * 100) / 100, seconds_total: Math.round(job.secondsTotal * 100) / 100 },
+    ...(job.status === 'done' && job.result !== null && { result: JSON.parse(job.result) as unknown }),
+    ...(job.status === 'failed' && job.error !== null && { error: (JSON.parse(job.error) as { error: unknown }).error }),
+  };
+}
+
+/** The file part as the spool parser left it. */
+function spooledFile(ctx: Context): string {
+  const file = (ctx.request.files ?? {}).file as { spoolPath?: string } | undefined;
+  if (!file?.spoolPath) throw new Error('the spool parser left no file path');
+  return file.spoolPath;
+}
+
+/** The form's fields as a transcription takes them, but for stream and include[] (a job's answer is fetched whole). */
+function parseJobForm(ctx: Context, target: Parameters<typeof parseTranscriptionRequest>[2]): JobForm {
+  const fields = { ...(ctx.request.body as Record<string, unknown>) };
+  for (const name of ['stream', 'include[]', 'include']) {
+    if (fields[name] !== undefined) throw badRequest('unsupported_parameter', `${name} does not apply to a job: its answer is fetched whole with GET /v1/audio/jobs/{id}.`, name);
+  }
+  if (fields.callback_url !== undefined) throw badRequest('unsupported_parameter', 'callback_url is not supported yet: poll GET /v1/audio/jobs/{id}.', 'callback_url');
+  const req = parseTranscriptionRequest(fields, (ctx.request.files ?? {}) as Record<string, unknown>, target);
+  return {
+    task: req.task, format: req.format, language: req.language, prompt: req.prompt, temperature: req.temperature,
+    granularities: [...req.granularities], chunkingStrategy: req.chunkingStrategy,
+  };
+}
+
+export function jobRoutes(v1: Router, s: JobRouteParts): void {
+  const { store, runner, spoolDir } = s.jobs;
+  // One submission's recording is decoded at a time: it is held whole (about 230 MB of samples an hour) while it is.
+  const probes = new Semaphore(1);
+
+  v1.post('/audio/jobs', watchClient(), s.keyLimiter.middleware(), spoolUpload(s.config.maxJobUploadBytes, spoolDir), async function submitJob(ctx: Context) {
+    const state = stateOf(ctx);
+    const key = state.apiKey!;
+    const route = await s.stt.route();
+    if (route.target.mode !== 'local') {
+      throw new ApiError(409, 'local_runtime_required', 'Jobs run on the local runtime, and this server sends transcriptions to a cloud provider.');
+    }
+    const form = parseJobForm(ctx, route.target);
+    const upload = spooledFile(ctx);
+    // Decoded now so a file that cannot be read is a 400 here, not a failed job later; the samples are let go.
+    let durationSeconds: number;
+    await probes.acquire(state.clientSignal);
+    try {
+      durationSeconds = (await decodeAudio(await readFile(upload), s.config.maxJobAudioSeconds)).durationSeconds;
+    } catch (err) {
+      if (!(err instanceof WavError)) throw err;
+      if (err.code === 'audio_too_long') throw badRequest('audio_too_long', `The audio is longer than this server accepts per job (${s.config.maxJobAudioSeconds} s).`, 'file');
+      throw invalidAudio(err, s.logger);
+    } finally {
+      probes.release();
+    }
+    await state.admitAudio!(durationSeconds);
+    const id = `job_${randomUUID().replaceAll('-', '')}`;
+    const spool = path.join(spoolDir, id);
+    await rename(upload, spool);
+    try {
+      const job = await store.create({ id, keyId: key.id, form: JSON.stringify(form), spool, secondsTotal: durationSeconds, callbackUrl: null });
+      // Charged when accepted: the work is reserved for it from now.
+      state.transcribedSeconds = durationSeconds;
+      runner.wake();
+      ctx.status = 202;
+      ctx.set('Location', `/v1/audio/jobs/${id}`);
+      ctx.body = jobView(job);
+    } catch (err) {
+      await rm(spool, { force: true });
+      throw err;
+    }
+  });
+
+  v1.get('/audio/jobs', async function listJobs(ctx: Context) {
+    const key = stateOf(ctx).apiKey!;
+    const after = typeof ctx.query.after === 'string' ? ctx.query.after : undefined;
+    let before: number | undefined;
+    if (after !== undefined) {
+      const last = await store.get(after, key.id);
+      if (!last) throw badRequest('invalid_value', 'after must be the id of one of this key\'s jobs.', 'after');
+      before = last.createdAt;
+    }
+    const jobs = await store.list(key.id, PAGE + 1, before);
+    ctx.body = { object: 'list', data: jobs.slice(0, PAGE).map(jobView), has_more: jobs.length > PAGE };
+  });
+
+  const ownJob = async (ctx: Context) => {
+    const job = await store.get(String(ctx.params.id), stateOf(ctx).apiKey!.id);
+    if (!job) throw notFound('job_not_found', `No job "${ctx.params.id}" of this key.`, 'id');
+    return job;
+  };
+
+  v1.get('/audio/jobs/:id', async function getJob(ctx: Context) {
+    ctx.body = jobView(await ownJob(ctx));
+  });
+
+  v1.delete('/audio/jobs/:id', async function deleteJob(ctx: Context) {
+    const job = await ownJob(ctx);
+    if (job.status === 'queued' || job.status === 'running') {
+      await store.cancel(job.id, job.keyId);
+      runner.cancel(job.id);
+    } else {
+      await store.remove(job.id, job.keyId);
+    }
+    if (job.spool) await rm(job.spool, { force: true });
+    ctx.status = 204;
+  });
+}
