@@ -31,6 +31,10 @@ export interface Config {
   maxJobAudioSeconds: number;
   /** Hours an ended job's result is kept (STT_JOB_RETENTION_HOURS). */
   jobRetentionHours: number;
+  /** Jobs one API key may have queued or running (STT_MAX_JOBS_PER_KEY). */
+  maxJobsPerKey: number;
+  /** Where job uploads are kept until their job ends (STT_SPOOL_DIR): replicas must share it. */
+  spoolDir: string;
   modelBaseUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Whisper's encoder window for clips under 30 s (STT_ENCODER_WINDOW). */
@@ -212,6 +216,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxJobUploadBytes: int(env, 'STT_MAX_JOB_UPLOAD_BYTES', 512 * 1024 * 1024, 1024, 2 ** 31 - 1), // fs.readFile's limit
     maxJobAudioSeconds: int(env, 'STT_MAX_JOB_AUDIO_SECONDS', 7200, 1, 134_217),
     jobRetentionHours: int(env, 'STT_JOB_RETENTION_HOURS', 24, 1, 24 * 365),
+    maxJobsPerKey: int(env, 'STT_MAX_JOBS_PER_KEY', 20, 1, 100_000),
+    spoolDir: path.resolve(env.STT_SPOOL_DIR || path.join(dataDir, 'spool')),
     modelBaseUrl,
     logLevel,
     encoderWindow: encoderWindow(env),

@@ -29,6 +29,8 @@ import { FreeCoresMonitor, threadsForFreeCores } from './stt/local/free-cores';
 import { KeyUsageStore } from './store/key-usage';
 import { KeyLimiter } from './http/key-limiter';
 import { requestWindows } from './store/request-windows';
+import { Semaphore } from './stt/semaphore';
+import { POOL_SPARE } from './config';
 import { JobStore } from './store/jobs';
 import { JobRunner } from './jobs/runner';
 
@@ -58,6 +60,12 @@ export interface Services {
   keyLimiter: KeyLimiter;
   /** This process among the replicas sharing a database (its row is written only when the database is shared). */
   replica: { id: string; store: ReplicaStore };
+  /**
+   * Decodes of uploads running at once: each holds a libuv pool thread, the
+   * upload, its PCM and the decoder's buffers. Of the POOL_SPARE threads
+   * inference leaves, decodes take one at most, so SQLite and fs keep one.
+   */
+  decodeSlots: Semaphore;
   /** The jobs API: its table, this process's runner, and the directory uploads are spooled to. */
   jobs: { store: JobStore; runner: JobRunner; spoolDir: string };
 }
@@ -121,15 +129,17 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
 
   const replicaId = randomUUID();
   const jobStore = new JobStore(db);
-  const spoolDir = path.join(config.dataDir, 'spool');
+  const spoolDir = config.spoolDir;
   mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
+  const decodeSlots = new Semaphore(Math.max(1, POOL_SPARE - 1));
   const jobRunner = new JobRunner({
-    store: jobStore, stt, owner: replicaId, maxAudioSeconds: config.maxJobAudioSeconds, retentionMs: config.jobRetentionHours * 3600_000,
+    store: jobStore, stt, decodeSlots, spoolDir, owner: replicaId, maxAudioSeconds: config.maxJobAudioSeconds, retentionMs: config.jobRetentionHours * 3600_000,
     alone: !db.shared, logger: logger.child({ component: 'jobs' }),
   });
   const services: Services = {
     config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, host, serviceId, version: VERSION, startedAt: Date.now(), firstStart: null, shuttingDown: new AbortController(), metrics,
     keyUsage, keyLimiter: new KeyLimiter(keyUsage, requestWindows(db), metrics), replica: { id: replicaId, store: new ReplicaStore(db) },
+    decodeSlots,
     jobs: { store: jobStore, runner: jobRunner, spoolDir },
   };
   if (freeCores) freeCoresMonitors.set(services, freeCores);

@@ -6,14 +6,17 @@
 // The lease is renewed while the job runs; a job whose lease this process
 // lost, or that was cancelled, is dropped at the next renewal or piece. On
 // shutdown the running job goes back to the queue.
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { decodeAudio } from '../audio/decode-audio';
 import { WavError } from '../native';
-import { AbortedError, BusyError } from '../domain-errors';
+import { AbortedError, BackendError, BusyError } from '../domain-errors';
 import { ApiError } from '../http/api-error';
 import { invalidAudio, knownApiError } from '../http/error-map';
 import { render, type OutputTranscription, type ResponseFormat } from '../stt/formats';
 import type { Backends } from '../stt/backends';
+import { EvictedError } from '../stt/local/scheduler';
+import type { Semaphore } from '../stt/semaphore';
 import type { Granularity, Task } from '../stt/capabilities';
 import type { ChunkingStrategy } from '../stt/chunking';
 import type { Job, JobStore } from '../store/jobs';
@@ -29,6 +32,8 @@ const POLL_MS = 5_000;
 /** How long a job the runtime could not take yet (a model loading) waits before it is tried again. */
 const BUSY_RETRY_MS = 5_000;
 const SWEEP_MS = 60 * 60 * 1000;
+/** An upload file untouched this long belongs to no request. */
+const ORPHAN_UPLOAD_MS = 6 * 60 * 60 * 1000;
 
 /** The request's fields as a job keeps them (the route's parse of the form). */
 export interface JobForm {
@@ -50,6 +55,10 @@ interface Partial {
 export interface JobRunnerOptions {
   store: JobStore;
   stt: Backends;
+  /** The server's decode slots (Services.decodeSlots), shared with the transcription routes. */
+  decodeSlots: Semaphore;
+  /** Where uploads are spooled (STT_SPOOL_DIR). */
+  spoolDir: string;
   /** This process's replica id: the lease owner. */
   owner: string;
   maxAudioSeconds: number;
@@ -99,14 +108,17 @@ export class JobRunner {
 
   private async work(): Promise<void> {
     while (!this.stopping) {
-      let job: Job | undefined;
       try {
-        job = await this.o.store.claim(this.o.owner, LEASE_MS);
+        const job = await this.o.store.claim(this.o.owner, LEASE_MS);
+        // stop() came while the claim was on its way: the job goes straight back.
+        if (job && this.stopping) await this.o.store.release(job.id, this.o.owner);
+        else if (job) await this.run(job);
+        else await this.idle(POLL_MS);
       } catch (err) {
-        this.o.logger.warn({ err: (err as Error).message }, 'could not claim a job');
+        // The database failed us (claim, or the job's last write): the job's lease runs out and it is claimed again.
+        this.o.logger.warn({ err: (err as Error).message }, 'job runner: a database call failed');
+        await this.idle(POLL_MS);
       }
-      if (job) await this.run(job);
-      else await this.idle(POLL_MS);
     }
   }
 
@@ -160,36 +172,17 @@ export class JobRunner {
   /** The rendered answer, or null when the job stopped being this process's (cancelled, or its lease lost). */
   private async transcribe(job: Job, signal: AbortSignal): Promise<string | null> {
     const form = JSON.parse(job.form) as JobForm;
-    if (!job.spool) throw new Error('the job has no spooled recording');
-    const audio = await decodeAudio(await readFile(job.spool), this.o.maxAudioSeconds);
+    const audio = await this.decode(job, signal);
     const partial = job.partial ? (JSON.parse(job.partial) as Partial) : null;
     let transcript = partial?.transcript ?? null;
-    let from = 0;
-    for (const to of pieceEnds(audio.pcm)) {
-      if (partial && to <= partial.samples) {
-        from = to;
-        continue;
-      }
+    // A resumed job is cut anew from where it stopped, so no piece is heard twice whatever the cuts were before.
+    let from = partial?.samples ?? 0;
+    for (const end of pieceEnds(audio.pcm.subarray(from))) {
+      const to = from + end;
       if (signal.aborted) throw new AbortedError();
       if (to === from) continue; // an empty recording: nothing to hear
-      const out = await this.o.stt.transcribe({
-        task: form.task,
-        pcm: audio.pcm.subarray(from, to),
-        durationSeconds: (to - from) / RATE,
-        signal,
-        wav: null,
-        filename: 'audio.wav',
-        format: form.format,
-        language: form.language,
-        prompt: form.prompt,
-        temperature: form.temperature,
-        granularities: new Set(form.granularities),
-        chunkingStrategy: form.chunkingStrategy,
-        owner: job.keyId,
-        cloud: null,
-        background: true,
-      });
-      transcript = joinPiece(transcript, out.result, from / RATE);
+      const out = await this.transcribePiece(job, form, audio.pcm.subarray(from, to), signal);
+      transcript = joinPiece(transcript, out, from / RATE);
       const saved: Partial = { samples: to, transcript };
       if (!(await this.o.store.progress(job.id, this.o.owner, to / RATE, JSON.stringify(saved)))) return null;
       from = to;
@@ -199,17 +192,76 @@ export class JobRunner {
     return JSON.stringify(body);
   }
 
+  /** The job's recording as 16-kHz samples, decoded in one of the server's decode slots. */
+  private async decode(job: Job, signal: AbortSignal) {
+    if (!job.spool) throw new Error('the job has no spooled recording');
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(job.spool);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      // Replicas with a spool each: another replica took the upload (docs/api.md#jobs-long-recordings).
+      throw new BackendError('recording_missing', 'The job\'s recording is not in this server\'s spool; replicas must share STT_SPOOL_DIR.');
+    }
+    await this.o.decodeSlots.acquire(signal);
+    try {
+      return await decodeAudio(bytes, this.o.maxAudioSeconds);
+    } finally {
+      this.o.decodeSlots.release();
+    }
+  }
+
+  /** One piece, in the background lane; a piece evicted for a request is submitted again. */
+  private async transcribePiece(job: Job, form: JobForm, pcm: Float32Array, signal: AbortSignal): Promise<OutputTranscription> {
+    for (;;) {
+      try {
+        const out = await this.o.stt.transcribe({
+          task: form.task,
+          pcm,
+          durationSeconds: pcm.length / RATE,
+          signal,
+          wav: null,
+          filename: 'audio.wav',
+          format: form.format,
+          language: form.language,
+          prompt: form.prompt,
+          temperature: form.temperature,
+          granularities: new Set(form.granularities),
+          chunkingStrategy: form.chunkingStrategy,
+          owner: job.keyId,
+          cloud: null,
+          background: true,
+        });
+        return out.result;
+      } catch (err) {
+        if (!(err instanceof EvictedError) || signal.aborted) throw err;
+      }
+    }
+  }
+
   private async dropSpool(job: Job): Promise<void> {
     if (!job.spool) return;
     await rm(job.spool, { force: true });
     await this.o.store.forgetSpool(job.id);
   }
 
-  /** Removes jobs that ended more than the retention ago, with any file they left. */
+  /**
+   * Removes jobs that ended more than the retention ago, with any file they
+   * left, and spool files no job holds: a job's file whose row is gone (a
+   * crash between the two), an upload a killed process left half written.
+   */
   private async sweep(): Promise<void> {
     try {
       const files = await this.o.store.sweep(Date.now() - this.o.retentionMs);
       await Promise.all(files.map((f) => rm(f, { force: true })));
+      for (const name of await readdir(this.o.spoolDir)) {
+        const file = path.join(this.o.spoolDir, name);
+        const orphan = name.startsWith('job_')
+          ? (await this.o.store.get(name))?.spool !== file
+          // An upload in flight (here, or on a replica sharing the spool) is younger than this.
+          : name.startsWith('upload-') && Date.now() - (await stat(file)).mtimeMs > ORPHAN_UPLOAD_MS;
+        if (orphan) await rm(file, { force: true });
+      }
     } catch (err) {
       this.o.logger.warn({ err: (err as Error).message }, 'could not remove old jobs');
     }

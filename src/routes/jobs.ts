@@ -19,15 +19,15 @@ import { stateOf } from '../http/state';
 import type { Job, JobStore } from '../store/jobs';
 import type { JobForm, JobRunner } from '../jobs/runner';
 import type { Services } from '../services';
-import { Semaphore } from '../stt/semaphore';
+import { AbortedError, BackendError } from '../domain-errors';
 import { parseTranscriptionRequest } from './transcription-request';
 
 /** Jobs a list answer holds at most. */
 const PAGE = 50;
 
-export type JobRouteParts = Pick<Services, 'stt' | 'keyLimiter' | 'logger'> & {
+export type JobRouteParts = Pick<Services, 'stt' | 'keyLimiter' | 'logger' | 'decodeSlots'> & {
   jobs: { store: JobStore; runner: JobRunner; spoolDir: string };
-  config: Pick<Services['config'], 'maxJobUploadBytes' | 'maxJobAudioSeconds'>;
+  config: Pick<Services['config'], 'maxJobUploadBytes' | 'maxJobAudioSeconds' | 'maxJobsPerKey'>;
 };
 
 const seconds = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000));
@@ -72,8 +72,6 @@ function parseJobForm(ctx: Context, target: Parameters<typeof parseTranscription
 
 export function jobRoutes(v1: Router, s: JobRouteParts): void {
   const { store, runner, spoolDir } = s.jobs;
-  // One submission's recording is decoded at a time: it is held whole (about 230 MB of samples an hour) while it is.
-  const probes = new Semaphore(1);
 
   v1.post('/audio/jobs', watchClient(), s.keyLimiter.middleware(), spoolUpload(s.config.maxJobUploadBytes, spoolDir), async function submitJob(ctx: Context) {
     const state = stateOf(ctx);
@@ -82,11 +80,18 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
     if (route.target.mode !== 'local') {
       throw new ApiError(409, 'local_runtime_required', 'Jobs run on the local runtime, and this server sends transcriptions to a cloud provider.');
     }
+    // A job waits for a model that is loading, but is not accepted for one that will never come.
+    const local = s.stt.local.status().state;
+    if (local !== 'ready' && local !== 'loading') throw new BackendError('no_active_model', 'No local speech model is active. The host must activate one in /settings.');
     const form = parseJobForm(ctx, route.target);
+    if ((await store.unfinished(key.id)) >= s.config.maxJobsPerKey) {
+      throw new ApiError(429, 'too_many_jobs', `This key has ${s.config.maxJobsPerKey} jobs queued or running, as many as it may; wait for one to end or cancel one.`, null, { 'Retry-After': '60' });
+    }
     const upload = spooledFile(ctx);
     // Decoded now so a file that cannot be read is a 400 here, not a failed job later; the samples are let go.
     let durationSeconds: number;
-    await probes.acquire(state.clientSignal);
+    // One decode slot (the server's, shared with the transcription routes): the recording is held whole while it is decoded.
+    await s.decodeSlots.acquire(state.clientSignal);
     try {
       durationSeconds = (await decodeAudio(await readFile(upload), s.config.maxJobAudioSeconds)).durationSeconds;
     } catch (err) {
@@ -94,8 +99,10 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
       if (err.code === 'audio_too_long') throw badRequest('audio_too_long', `The audio is longer than this server accepts per job (${s.config.maxJobAudioSeconds} s).`, 'file');
       throw invalidAudio(err, s.logger);
     } finally {
-      probes.release();
+      s.decodeSlots.release();
     }
+    // A client that left while its upload was decoded gets no job.
+    if (state.clientSignal!.aborted) throw new AbortedError();
     await state.admitAudio!(durationSeconds);
     const id = `job_${randomUUID().replaceAll('-', '')}`;
     const spool = path.join(spoolDir, id);
@@ -117,13 +124,9 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
   v1.get('/audio/jobs', async function listJobs(ctx: Context) {
     const key = stateOf(ctx).apiKey!;
     const after = typeof ctx.query.after === 'string' ? ctx.query.after : undefined;
-    let before: number | undefined;
-    if (after !== undefined) {
-      const last = await store.get(after, key.id);
-      if (!last) throw badRequest('invalid_value', 'after must be the id of one of this key\'s jobs.', 'after');
-      before = last.createdAt;
-    }
-    const jobs = await store.list(key.id, PAGE + 1, before);
+    const last = after === undefined ? undefined : await store.get(after, key.id);
+    if (after !== undefined && !last) throw badRequest('invalid_value', 'after must be the id of one of this key\'s jobs.', 'after');
+    const jobs = await store.list(key.id, PAGE + 1, last);
     ctx.body = { object: 'list', data: jobs.slice(0, PAGE).map(jobView), has_more: jobs.length > PAGE };
   });
 
@@ -139,13 +142,13 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
 
   v1.delete('/audio/jobs/:id', async function deleteJob(ctx: Context) {
     const job = await ownJob(ctx);
-    if (job.status === 'queued' || job.status === 'running') {
-      await store.cancel(job.id, job.keyId);
-      runner.cancel(job.id);
-    } else {
-      await store.remove(job.id, job.keyId);
+    // Cancelled if it has not ended (the runner running it stops at its next piece or lease renewal), else removed.
+    if (await store.cancel(job.id, job.keyId)) runner.cancel(job.id);
+    else if (!(await store.remove(job.id, job.keyId))) throw notFound('job_not_found', `No job "${job.id}" of this key.`, 'id');
+    if (job.spool) {
+      await rm(job.spool, { force: true });
+      await store.forgetSpool(job.id);
     }
-    if (job.spool) await rm(job.spool, { force: true });
     ctx.status = 204;
   });
 }

@@ -123,6 +123,7 @@ function audioOperation(task: 'transcribe' | 'translate'): Schema {
   };
 }
 
+const STORE_BUSY = { 503: error('The database is busy or unreachable (Retry-After)') };
 const jobId = [{ name: 'id', in: 'path', required: true, description: 'A job id (job_...)', schema: str() }];
 const job = obj({
   id: str(), object: str({ const: 'audio.job' }), status: str({ enum: ['queued', 'running', 'done', 'failed', 'cancelled'] }),
@@ -150,8 +151,10 @@ function jobOperation(): Schema {
       409: error('The server sends transcriptions to a cloud provider: jobs run on the local runtime'),
       413: error('Upload too large'),
       415: error('Not multipart/form-data'),
-      429: error('Over the key\'s request rate or daily audio budget'),
+      429: error('Over the key\'s request rate, daily audio budget or jobs (too_many_jobs)'),
       499: error('The client left'),
+      502: error('No local model is active'),
+      503: error('The database is busy or unreachable (Retry-After)'),
     },
   };
 }
@@ -203,14 +206,14 @@ export function openApiDocument(version: string): Schema {
         get: {
           operationId: 'listJobs', security: [{ apiKey: [] }], summary: 'This key\'s jobs, newest first',
           parameters: [{ name: 'after', in: 'query', required: false, description: 'The last job id of the previous page', schema: str() }],
-          responses: { 200: json('Jobs', obj({ object: str({ const: 'list' }), data: { type: 'array', items: job }, has_more: { type: 'boolean' } })), ...GUARDED, 400: error('after is not one of this key\'s jobs') },
+          responses: { 200: json('Jobs', obj({ object: str({ const: 'list' }), data: { type: 'array', items: job }, has_more: { type: 'boolean' } })), ...GUARDED, 400: error('after is not one of this key\'s jobs'), ...STORE_BUSY },
         },
       },
       '/v1/audio/jobs/{id}': {
-        get: { operationId: 'retrieveJob', security: [{ apiKey: [] }], parameters: jobId, responses: { 200: json('The job', job), ...GUARDED, 404: error('No such job of this key') } },
+        get: { operationId: 'retrieveJob', security: [{ apiKey: [] }], parameters: jobId, responses: { 200: json('The job', job), ...GUARDED, 404: error('No such job of this key'), ...STORE_BUSY } },
         delete: {
           operationId: 'deleteJob', security: [{ apiKey: [] }], parameters: jobId, summary: 'Cancels a job, or removes an ended one; its recording is removed',
-          responses: { 204: { description: 'Cancelled or removed' }, ...GUARDED, 404: error('No such job of this key') },
+          responses: { 204: { description: 'Cancelled or removed' }, ...GUARDED, 404: error('No such job of this key'), ...STORE_BUSY },
         },
       },
       '/admin/status': {

@@ -12,8 +12,6 @@ import { render, tokenLogprobs, usage } from '../stt/formats';
 import { invalidAudio, toApiError } from '../http/error-map';
 import { TranscriptStream } from '../http/transcript-stream';
 import { deadline } from '../net/deadline';
-import { POOL_SPARE } from '../config';
-import { Semaphore } from '../stt/semaphore';
 import { readWavHeader } from '../stt/wav-header';
 import { decodeUpload } from '../stt/decode-upload';
 import type { Services } from '../services';
@@ -69,16 +67,13 @@ function serverTiming(state: { decodeMs?: number; queueMs?: number; sttMs?: numb
   return parts.filter(([, ms]) => ms !== undefined).map(([name, ms]) => `${name};dur=${ms!.toFixed(1)}`).join(', ');
 }
 
-export type TranscriptionRouteParts = Pick<Services, 'stt' | 'local' | 'cloud' | 'logger' | 'shuttingDown' | 'metrics' | 'keyLimiter'> & {
+export type TranscriptionRouteParts = Pick<Services, 'stt' | 'local' | 'cloud' | 'logger' | 'shuttingDown' | 'metrics' | 'keyLimiter' | 'decodeSlots'> & {
   config: Pick<Services['config'], 'maxUploadBytes' | 'maxAudioSeconds' | 'deadlineBaseMs' | 'deadlinePerAudioSecondMs'>;
 };
 
 /** Under the /v1 router, whose guard checks the API key first. */
 export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): void {
-  // Decoding runs on libuv's pool: of the POOL_SPARE threads inference leaves,
-  // decodes take one at most, so SQLite and fs keep one; and memory holds one
-  // decode's buffers at a time.
-  const decodeSlots = new Semaphore(Math.max(1, POOL_SPARE - 1));
+  const decodeSlots = s.decodeSlots;
   // Transcriptions and translations differ in the fields they take and the task only.
   const handle = (task: Task) =>
     async function transcribe(ctx: Context) {

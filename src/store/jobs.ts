@@ -88,10 +88,10 @@ export class JobStore {
     return row && toJob(row);
   }
 
-  /** Newest first; `before`: only jobs created before that time (the page after the last one seen). */
-  async list(keyId: string | null, limit: number, before?: number): Promise<Job[]> {
-    const where = [keyId === null ? null : 'key_id = ?', before === undefined ? null : 'created_at < ?'].filter(Boolean);
-    const params = [...(keyId === null ? [] : [keyId]), ...(before === undefined ? [] : [before]), limit];
+  /** Newest first; `after`: only jobs listed after that one (the next page), in the same order (time, then id). */
+  async list(keyId: string | null, limit: number, after?: Pick<Job, 'createdAt' | 'id'>): Promise<Job[]> {
+    const where = [keyId === null ? null : 'key_id = ?', after === undefined ? null : '(created_at < ? OR (created_at = ? AND id < ?))'].filter(Boolean);
+    const params = [...(keyId === null ? [] : [keyId]), ...(after === undefined ? [] : [after.createdAt, after.createdAt, after.id]), limit];
     const rows = await this.db.all<Row>(`SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ?`, params);
     return rows.map(toJob);
   }
@@ -181,6 +181,12 @@ export class JobStore {
       `SELECT id, spool FROM jobs WHERE status IN ('done', 'failed', 'cancelled') AND finished_at < ?`, [before]);
     if (rows.length) await this.db.run(`DELETE FROM jobs WHERE status IN ('done', 'failed', 'cancelled') AND finished_at < ?`, [before]);
     return rows.map((r) => r.spool).filter((s): s is string => s !== null);
+  }
+
+  /** The key's jobs that have not ended. */
+  async unfinished(keyId: string): Promise<number> {
+    const row = await this.db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM jobs WHERE key_id = ? AND status IN ('queued', 'running')`, [keyId]);
+    return Number(row?.n ?? 0);
   }
 
   /** Queued and running jobs, and the age of the oldest queued one (for metrics and /admin/status). */

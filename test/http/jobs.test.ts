@@ -4,18 +4,19 @@
 // restart in the middle of a job.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
 import { AUDIO_DIR, loopedSpeech, wav16k } from '../../fixtures';
 import { openDatabase } from '../../src/store/open-database';
 import { JobStore } from '../../src/store/jobs';
+import { pieceEnds } from '../../src/jobs/pieces';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
 let server: TestServer;
 
 before(async () => {
-  server = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_JOB_UPLOAD_BYTES: '12000000' } });
+  server = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_JOB_UPLOAD_BYTES: '12000000', STT_MAX_JOBS_PER_KEY: '3' } });
 });
 after(async () => {
   await server.close();
@@ -106,8 +107,9 @@ test('a job waits behind requests, and DELETE cancels it and removes its recordi
   // The request in the slot is not paused for it: the job waits however long the request takes.
   await new Promise((r) => setTimeout(r, 300));
   const waiting = (await getJob(server, server.auth, id)).body;
-  assert.ok(['queued', 'running'].includes(waiting.status), waiting.status);
+  assert.equal(waiting.status, 'running', 'claimed by the runner, its piece waiting in the background lane');
   assert.equal(waiting.progress.seconds_done, 0);
+  assert.equal(server.services.local.scheduler.stats().background, 1);
   assert.equal(spoolFiles(server).length, 1);
   assert.equal((await fetch(`${server.url}/v1/audio/jobs/${id}`, { method: 'DELETE', headers: server.auth })).status, 204);
   assert.equal((await getJob(server, server.auth, id)).body.status, 'cancelled');
@@ -141,29 +143,66 @@ test('bad input is refused before anything is queued, and nothing is left in the
   assert.equal((await fetch(`${server.url}/v1/audio/jobs`)).status, 401);
 });
 
-test('a job survives a restart: queued again at shutdown, or left running by a process that died, it completes once', async () => {
-  const first = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' } });
-  const { dataDir, auth } = first;
-  const release = holdSlot(first);
-  const { id } = await (await submit(first, auth, { file: wavBlob(JFK) })).json();
-  await new Promise((r) => setTimeout(r, 200));
-  // Shut down with the job's piece waiting behind the held request: it goes back to the queue.
-  const closed = first.close();
+test('an upload cut off at the limit while it streams (no Content-Length) leaves nothing in the spool', async () => {
+  const boundary = 'stt-test-boundary';
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\n`);
+  const chunk = Buffer.alloc(1 << 20);
+  let sent = 0;
+  const body = new ReadableStream({
+    pull(controller) {
+      // 20 MB, over the 12-MB limit: the server cuts it off part-way, with part of the file written.
+      if (sent === 0) controller.enqueue(head);
+      if (sent++ < 20) controller.enqueue(chunk);
+      else controller.close();
+    },
+  });
+  const res = await fetch(`${server.url}/v1/audio/jobs`, {
+    method: 'POST', body, duplex: 'half', headers: { ...server.auth, 'Content-Type': `multipart/form-data; boundary=${boundary}` },
+  } as RequestInit).catch((e: unknown) => e);
+  if (res instanceof Response) assert.equal(res.status, 413);
+  assert.deepEqual(spoolFiles(server), []);
+});
+
+test('a key may have so many jobs waiting; a server with no model takes none', async () => {
+  const release = holdSlot(server);
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) ids.push((await (await submit(server, server.auth, { file: wavBlob(JFK) })).json()).id);
+  const refused = await submit(server, server.auth, { file: wavBlob(JFK) });
+  assert.equal(refused.status, 429);
+  assert.equal((await refused.json()).error.code, 'too_many_jobs');
+  assert.equal(refused.headers.get('retry-after'), '60');
+  for (const id of ids) await fetch(`${server.url}/v1/audio/jobs/${id}`, { method: 'DELETE', headers: server.auth });
   await release();
-  await closed;
-  const db = await openDatabase({ dataDir, databaseUrl: null });
-  assert.equal((await new JobStore(db).get(id))?.status, 'queued');
-  // As if a process had died holding it: running, under a lease that has not run out.
-  await db.run(`UPDATE jobs SET status = 'running', lease_owner = 'gone', lease_until = ? WHERE id = ?`, [Date.now() + 3600_000, id]);
-  await db.close();
-  const second = await startTestServer({ dataDir, createKey: false });
+  assert.equal((await submit(server, server.auth, { file: wavBlob(JFK) })).status, 202, 'room again once they ended');
+  const bare = await startTestServer({});
   try {
-    const done = await ended(second, auth, id);
-    assert.equal(done.status, 'done', JSON.stringify(done));
-    const sync = await transcribe(second, { file: wavBlob(JFK) }, auth);
-    assert.deepEqual(done.result, await sync.json());
-    assert.deepEqual(spoolFiles(second), []);
+    const res = await submit(bare, bare.auth, { file: wavBlob(JFK) });
+    assert.deepEqual([res.status, (await res.json()).error.code], [502, 'no_active_model']);
+    assert.deepEqual(spoolFiles(bare), []);
   } finally {
-    await second.close();
+    await bare.close();
   }
+});
+
+test('a job resumes from its last finished piece: the pieces done before are not heard again', async () => {
+  const wav = wav16k(loopedSpeech(330));
+  const samples = new Int16Array(wav.buffer.slice(wav.byteOffset + 44, wav.byteOffset + wav.length));
+  const firstEnd = pieceEnds(Float32Array.from(samples, (v) => v / 32768))[0];
+  assert.ok(firstEnd < samples.length, 'two pieces');
+  // Queued as if a process had stopped after the first piece, with a marker for that piece's text.
+  const spool = path.join(server.dataDir, 'spool', 'job_resumed');
+  writeFileSync(spool, wav);
+  const partial = { samples: firstEnd, transcript: { text: ' FIRST PIECE.', language: 'en', duration: firstEnd / 16000, segments: [] } };
+  const key = await server.services.apiKeys.verify(server.apiKey);
+  await server.services.db.run(
+    `INSERT INTO jobs (id, key_id, status, form, spool, seconds_total, seconds_done, partial, created_at) VALUES (?, ?, 'queued', ?, ?, 330, ?, ?, ?)`,
+    ['job_resumed', key!.id, JSON.stringify({ task: 'transcribe', format: 'json', granularities: ['segment'] }), spool, firstEnd / 16000, JSON.stringify(partial), Date.now()]);
+  server.services.jobs.runner.wake();
+  const resumed = await ended(server, server.auth, 'job_resumed');
+  assert.equal(resumed.status, 'done', JSON.stringify(resumed.error));
+  // The marker, then what the second piece alone gives (the same engine, as a request): the first is not heard again.
+  const second = await (await transcribe(server, { file: wavBlob(wav16k(Float32Array.from(samples.subarray(firstEnd), (v) => v / 32768))) }, server.auth)).json();
+  const words = (t: string) => t.replace(/\s+/g, ' ').trim();
+  assert.equal(words(resumed.result.text), words(`FIRST PIECE. ${second.text}`));
+  assert.deepEqual(spoolFiles(server), []);
 });

@@ -111,17 +111,23 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
   });
 
-  test(`${backend}: a key's jobs newest first, paged`, async () => {
+  test(`${backend}: a key's jobs newest first, paged, none skipped when several share a millisecond`, async () => {
     await withStore(backend, async (store, clock) => {
       for (const id of ['j1', 'j2', 'j3']) {
         await store.create(job(id));
         clock.now += 1;
       }
+      // Created in the same millisecond: the page boundary falls between them.
+      clock.now -= 1;
+      await store.create(job('j4'));
       await store.create(job('other', 'key-b'));
-      const first = await store.list('key-a', 2);
-      assert.deepEqual(first.map((j) => j.id), ['j3', 'j2']);
-      assert.deepEqual((await store.list('key-a', 2, first[1].createdAt)).map((j) => j.id), ['j1']);
-      assert.equal((await store.list(null, 10)).length, 4, 'the admin list has every key');
+      const first = await store.list('key-a', 1);
+      assert.deepEqual(first.map((j) => j.id), ['j4']);
+      const second = await store.list('key-a', 2, first[0]);
+      assert.deepEqual(second.map((j) => j.id), ['j3', 'j2'], 'j3, of j4\'s millisecond, is not skipped');
+      assert.deepEqual((await store.list('key-a', 2, second[1])).map((j) => j.id), ['j1']);
+      assert.equal((await store.list(null, 10)).length, 5, 'the admin list has every key');
+      assert.equal(await store.unfinished('key-a'), 4);
     });
   });
 }

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
-import { Scheduler, QueueFullError, OwnerShareFullError, type JobStart } from '../../src/stt/local/scheduler';
+import { Scheduler, QueueFullError, OwnerShareFullError, EvictedError, type JobStart } from '../../src/stt/local/scheduler';
 import { AbortedError } from '../../src/domain-errors';
 
 function harness(opts: { threads: number; slots: number; capacity: number; ownerCapacity?: number; maxPaused?: number; order?: 'shortest-first' | 'arrival' }) {
@@ -12,14 +12,19 @@ function harness(opts: { threads: number; slots: number; capacity: number; owner
   /** Pause and resume calls, in order. */
   const events: string[] = [];
   const finishers = new Map<string, (err?: Error) => void>();
-  const work = (name: string, pausable: boolean) => ({ threads, attach }: JobStart) => {
+  const work = (name: string, pausable: boolean, evictable = false) => ({ threads, attach }: JobStart) => {
     started.push(`${name}:${threads}`);
-    if (pausable) attach({ pause: () => events.push(`pause ${name}`), resume: () => events.push(`resume ${name}`) });
+    // Evicted, a job's native call returns aborted, as the engine's does.
+    const evict = () => {
+      events.push(`evict ${name}`);
+      finishers.get(name)!(new AbortedError());
+    };
+    if (pausable) attach({ pause: () => events.push(`pause ${name}`), resume: () => events.push(`resume ${name}`), ...(evictable && { evict }) });
     return new Promise<string>((resolve, reject) => finishers.set(name, (err) => (err ? reject(err) : resolve(name))));
   };
   const submit = (name: string, cost: number, signal?: AbortSignal, pausable = true, owner?: string) => s.submit(cost, signal, work(name, pausable), { owner });
   /** A job in the background lane (a piece of a batch job). */
-  const background = (name: string, cost: number, signal?: AbortSignal) => s.submit(cost, signal, work(name, true), { background: true, owner: 'batch' });
+  const background = (name: string, cost: number, signal?: AbortSignal) => s.submit(cost, signal, work(name, true, true), { background: true, owner: 'batch' });
   const finish = async (name: string, err?: Error) => {
     finishers.get(name)!(err);
     await new Promise((r) => setImmediate(r));
@@ -536,7 +541,8 @@ test('background jobs run only on a slot nothing else waits for, in arrival orde
   assert.deepEqual(h.events, ['pause bg-long']);
   void h.submit('queued', 5);
   assert.equal(h.s.isFull(), true, 'the one place is taken by a request, not by the background');
-  assert.deepEqual(h.s.stats(), { running: 2, paused: 1, waiting: 1, preemptions: 1, background: 2, capacity: 1, ownerCapacity: 1, slots: 1, threadsPerJob: 1 });
+  assert.deepEqual(h.s.stats(), { running: 2, paused: 1, waiting: 1, preemptions: 0, background: 2, capacity: 1, ownerCapacity: 1, slots: 1, threadsPerJob: 1 },
+    'preemptions count requests paused for requests');
   await h.finish('clip');
   assert.deepEqual(h.started, ['bg-long:1', 'clip:1', 'queued:1'], 'a waiting request goes before the paused background job');
   await h.finish('queued');
@@ -548,10 +554,10 @@ test('background jobs run only on a slot nothing else waits for, in arrival orde
   await h.s.idle();
 });
 
-test('a background job never takes the slot of a paused request, and is not paused past the pause budget', async () => {
+test('a background job never takes the slot of a paused request, and gives its place in the pause budget up to one', async () => {
   const h = harness({ threads: 1, slots: 1, capacity: 10, maxPaused: 1 });
   void h.submit('long', 120);
-  void h.background('bg', 60);
+  const first = h.background('bg', 60).catch((e: unknown) => e);
   void h.submit('short', 2);
   assert.deepEqual(h.events, ['pause long']);
   await h.finish('short');
@@ -559,15 +565,34 @@ test('a background job never takes the slot of a paused request, and is not paus
   assert.deepEqual(h.events, ['pause long', 'resume long']);
   await h.finish('long');
   assert.deepEqual(h.started.at(-1), 'bg:1');
-  // The one pause allowed is spent on a long request paused for a short one: the next request waits for them.
+  const second = h.background('bg-2', 60); // waits behind bg
   void h.submit('long-2', 120);
-  void h.submit('short-2', 2);
   assert.deepEqual(h.events.slice(2), ['pause bg'], 'the background job gives its slot to the first request');
-  assert.deepEqual(h.started.slice(-1), ['long-2:1'], 'the pause budget is spent: the short one waits');
-  await h.finish('long-2');
-  assert.deepEqual(h.started.slice(-1), ['short-2:1'], 'requests before the paused background job');
+  // The one pause allowed is the background job's: it gives it up to the short request, which pauses long-2.
+  void h.submit('short-2', 2);
+  assert.deepEqual(h.events.slice(3), ['evict bg', 'pause long-2']);
+  assert.deepEqual(h.started.slice(-2), ['long-2:1', 'short-2:1']);
+  assert.ok((await first) instanceof EvictedError);
   await h.finish('short-2');
-  assert.deepEqual(h.events.slice(-1), ['resume bg']);
+  await h.finish('long-2');
+  assert.deepEqual(h.started.at(-1), 'bg-2:1', 'the background lane goes on once the requests are done');
+  await h.finish('bg-2');
+  assert.equal(await second, 'bg-2');
+  await h.s.idle();
+});
+
+test('an evicted background job is rejected with EvictedError; with no pause to be had, a request evicts it rather than wait', async () => {
+  for (const opts of [{ maxPaused: 0 }, { order: 'arrival' as const }]) {
+    const h = harness({ threads: 1, slots: 1, capacity: 10, ...opts });
+    const bg = h.background('bg', 300);
+    void h.submit('clip', 5);
+    assert.deepEqual(h.events, ['evict bg'], JSON.stringify(opts));
+    assert.ok((await bg.catch((e: unknown) => e)) instanceof EvictedError, 'its owner submits it again');
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(h.started, ['bg:1', 'clip:1'], 'the request starts once the native call has returned');
+    await h.finish('clip');
+    await h.s.idle();
+  }
 });
 
 test('a waiting background job is removed by its signal and by abortWaiting', async () => {

@@ -6,7 +6,7 @@
 // reading, or cut off as soon as the raw bytes streamed (counted before the
 // parser) or the file pass the limit.
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -116,18 +116,22 @@ export function multipartUpload(maxBytes: number) {
  */
 export function spoolUpload(maxBytes: number, dir: string) {
   return async function spool(ctx: Context, next: Next): Promise<void> {
-    const written: string[] = [];
+    const written: WriteStream[] = [];
     const parse = multipartParser(maxBytes, (file) => {
-      const spoolPath = path.join(dir, `upload-${randomUUID()}`);
-      written.push(spoolPath);
-      (file as { spoolPath?: string }).spoolPath = spoolPath;
-      return createWriteStream(spoolPath, { mode: 0o600 });
+      const stream = createWriteStream(path.join(dir, `upload-${randomUUID()}`), { mode: 0o600 });
+      written.push(stream);
+      (file as { spoolPath?: string }).spoolPath = String(stream.path);
+      return stream;
     });
     try {
       await readMultipart(ctx, parse, maxBytes);
       await next();
     } finally {
-      await Promise.all(written.map((p) => rm(p, { force: true })));
+      // A stream cut off mid-upload may not have opened its file yet: closed first, so the file exists to be removed.
+      await Promise.all(written.map(async (stream) => {
+        if (!stream.closed) await new Promise<void>((resolve) => stream.destroy().once('close', () => resolve()));
+        await rm(String(stream.path), { force: true });
+      }));
     }
   };
 }

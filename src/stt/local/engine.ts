@@ -244,7 +244,9 @@ export class LocalEngine {
         refuseTranslation(loaded.spec, req);
         req.onStart?.();
         const control = createJobControl();
-        attach(control);
+        // A background job the scheduler evicts is aborted like one whose client left; the scheduler names it EvictedError.
+        const evicted = new AbortController();
+        attach({ pause: () => control.pause(), resume: () => control.resume(), started: () => control.started(), evict: () => evicted.abort() });
         loaded.jobs++;
         try {
           const result = await loaded.model.transcribe(req.pcm, {
@@ -256,7 +258,7 @@ export class LocalEngine {
             threads,
             audioCtx: this.audioCtxFor(loaded, req),
             ...(vad ? { vad } : this.speechGateFor(loaded.spec)),
-            signal,
+            signal: req.background ? AbortSignal.any([signal, evicted.signal]) : signal,
             control,
           });
           return { result, runtime: loaded.spec.id, queueMs };

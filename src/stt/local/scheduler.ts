@@ -36,9 +36,13 @@
 //   arrives. It takes no place in the bounded queue, no ageing and no
 //   fair-queuing tag, and stays out of the wait estimate, so a queued 4-hour
 //   recording neither fills the queue, nor lengthens Retry-After, nor sends
-//   short requests to the cloud.
+//   short requests to the cloud. Where a pause is not to be had (the pause
+//   budget is spent, or order 'arrival' never pauses) the background job is
+//   evicted instead: aborted, and rejected with EvictedError, for its owner
+//   to submit again. It never holds a request up longer than the moment its
+//   native call takes to return.
 
-import { AbortedError } from '../../domain-errors';
+import { AbortedError, BusyError } from '../../domain-errors';
 
 /** How soon a preemption waiting for its victim's native work to begin looks again. */
 const RETRY_MS = 5;
@@ -50,6 +54,13 @@ export class QueueFullError extends Error {
   }
 }
 
+
+/** A background job was stopped to make room for a request (see the note at the top): submit it again. */
+export class EvictedError extends BusyError {
+  constructor() {
+    super('evicted', 'The background job gave its slot to a request; submit it again.', 0);
+  }
+}
 
 /** One owner's share of the queue is taken; the queue may still have room for others. */
 export class OwnerShareFullError extends Error {
@@ -93,6 +104,8 @@ export interface Pausable {
    * those starve the threads the jobs it was paused for need. Absent: started.
    */
   started?(): boolean;
+  /** Stops the job for good (background jobs only: see EvictedError). Absent: a background job is never evicted. */
+  evict?(): void;
 }
 
 export interface JobStart {
@@ -119,6 +132,8 @@ interface Entry {
   sampled: boolean;
   /** In the background lane (see the note at the top). */
   background: boolean;
+  /** Evicted: its native call is returning; it holds no place in the pause budget. */
+  evicted?: boolean;
 }
 
 export interface SubmitOptions {
@@ -263,7 +278,7 @@ export class Scheduler {
           signal?.removeEventListener('abort', onAbort);
           const started = this.now();
           work(job)
-            .then(resolve, reject)
+            .then(resolve, (err) => reject(entry.evicted ? new EvictedError() : err))
             .finally(() => this.finish(entry, started));
         },
       };
@@ -391,14 +406,17 @@ export class Scheduler {
   }
 
   /**
-   * Pauses a running background job for a waiting one. False when none can be
-   * paused now: none runs, the pause budget is spent (the waiting job then
-   * waits for it as for any job), or its native work has not begun (looked at
-   * again shortly).
+   * Makes a running background job give its slot to a waiting request:
+   * paused where the pause budget allows, otherwise evicted (the request then
+   * starts once the native call has returned). True when the slot is free now.
    */
   private pauseBackground(now: number): boolean {
-    if (this.options.order === 'arrival' || this.paused.length >= this.maxPaused) return false;
-    const running = [...this.active].filter((e) => e.background && e.pausable);
+    const running = [...this.active].filter((e) => e.background && e.pausable && !e.evicted);
+    if (this.options.order === 'arrival' || this.pausedCount() >= this.maxPaused) {
+      const victim = running.find((e) => e.pausable!.evict);
+      if (victim) this.evict(victim);
+      return false;
+    }
     const victim = running.find((e) => !e.pausable!.started || e.pausable!.started());
     if (!victim) {
       if (running.length) this.retry ??= setTimeout(() => ((this.retry = undefined), this.dispatch()), RETRY_MS).unref();
@@ -407,9 +425,25 @@ export class Scheduler {
     this.active.delete(victim);
     victim.pausedAt = now;
     this.paused.push(victim);
-    this.preemptions++;
     victim.pausable!.pause();
     return true;
+  }
+
+  /** Paused jobs that hold a place in the pause budget (an evicted one is on its way out). */
+  private pausedCount(): number {
+    return this.paused.filter((e) => !e.evicted).length;
+  }
+
+  private evict(entry: Entry): void {
+    entry.evicted = true;
+    entry.pausable!.evict!();
+  }
+
+  /** Frees a place in the pause budget held by a paused background job; false when none holds one. */
+  private evictPausedBackground(): boolean {
+    const victim = this.paused.find((e) => e.background && !e.evicted && e.pausable?.evict);
+    if (victim) this.evict(victim);
+    return victim !== undefined;
   }
 
   /**
@@ -417,7 +451,7 @@ export class Scheduler {
    * beats it by fair keys: for one key alone, that is plain shortest-first.
    */
   private preemptFor(candidate: Entry, now: number, resumed: ReadonlySet<Entry>): boolean {
-    if (this.options.order === 'arrival' || this.paused.length >= this.maxPaused) return false;
+    if (this.options.order === 'arrival') return false;
     let victim: Entry | undefined;
     let notYetStarted = false;
     for (const e of this.active) {
@@ -433,6 +467,8 @@ export class Scheduler {
       if (notYetStarted) this.retry ??= setTimeout(() => ((this.retry = undefined), this.dispatch()), RETRY_MS).unref();
       return false;
     }
+    // A paused background job gives its place in the budget up to a request.
+    if (this.pausedCount() >= this.maxPaused && !this.evictPausedBackground()) return false;
     this.active.delete(victim);
     victim.pausedAt = now;
     this.paused.push(victim);
@@ -466,7 +502,7 @@ export class Scheduler {
     if (entry.owner !== undefined) this.served.set(entry.owner, (this.served.get(entry.owner) ?? 0) + entry.cost);
     this.leave(entry.owner);
     const computedMs = this.now() - startedAt - entry.pausedMs;
-    if (entry.cost > 0 && i < 0 && entry.sampled) {
+    if (entry.cost > 0 && i < 0 && entry.sampled && !entry.evicted) {
       this.secondsPerAudioSecond = 0.8 * this.secondsPerAudioSecond + 0.2 * (computedMs / 1000 / entry.cost);
     }
     this.dispatch();

@@ -1,0 +1,58 @@
+// The job runner's loop against a store whose calls the test answers
+// (src/jobs/runner.ts): what happens around a shutdown and a failing database.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { JobRunner } from '../../src/jobs/runner';
+import { createLogger } from '../../src/log';
+import { Semaphore } from '../../src/stt/semaphore';
+import type { Job, JobStore } from '../../src/store/jobs';
+import type { Backends } from '../../src/stt/backends';
+
+const job = { id: 'job_1', keyId: 'k', status: 'running', form: '{}', spool: '/nowhere/job_1', secondsTotal: 10, secondsDone: 0, partial: null, result: null, error: null, callbackUrl: null, createdAt: 0, startedAt: 0, finishedAt: null } satisfies Job;
+
+function runnerWith(store: Partial<JobStore>): { runner: JobRunner; calls: string[] } {
+  const calls: string[] = [];
+  const logged = new Proxy(store, {
+    get: (target, name) => {
+      const fn = (target as Record<string | symbol, unknown>)[name];
+      return typeof fn === 'function' ? (...args: unknown[]) => (calls.push(String(name)), fn(...args)) : fn;
+    },
+  });
+  const stt = { transcribe: () => Promise.reject(new Error('no transcription expected')) } as unknown as Backends;
+  const runner = new JobRunner({
+    store: logged as JobStore, stt, decodeSlots: new Semaphore(1), spoolDir: mkdtempSync(path.join(os.tmpdir(), 'stt-spool-')), owner: 'me',
+    maxAudioSeconds: 60, retentionMs: 1000, alone: true, logger: createLogger('silent'),
+  });
+  return { runner, calls };
+}
+
+const base: Partial<JobStore> = { requeueRunning: async () => 0, sweep: async () => [], get: async () => undefined, release: async () => true };
+
+test('a job claimed while the runner stops goes straight back to the queue, unrun', async () => {
+  let answer!: (j: Job | undefined) => void;
+  const { runner, calls } = runnerWith({ ...base, claim: () => new Promise<Job | undefined>((r) => (answer = r)) });
+  await runner.start();
+  const stopped = runner.stop();
+  answer(job);
+  await stopped;
+  assert.deepEqual(calls.filter((c) => c !== 'get'), ['requeueRunning', 'sweep', 'claim', 'release']);
+});
+
+test('a database that fails the runner is logged and tried again, and never takes the process down', async () => {
+  let claims = 0;
+  const { runner } = runnerWith({
+    ...base,
+    claim: async () => {
+      claims++;
+      throw new Error('connection refused');
+    },
+  });
+  await runner.start();
+  runner.wake(); // the next claim now, not after the poll interval
+  await new Promise((r) => setTimeout(r, 50));
+  await runner.stop();
+  assert.ok(claims >= 1);
+});
