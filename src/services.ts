@@ -33,6 +33,7 @@ import { Semaphore } from './stt/semaphore';
 import { POOL_SPARE } from './config';
 import { JobStore } from './store/jobs';
 import { JobRunner } from './jobs/runner';
+import { CallbackSender } from './jobs/callbacks';
 
 export interface Services {
   config: Config;
@@ -67,7 +68,7 @@ export interface Services {
    */
   decodeSlots: Semaphore;
   /** The jobs API: its table, this process's runner, and the directory uploads are spooled to. */
-  jobs: { store: JobStore; runner: JobRunner; spoolDir: string };
+  jobs: { store: JobStore; runner: JobRunner; spoolDir: string; callbacks: CallbackSender };
 }
 
 export const VERSION: string = JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')).version;
@@ -132,19 +133,24 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   const spoolDir = config.spoolDir;
   mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
   const decodeSlots = new Semaphore(Math.max(1, POOL_SPARE - 1));
+  const callbacks = new CallbackSender({
+    store: jobStore, box, rules: { allowInsecureLoopback: config.allowInsecureLoopback, allowPrivate: config.allowPrivateAddresses },
+    userAgent: `stt-gateway/${VERSION}`, logger: logger.child({ component: 'job-callbacks' }),
+  });
   const jobRunner = new JobRunner({
     store: jobStore, stt, decodeSlots, spoolDir, owner: replicaId, maxAudioSeconds: config.maxJobAudioSeconds, retentionMs: config.jobRetentionHours * 3600_000,
-    alone: !db.shared, logger: logger.child({ component: 'jobs' }),
+    alone: !db.shared, logger: logger.child({ component: 'jobs' }), onEnded: () => callbacks.wake(),
   });
   const services: Services = {
     config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, host, serviceId, version: VERSION, startedAt: Date.now(), firstStart: null, shuttingDown: new AbortController(), metrics,
     keyUsage, keyLimiter: new KeyLimiter(keyUsage, requestWindows(db), metrics), replica: { id: replicaId, store: new ReplicaStore(db) },
     decodeSlots,
-    jobs: { store: jobStore, runner: jobRunner, spoolDir },
+    jobs: { store: jobStore, runner: jobRunner, spoolDir, callbacks },
   };
   if (freeCores) freeCoresMonitors.set(services, freeCores);
   routingFollowers.set(services, await followStoredRouting(services));
   await jobRunner.start();
+  callbacks.start();
   return services;
 }
 
@@ -169,6 +175,7 @@ const freeCoresMonitors = new WeakMap<Services, FreeCoresMonitor>();
 
 export async function closeServices(s: Services): Promise<void> {
   await s.jobs.runner.stop();
+  await s.jobs.callbacks.stop();
   routingFollowers.get(s)?.stop();
   freeCoresMonitors.get(s)?.close();
   s.downloader.abortAll();

@@ -66,6 +66,8 @@ export interface JobRunnerOptions {
   /** SQLite, one process: jobs left running by a process that is gone are queued again at start. */
   alone: boolean;
   logger: Logger;
+  /** A job ended (its callback, if it has one, is due). */
+  onEnded?: () => void;
 }
 
 export class JobRunner {
@@ -148,6 +150,7 @@ export class JobRunner {
       const result = await this.transcribe(job, abort.signal);
       if (result === null) return; // cancelled, or the lease went to another process
       if (await this.o.store.finish(job.id, this.o.owner, result)) await this.dropSpool(job);
+      this.o.onEnded?.();
       log.info({ audioSeconds: job.secondsTotal }, 'job done');
     } catch (err) {
       if (abort.signal.aborted || err instanceof AbortedError) {
@@ -162,6 +165,7 @@ export class JobRunner {
         if (!api) log.error({ err: (err as Error).message }, 'job failed');
         const envelope = (api ?? new ApiError(500, 'internal_error', 'The job failed; the server log has the detail.')).toBody();
         if (await this.o.store.fail(job.id, this.o.owner, JSON.stringify(envelope))) await this.dropSpool(job);
+        this.o.onEnded?.();
       }
     } finally {
       clearInterval(renew);

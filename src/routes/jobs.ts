@@ -3,7 +3,9 @@
 // and answers 202 at once; GET /v1/audio/jobs/{id} and GET /v1/audio/jobs
 // show a key its own jobs (another key's are as absent as missing ones);
 // DELETE /v1/audio/jobs/{id} cancels a job or removes an ended one, and its
-// recording with it. src/jobs/runner.ts does the work.
+// recording with it; GET /v1/audio/jobs/callback-secret gives the key the
+// secret its callbacks are signed with. src/jobs/runner.ts does the work,
+// src/jobs/callbacks.ts the callbacks.
 import { randomUUID } from 'node:crypto';
 import { readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -16,8 +18,10 @@ import { invalidAudio } from '../http/error-map';
 import { spoolUpload } from '../http/middleware/upload';
 import { watchClient } from '../http/middleware/client-gone';
 import { stateOf } from '../http/state';
-import type { Job, JobStore } from '../store/jobs';
+import type { JobStore } from '../store/jobs';
+import { jobView } from '../jobs/view';
 import type { JobForm, JobRunner } from '../jobs/runner';
+import type { CallbackSender } from '../jobs/callbacks';
 import type { Services } from '../services';
 import { AbortedError, BackendError } from '../domain-errors';
 import { parseTranscriptionRequest } from './transcription-request';
@@ -26,28 +30,9 @@ import { parseTranscriptionRequest } from './transcription-request';
 const PAGE = 50;
 
 export type JobRouteParts = Pick<Services, 'stt' | 'keyLimiter' | 'logger' | 'decodeSlots'> & {
-  jobs: { store: JobStore; runner: JobRunner; spoolDir: string };
+  jobs: { store: JobStore; runner: JobRunner; spoolDir: string; callbacks: CallbackSender };
   config: Pick<Services['config'], 'maxJobUploadBytes' | 'maxJobAudioSeconds' | 'maxJobsPerKey'>;
 };
-
-const seconds = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000));
-
-/** A job as its key sees it: the answer once done, the error envelope once failed. */
-export function jobView(job: Job) {
-  const form = JSON.parse(job.form) as JobForm;
-  return {
-    id: job.id,
-    object: 'audio.job',
-    status: job.status,
-    created_at: seconds(job.createdAt)!,
-    started_at: seconds(job.startedAt),
-    finished_at: seconds(job.finishedAt),
-    response_format: form.format,
-    progress: { seconds_done: Math.round(job.secondsDone * 100) / 100, seconds_total: Math.round(job.secondsTotal * 100) / 100 },
-    ...(job.status === 'done' && job.result !== null && { result: JSON.parse(job.result) as unknown }),
-    ...(job.status === 'failed' && job.error !== null && { error: (JSON.parse(job.error) as { error: unknown }).error }),
-  };
-}
 
 /** The file part as the spool parser left it. */
 function spooledFile(ctx: Context): string {
@@ -56,18 +41,24 @@ function spooledFile(ctx: Context): string {
   return file.spoolPath;
 }
 
-/** The form's fields as a transcription takes them, but for stream and include[] (a job's answer is fetched whole). */
-function parseJobForm(ctx: Context, target: Parameters<typeof parseTranscriptionRequest>[2]): JobForm {
-  const fields = { ...(ctx.request.body as Record<string, unknown>) };
+/**
+ * The form's fields as a transcription takes them, but for stream and
+ * include[] (a job's answer is fetched whole), and its callback URL.
+ */
+function parseJobForm(ctx: Context, target: Parameters<typeof parseTranscriptionRequest>[2], callbacks: CallbackSender): { form: JobForm; callbackUrl: string | null } {
+  const { callback_url: callbackUrl, ...fields } = ctx.request.body as Record<string, unknown>;
   for (const name of ['stream', 'include[]', 'include']) {
     if (fields[name] !== undefined) throw badRequest('unsupported_parameter', `${name} does not apply to a job: its answer is fetched whole with GET /v1/audio/jobs/{id}.`, name);
   }
-  if (fields.callback_url !== undefined) throw badRequest('unsupported_parameter', 'callback_url is not supported yet: poll GET /v1/audio/jobs/{id}.', 'callback_url');
   const req = parseTranscriptionRequest(fields, (ctx.request.files ?? {}) as Record<string, unknown>, target);
-  return {
+  if (callbackUrl !== undefined && typeof callbackUrl !== 'string') throw badRequest('invalid_type', 'callback_url must be one text field.', 'callback_url');
+  const problem = callbackUrl ? callbacks.urlProblem(callbackUrl) : null;
+  if (problem) throw badRequest('invalid_value', `callback_url: ${problem}.`, 'callback_url');
+  const form: JobForm = {
     task: req.task, format: req.format, language: req.language, prompt: req.prompt, temperature: req.temperature,
     granularities: [...req.granularities], chunkingStrategy: req.chunkingStrategy,
   };
+  return { form, callbackUrl: callbackUrl || null };
 }
 
 export function jobRoutes(v1: Router, s: JobRouteParts): void {
@@ -83,7 +74,7 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
     // A job waits for a model that is loading, but is not accepted for one that will never come.
     const local = s.stt.local.status().state;
     if (local !== 'ready' && local !== 'loading') throw new BackendError('no_active_model', 'No local speech model is active. The host must activate one in /settings.');
-    const form = parseJobForm(ctx, route.target);
+    const { form, callbackUrl } = parseJobForm(ctx, route.target, s.jobs.callbacks);
     if ((await store.unfinished(key.id)) >= s.config.maxJobsPerKey) {
       throw new ApiError(429, 'too_many_jobs', `This key has ${s.config.maxJobsPerKey} jobs queued or running, as many as it may; wait for one to end or cancel one.`, null, { 'Retry-After': '60' });
     }
@@ -108,7 +99,7 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
     const spool = path.join(spoolDir, id);
     await rename(upload, spool);
     try {
-      const job = await store.create({ id, keyId: key.id, form: JSON.stringify(form), spool, secondsTotal: durationSeconds, callbackUrl: null });
+      const job = await store.create({ id, keyId: key.id, form: JSON.stringify(form), spool, secondsTotal: durationSeconds, callbackUrl });
       // Charged when accepted: the work is reserved for it from now.
       state.transcribedSeconds = durationSeconds;
       runner.wake();
@@ -135,6 +126,11 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
     if (!job) throw notFound('job_not_found', `No job "${ctx.params.id}" of this key.`, 'id');
     return job;
   };
+
+  // Before /audio/jobs/:id, which would take its last part for an id.
+  v1.get('/audio/jobs/callback-secret', async function callbackSecret(ctx: Context) {
+    ctx.body = { object: 'audio.job.callback_secret', secret: s.jobs.callbacks.secretFor(stateOf(ctx).apiKey!.id) };
+  });
 
   v1.get('/audio/jobs/:id', async function getJob(ctx: Context) {
     ctx.body = jobView(await ownJob(ctx));

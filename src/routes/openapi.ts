@@ -129,15 +129,18 @@ const job = obj({
   id: str(), object: str({ const: 'audio.job' }), status: str({ enum: ['queued', 'running', 'done', 'failed', 'cancelled'] }),
   created_at: int, started_at: nullable(int), finished_at: nullable(int), response_format: str({ enum: [...RESPONSE_FORMATS] }),
   progress: obj({ seconds_done: num, seconds_total: num }),
+  callback_url: str(),
+  callback_status: str({ enum: ['waiting', 'pending', 'delivered', 'failed'], description: 'waiting: the job has not ended; pending: being delivered or retried' }),
   result: { description: 'Once done: the answer in response_format (json and verbose_json as an object, the others as a string)' },
   error: { ...obj({ message: str(), type: str(), param: nullable(str()), code: str() }), description: 'Once failed: the error, as a transcription would have answered it' },
-}, ['result', 'error']);
+}, ['result', 'error', 'callback_url', 'callback_status']);
 
 /** POST /v1/audio/jobs: a transcription's form (but stream and include[]), answered 202 at once. */
 function jobOperation(): Schema {
   const fields: Record<string, Schema> = {
     file: str({ format: 'binary', description: 'A recording in any format a transcription takes, up to STT_MAX_JOB_UPLOAD_BYTES and STT_MAX_JOB_AUDIO_SECONDS' }),
     ...Object.fromEntries(FORM_FIELDS.transcribe.filter((name) => name !== 'stream' && name !== 'include[]').map((name) => [name, FIELD_SCHEMAS[name]])),
+    callback_url: str({ description: 'https URL the job\'s view is POSTed to when it ends, signed (Stt-Signature) with the key\'s callback secret' }),
   };
   return {
     operationId: 'createJob',
@@ -207,6 +210,12 @@ export function openApiDocument(version: string): Schema {
           operationId: 'listJobs', security: [{ apiKey: [] }], summary: 'This key\'s jobs, newest first',
           parameters: [{ name: 'after', in: 'query', required: false, description: 'The last job id of the previous page', schema: str() }],
           responses: { 200: json('Jobs', obj({ object: str({ const: 'list' }), data: { type: 'array', items: job }, has_more: { type: 'boolean' } })), ...GUARDED, 400: error('after is not one of this key\'s jobs'), ...STORE_BUSY },
+        },
+      },
+      '/v1/audio/jobs/callback-secret': {
+        get: {
+          operationId: 'getJobCallbackSecret', security: [{ apiKey: [] }], summary: 'The secret this key\'s job callbacks are signed with',
+          responses: { 200: json('The secret', obj({ object: str({ const: 'audio.job.callback_secret' }), secret: str() })), ...GUARDED },
         },
       },
       '/v1/audio/jobs/{id}': {

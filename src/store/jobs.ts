@@ -7,6 +7,8 @@
 import type { Database } from './db';
 
 export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+/** A job with a callback URL: its callback is pending from when the job ends until delivered or given up. */
+export type CallbackState = 'pending' | 'delivered' | 'failed';
 const ENDED: JobStatus[] = ['done', 'failed', 'cancelled'];
 
 export interface Job {
@@ -26,6 +28,9 @@ export interface Job {
   /** The error envelope (JSON), once failed. */
   error: string | null;
   callbackUrl: string | null;
+  callbackState: CallbackState | null;
+  /** Delivery attempts made so far. */
+  callbackAttempts: number;
   createdAt: number;
   startedAt: number | null;
   finishedAt: number | null;
@@ -43,6 +48,8 @@ interface Row {
   result: string | null;
   error: string | null;
   callback_url: string | null;
+  callback_state: string | null;
+  callback_attempts: number | string;
   created_at: number | string;
   started_at: number | string | null;
   finished_at: number | string | null;
@@ -55,7 +62,7 @@ function toJob(r: Row): Job {
   return {
     id: r.id, keyId: r.key_id, status: r.status as JobStatus, form: r.form, spool: r.spool,
     secondsTotal: r.seconds_total, secondsDone: r.seconds_done, partial: r.partial, result: r.result, error: r.error,
-    callbackUrl: r.callback_url, createdAt: Number(r.created_at), startedAt: time(r.started_at), finishedAt: time(r.finished_at),
+    callbackUrl: r.callback_url, callbackState: r.callback_state as CallbackState | null, callbackAttempts: Number(r.callback_attempts), createdAt: Number(r.created_at), startedAt: time(r.started_at), finishedAt: time(r.finished_at),
   };
 }
 
@@ -177,9 +184,10 @@ export class JobStore {
 
   /** Removes the jobs that ended before `before`; returns their spool files still on disk. */
   async sweep(before: number): Promise<string[]> {
-    const rows = await this.db.all<{ id: string; spool: string | null }>(
-      `SELECT id, spool FROM jobs WHERE status IN ('done', 'failed', 'cancelled') AND finished_at < ?`, [before]);
-    if (rows.length) await this.db.run(`DELETE FROM jobs WHERE status IN ('done', 'failed', 'cancelled') AND finished_at < ?`, [before]);
+    // A callback still being retried keeps its job.
+    const ended = `status IN ('done', 'failed', 'cancelled') AND finished_at < ? AND (callback_state IS NULL OR callback_state <> 'pending')`;
+    const rows = await this.db.all<{ id: string; spool: string | null }>(`SELECT id, spool FROM jobs WHERE ${ended}`, [before]);
+    if (rows.length) await this.db.run(`DELETE FROM jobs WHERE ${ended}`, [before]);
     return rows.map((r) => r.spool).filter((s): s is string => s !== null);
   }
 
@@ -203,11 +211,37 @@ export class JobStore {
   }
 
   private async end(id: string, owner: string, status: 'done' | 'failed', fields: { result?: string; error?: string; seconds_done?: null }): Promise<boolean> {
+    const at = this.now();
     const { changes } = await this.db.run(
       `UPDATE jobs SET status = ?, result = ?, error = ?, seconds_done = ${fields.seconds_done === null ? 'seconds_total' : 'seconds_done'},
-       partial = NULL, lease_owner = NULL, lease_until = NULL, finished_at = ? WHERE id = ? AND lease_owner = ? AND status = 'running'`,
-      [status, fields.result ?? null, fields.error ?? null, this.now(), id, owner],
+       partial = NULL, lease_owner = NULL, lease_until = NULL, finished_at = ?,
+       callback_state = CASE WHEN callback_url IS NULL THEN NULL ELSE 'pending' END, callback_next_at = ?
+       WHERE id = ? AND lease_owner = ? AND status = 'running'`,
+      [status, fields.result ?? null, fields.error ?? null, at, at, id, owner],
     );
     return changes === 1;
+  }
+
+  /**
+   * The job whose callback is due soonest, taken for one attempt until
+   * now + holdMs (another process that looks meanwhile passes it by);
+   * undefined when none is due, or another process took it first.
+   */
+  async claimCallback(holdMs: number): Promise<Job | undefined> {
+    const at = this.now();
+    const row = await this.db.get<{ id: string; callback_next_at: number | string }>(
+      `SELECT id, callback_next_at FROM jobs WHERE callback_state = 'pending' AND callback_next_at <= ? ORDER BY callback_next_at, id LIMIT 1`, [at]);
+    if (!row) return undefined;
+    const { changes } = await this.db.run(
+      `UPDATE jobs SET callback_next_at = ? WHERE id = ? AND callback_state = 'pending' AND callback_next_at = ?`, [at + holdMs, row.id, Number(row.callback_next_at)]);
+    return changes === 1 ? this.get(row.id) : undefined;
+  }
+
+  /** An attempt's outcome: delivered, given up, or tried again at `retryAt`. */
+  async callbackAttempted(id: string, outcome: { delivered: true } | { delivered: false; retryAt: number | null }): Promise<void> {
+    const state: CallbackState = outcome.delivered ? 'delivered' : outcome.retryAt === null ? 'failed' : 'pending';
+    const next = outcome.delivered ? null : outcome.retryAt;
+    await this.db.run(
+      `UPDATE jobs SET callback_state = ?, callback_attempts = callback_attempts + 1, callback_next_at = ? WHERE id = ? AND callback_state = 'pending'`, [state, next, id]);
   }
 }

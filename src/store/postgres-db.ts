@@ -45,7 +45,8 @@ const MIGRATIONS: string[] = [
   `CREATE TABLE jobs (
      id TEXT PRIMARY KEY, key_id TEXT NOT NULL, status TEXT NOT NULL, form TEXT NOT NULL, spool TEXT,
      seconds_total DOUBLE PRECISION NOT NULL, seconds_done DOUBLE PRECISION NOT NULL DEFAULT 0, partial TEXT,
-     result TEXT, error TEXT, callback_url TEXT, lease_owner TEXT, lease_until BIGINT,
+     result TEXT, error TEXT, callback_url TEXT, callback_state TEXT, callback_attempts INTEGER NOT NULL DEFAULT 0, callback_next_at BIGINT,
+     lease_owner TEXT, lease_until BIGINT,
      created_at BIGINT NOT NULL, started_at BIGINT, finished_at BIGINT);
    CREATE INDEX jobs_by_status ON jobs (status, created_at);
    CREATE INDEX jobs_by_key ON jobs (key_id, created_at);`,

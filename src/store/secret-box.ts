@@ -1,6 +1,6 @@
 // Encrypts provider keys at rest with AES-256-GCM. The key is STT_SECRET_KEY
 // (64 hex characters) or a random key kept in $STT_DATA_DIR/secret.key (0600).
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { writeSecretFile } from './secret-file';
@@ -25,6 +25,14 @@ export class SecretBox {
     // Replacing a damaged key would make every stored provider key undecryptable: refuse instead.
     if (!/^[0-9a-f]{64}$/i.test(hex)) throw new Error(`${file} is not 64 hex characters; restore it, or remove it and re-enter the provider keys`);
     return new SecretBox(Buffer.from(hex, 'hex'));
+  }
+
+  /**
+   * A secret of its own for `label`, derived from the key (HMAC-SHA256): the
+   * same on every replica that shares STT_SECRET_KEY, and nothing to store.
+   */
+  derive(label: string): Buffer {
+    return createHmac('sha256', this.key).update(label).digest();
   }
 
   seal(plain: string): string {

@@ -4,7 +4,10 @@
 // restart in the middle of a job.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
 import { AUDIO_DIR, loopedSpeech, wav16k } from '../../fixtures';
@@ -125,7 +128,6 @@ test('bad input is refused before anything is queued, and nothing is left in the
   const cases: [Record<string, string | Blob>, number, string][] = [
     [{ file: new Blob([Buffer.from('not audio at all, not even close')]) }, 400, 'invalid_audio'],
     [{ file: wavBlob(JFK), stream: 'true' }, 400, 'unsupported_parameter'],
-    [{ file: wavBlob(JFK), callback_url: 'https://example.com/hook' }, 400, 'unsupported_parameter'],
     [{ file: wavBlob(JFK), response_format: 'xml' }, 400, 'invalid_response_format'],
     [{ model: 'whisper-1' }, 400, 'missing_file'],
     [{ file: wavBlob(Buffer.alloc(12_100_000)) }, 413, 'file_too_large'],
@@ -205,4 +207,83 @@ test('a job resumes from its last finished piece: the pieces done before are not
   const words = (t: string) => t.replace(/\s+/g, ' ').trim();
   assert.equal(words(resumed.result.text), words(`FIRST PIECE. ${second.text}`));
   assert.deepEqual(spoolFiles(server), []);
+});
+
+/** A loopback receiver of callbacks: answers each with the next status of `statuses` (then 200), and keeps what came. */
+async function receiver(statuses: number[]): Promise<{ url: string; calls: { headers: http.IncomingHttpHeaders; body: string }[]; close: () => Promise<void> }> {
+  const calls: { headers: http.IncomingHttpHeaders; body: string }[] = [];
+  const srv = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      calls.push({ headers: req.headers, body });
+      res.writeHead(statuses.shift() ?? 200).end();
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}/hooks/stt`, calls, close: () => new Promise((r) => srv.close(() => r())) };
+}
+
+/** Whether `header` (Stt-Signature) signs `body` with `secret`, sent within the last minute. */
+function verifies(header: string, body: string, secret: string): boolean {
+  const { t, v1 } = Object.fromEntries(header.split(',').map((p) => p.split('=') as [string, string]));
+  const expected = createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
+  return Math.abs(Date.now() / 1000 - Number(t)) < 60 && timingSafeEqual(Buffer.from(v1, 'hex'), Buffer.from(expected, 'hex'));
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(check());
+}
+
+test('a job\'s callback is signed with the key\'s secret, retried after a failure, and delivered once', async () => {
+  const hook = await receiver([500]);
+  try {
+    const secret = (await (await fetch(`${server.url}/v1/audio/jobs/callback-secret`, { headers: server.auth })).json()).secret;
+    assert.match(secret, /^whsec_[A-Za-z0-9_-]{43}$/);
+    const res = await submit(server, server.auth, { file: wavBlob(JFK), callback_url: hook.url });
+    const accepted = await res.json();
+    assert.deepEqual([res.status, accepted.callback_url, accepted.callback_status], [202, hook.url, 'waiting']);
+    const done = await ended(server, server.auth, accepted.id);
+    // The first attempt is answered 500; the next, a second later, 200.
+    await until(() => hook.calls.length === 2);
+    for (const call of hook.calls) {
+      assert.equal(call.headers['content-type'], 'application/json');
+      assert.ok(verifies(String(call.headers['stt-signature']), call.body, secret), 'signed with the key\'s secret');
+      assert.ok(!verifies(String(call.headers['stt-signature']), call.body.replace('"done"', '"failed"'), secret), 'a changed body does not verify');
+      const body = JSON.parse(call.body);
+      assert.deepEqual([body.id, body.status, body.result], [accepted.id, 'done', done.result], 'the job as GET shows it');
+    }
+    const after = (await getJob(server, server.auth, accepted.id)).body;
+    assert.equal(after.callback_status, 'delivered');
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(hook.calls.length, 2, 'once delivered, never again');
+    const other = (await server.services.apiKeys.create('other-callbacks')).key;
+    const otherSecret = (await (await fetch(`${server.url}/v1/audio/jobs/callback-secret`, { headers: { Authorization: `Bearer ${other}` } })).json()).secret;
+    assert.notEqual(otherSecret, secret, 'each key has its own');
+  } finally {
+    await hook.close();
+  }
+});
+
+test('a failed job calls back with its error; a callback URL against the rules is refused at submission', async () => {
+  const hook = await receiver([]);
+  try {
+    const key = await server.services.apiKeys.verify(server.apiKey);
+    await server.services.db.run(
+      `INSERT INTO jobs (id, key_id, status, form, spool, seconds_total, callback_url, created_at) VALUES (?, ?, 'queued', ?, ?, 1, ?, ?)`,
+      ['job_lost', key!.id, JSON.stringify({ task: 'transcribe', format: 'json', granularities: ['segment'] }), path.join(server.dataDir, 'spool', 'job_lost'), hook.url, Date.now()]);
+    server.services.jobs.runner.wake();
+    await until(() => hook.calls.length === 1);
+    const body = JSON.parse(hook.calls[0].body);
+    assert.deepEqual([body.id, body.status, body.error.code], ['job_lost', 'failed', 'recording_missing']);
+    for (const url of ['http://example.com/hook', 'https://169.254.169.254/latest', 'ftp://127.0.0.1/x', 'not a url']) {
+      const res = await submit(server, server.auth, { file: wavBlob(JFK), callback_url: url });
+      const refused = await res.json();
+      assert.deepEqual([res.status, refused.error.code, refused.error.param], [400, 'invalid_value', 'callback_url'], url);
+    }
+    assert.deepEqual(spoolFiles(server), []);
+  } finally {
+    await hook.close();
+  }
 });

@@ -11,7 +11,7 @@ import { Semaphore } from '../../src/stt/semaphore';
 import type { Job, JobStore } from '../../src/store/jobs';
 import type { Backends } from '../../src/stt/backends';
 
-const job = { id: 'job_1', keyId: 'k', status: 'running', form: '{}', spool: '/nowhere/job_1', secondsTotal: 10, secondsDone: 0, partial: null, result: null, error: null, callbackUrl: null, createdAt: 0, startedAt: 0, finishedAt: null } satisfies Job;
+const job = { id: 'job_1', keyId: 'k', status: 'running', form: '{}', spool: '/nowhere/job_1', secondsTotal: 10, secondsDone: 0, partial: null, result: null, error: null, callbackUrl: null, callbackState: null, callbackAttempts: 0, createdAt: 0, startedAt: 0, finishedAt: null } satisfies Job;
 
 function runnerWith(store: Partial<JobStore>): { runner: JobRunner; calls: string[] } {
   const calls: string[] = [];

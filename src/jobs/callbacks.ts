@@ -1,0 +1,138 @@
+// Job callbacks: when a job with a callback_url ends (done or failed), its
+// view (the body GET /v1/audio/jobs/{id} answers) is POSTed to the URL,
+// signed as Stripe signs its webhooks: `Stt-Signature: t=<unix seconds>,
+// v1=<hex HMAC-SHA256 of "<t>.<body>">` with the key's callback secret, so
+// a receiver checks both who sent it and when (against replays). Tried again
+// after 1 s, 10 s, 1 min, 10 min and 1 h, then given up (the result is still
+// fetched with GET); a 2xx ends it. At least once: a receiver deduplicates
+// by job id. The pending callbacks are rows in the jobs table, so a restart
+// or another replica goes on with them. Every attempt connects under the
+// provider-URL rules (net/checked-fetch.ts), resolved anew each time.
+import { createHmac } from 'node:crypto';
+import { checkedFetch } from '../net/checked-fetch';
+import { checkRemoteUrlWithRules, type AddressRules } from '../net/remote-url';
+import type { SecretBox } from '../store/secret-box';
+import type { Job, JobStore } from '../store/jobs';
+import type { Logger } from '../log';
+import { jobView } from './view';
+
+/** The waits before the 2nd to 6th attempts; after the 6th, given up. */
+export const RETRY_DELAYS_MS = [1_000, 10_000, 60_000, 600_000, 3_600_000];
+const ATTEMPT_TIMEOUT_MS = 10_000;
+/** An attempt holds its job this long, so another process does not try it at the same time. */
+const HOLD_MS = ATTEMPT_TIMEOUT_MS + 5_000;
+const POLL_MS = 1_000;
+
+/** The key's callback secret (`whsec_...`): derived from STT_SECRET_KEY, the same on every replica; a new key gets a new one. */
+export function callbackSecret(box: SecretBox, keyId: string): string {
+  return `whsec_${box.derive(`stt-job-callbacks:${keyId}`).toString('base64url')}`;
+}
+
+/** The Stt-Signature header of `body` sent at `unixSeconds`. */
+export function signature(secret: string, unixSeconds: number, body: string): string {
+  return `t=${unixSeconds},v1=${createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex')}`;
+}
+
+export interface CallbackSenderOptions {
+  store: JobStore;
+  box: SecretBox;
+  rules: AddressRules;
+  userAgent: string;
+  logger: Logger;
+}
+
+export class CallbackSender {
+  private stopping = false;
+  private loop: Promise<void> | null = null;
+  private wakeUp: (() => void) | null = null;
+  private inFlight: AbortController | null = null;
+
+  constructor(private readonly o: CallbackSenderOptions) {}
+
+  start(): void {
+    this.loop = this.work();
+  }
+
+  /** The key's callback secret (GET /v1/audio/jobs/callback-secret). */
+  secretFor(keyId: string): string {
+    return callbackSecret(this.o.box, keyId);
+  }
+
+  /** Null when a job may be called back at `url`, otherwise why not (checked again, resolved anew, at every attempt). */
+  urlProblem(url: string): string | null {
+    return checkRemoteUrlWithRules(url, this.o.rules);
+  }
+
+  /** A job ended: look now rather than at the next poll. */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.inFlight?.abort();
+    this.wake();
+    await this.loop;
+  }
+
+  private async work(): Promise<void> {
+    while (!this.stopping) {
+      try {
+        const job = await this.o.store.claimCallback(HOLD_MS);
+        if (job && !this.stopping) await this.attempt(job);
+        else if (!job) await this.idle(POLL_MS);
+      } catch (err) {
+        this.o.logger.warn({ err: (err as Error).message }, 'callbacks: a database call failed');
+        await this.idle(POLL_MS);
+      }
+    }
+  }
+
+  private idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeUp = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakeUp = done;
+    });
+  }
+
+  private async attempt(job: Job): Promise<void> {
+    const body = JSON.stringify(jobView(job));
+    const sentAt = Math.floor(Date.now() / 1000);
+    const log = this.o.logger.child({ jobId: job.id, attempt: job.callbackAttempts + 1 });
+    this.inFlight = new AbortController();
+    let failure: string;
+    try {
+      const res = await checkedFetch(job.callbackUrl!, {
+        method: 'POST',
+        body,
+        headers: {
+          'Content-Type': 'application/json',
+          'User-Agent': this.o.userAgent,
+          'Stt-Signature': signature(callbackSecret(this.o.box, job.keyId), sentAt, body),
+        },
+        redirect: 'manual', // a redirect could lead anywhere the rules were not checked against
+        signal: AbortSignal.any([this.inFlight.signal, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)]),
+      }, this.o.rules);
+      await res.body?.cancel();
+      if (res.ok) {
+        await this.o.store.callbackAttempted(job.id, { delivered: true });
+        log.info('job callback delivered');
+        return;
+      }
+      failure = `the receiver answered ${res.status}`;
+    } catch (err) {
+      if (this.stopping) return; // shutting down: its hold runs out and it is tried again
+      failure = (err as Error).message;
+    } finally {
+      this.inFlight = null;
+    }
+    const delay = RETRY_DELAYS_MS[job.callbackAttempts];
+    await this.o.store.callbackAttempted(job.id, { delivered: false, retryAt: delay === undefined ? null : Date.now() + delay });
+    log.warn({ failure, retryInMs: delay ?? null }, delay === undefined ? 'job callback given up' : 'job callback failed; tried again later');
+  }
+}
