@@ -60,7 +60,7 @@ const LAYERS = [
   ['store/', 'metrics.ts'],
   ['stt/'],
   ['host/', 'config.ts'],
-  ['http/'],
+  ['http/', 'jobs/'],
   ['routes/'],
 ];
 const layerOf = (rel) => {

@@ -413,7 +413,7 @@ test('shared database: five processes opening an empty database at once all come
   const url = await (await (postgres ??= TempPostgres.create())).newDatabase();
   const dbs = await Promise.all([1, 2, 3, 4, 5].map(() => openDatabase({ dataDir: tempDataDir(), databaseUrl: url })));
   try {
-    assert.deepEqual(await dbs[0].all('SELECT version FROM schema_version'), [{ version: 3 }]);
+    assert.deepEqual(await dbs[0].all('SELECT version FROM schema_version'), [{ version: 4 }]);
     assert.equal(new Set(await Promise.all(dbs.map((db) => new SettingsStore(db).serviceId()))).size, 1, 'one service id');
   } finally {
     await Promise.all(dbs.map((db) => db.close()));
