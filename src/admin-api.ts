@@ -86,6 +86,11 @@ export const adminStatusSchema = z.object({
   publicModel: z.string(),
   local: localStatusViewSchema,
   queue: z.object({ running: z.int(), waiting: z.int(), capacity: z.int() }),
+  jobs: z.object({
+    queued: z.int(),
+    running: z.int(),
+    oldestQueuedSeconds: z.int().nullable(),
+  }).describe('The jobs API (POST /v1/audio/jobs): jobs queued and running in the database (every replica\'s), and how long the oldest has waited'),
   system: z.object({ threads: z.int(), rssBytes: z.int() }),
   providers: z.array(z.object({ id: z.string(), enabled: z.boolean(), lastError: providerFailureViewSchema.nullable() })),
   firstStart: firstStartViewSchema.nullable(),

@@ -31,6 +31,8 @@ export interface Config {
   maxJobAudioSeconds: number;
   /** Hours an ended job's result is kept (STT_JOB_RETENTION_HOURS). */
   jobRetentionHours: number;
+  /** How long a job's lease outlives its last renewal: a dead replica's job is taken over after it (STT_JOB_LEASE_SECONDS). */
+  jobLeaseSeconds: number;
   /** Jobs one API key may have queued or running (STT_MAX_JOBS_PER_KEY). */
   maxJobsPerKey: number;
   /** Where job uploads are kept until their job ends (STT_SPOOL_DIR): replicas must share it. */
@@ -217,6 +219,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxJobAudioSeconds: int(env, 'STT_MAX_JOB_AUDIO_SECONDS', 7200, 1, 134_217),
     jobRetentionHours: int(env, 'STT_JOB_RETENTION_HOURS', 24, 1, 24 * 365),
     maxJobsPerKey: int(env, 'STT_MAX_JOBS_PER_KEY', 20, 1, 100_000),
+    jobLeaseSeconds: int(env, 'STT_JOB_LEASE_SECONDS', 30, 3, 3600),
     spoolDir: path.resolve(env.STT_SPOOL_DIR || path.join(dataDir, 'spool')),
     modelBaseUrl,
     logLevel,

@@ -78,6 +78,35 @@ export class Metrics {
     name: 'stt_rate_limited_total', help: 'Requests refused with 429 by which per-key limit', labelNames: ['limit'] as const, registers: [this.registry],
   });
 
+  readonly jobsFinished = new Counter({
+    name: 'stt_batch_jobs_finished_total', help: 'Jobs of the jobs API this process ended, by outcome (done, failed)', labelNames: ['outcome'] as const, registers: [this.registry],
+  });
+  readonly jobCallbacks = new Counter({
+    name: 'stt_batch_job_callbacks_total', help: 'Job callback attempts this process made, by outcome (delivered, retry, given_up)', labelNames: ['outcome'] as const, registers: [this.registry],
+  });
+
+  /** The jobs API's queue, read from the database at scrape time (every replica's jobs). */
+  watchJobs(counts: () => Promise<{ queued: number; running: number; oldestQueuedMs: number | null }>): void {
+    const registers = [this.registry];
+    let reading: ReturnType<typeof counts> | null = null;
+    // Both gauges read one query per scrape.
+    const read = () => (reading ??= counts().finally(() => setImmediate(() => (reading = null))));
+    new Gauge({
+      name: 'stt_batch_jobs', help: 'Jobs of the jobs API queued and running, by status (every replica\'s)', labelNames: ['status'] as const, registers,
+      async collect() {
+        const c = await read();
+        this.set({ status: 'queued' }, c.queued);
+        this.set({ status: 'running' }, c.running);
+      },
+    });
+    new Gauge({
+      name: 'stt_batch_job_oldest_queued_seconds', help: 'How long the oldest queued job of the jobs API has waited (0 when none waits)', registers,
+      async collect() {
+        this.set(((await read()).oldestQueuedMs ?? 0) / 1000);
+      },
+    });
+  }
+
   constructor(scheduler: () => QueueReading) {
     const registers = [this.registry];
     new Gauge({

@@ -130,16 +130,22 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
 
   const replicaId = randomUUID();
   const jobStore = new JobStore(db);
+  metrics.watchJobs(() => jobStore.counts());
   const spoolDir = config.spoolDir;
   mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
   const decodeSlots = new Semaphore(Math.max(1, POOL_SPARE - 1));
   const callbacks = new CallbackSender({
     store: jobStore, box, rules: { allowInsecureLoopback: config.allowInsecureLoopback, allowPrivate: config.allowPrivateAddresses },
-    userAgent: `stt-gateway/${VERSION}`, logger: logger.child({ component: 'job-callbacks' }),
+    userAgent: `stt-gateway/${VERSION}`, logger: logger.child({ component: 'job-callbacks' }), metrics,
   });
   const jobRunner = new JobRunner({
     store: jobStore, stt, decodeSlots, spoolDir, owner: replicaId, maxAudioSeconds: config.maxJobAudioSeconds, retentionMs: config.jobRetentionHours * 3600_000,
-    alone: !db.shared, logger: logger.child({ component: 'jobs' }), onEnded: () => callbacks.wake(),
+    leaseMs: config.jobLeaseSeconds * 1000,
+    alone: !db.shared, logger: logger.child({ component: 'jobs' }),
+    onEnded: (outcome) => {
+      metrics.jobsFinished.inc({ outcome });
+      callbacks.wake();
+    },
   });
   const services: Services = {
     config, logger, db, settings, apiKeys, adminKey, local, stt, providers, cloud, downloader, host, serviceId, version: VERSION, startedAt: Date.now(), firstStart: null, shuttingDown: new AbortController(), metrics,

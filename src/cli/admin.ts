@@ -3,6 +3,7 @@
 //   npm run admin -- keys limits <id> [--rpm N|none] [--audio-per-day S|none] [--local-only yes|no]
 //   npm run admin -- runtime list | runtime activate <id> | runtime deactivate
 //   npm run admin -- aliases set [<name>...]
+//   npm run admin -- jobs list | jobs cancel <id>
 //   npm run admin -- status
 // Key changes apply to the next request; a running server picks up routing
 // changes within a few seconds (it re-reads routing; see services.ts), at
@@ -19,6 +20,8 @@ import { Host } from '../host/host';
 import { parseArgs } from 'node:util';
 import type { z } from 'zod';
 import { keyLimitsSchema } from '../routes/admin-schemas';
+import { JobStore } from '../store/jobs';
+import { rm } from 'node:fs/promises';
 
 const USAGE = `usage: npm run admin -- <command>
   keys create <name>        create an API key (printed once)
@@ -31,6 +34,9 @@ const USAGE = `usage: npm run admin -- <command>
   runtime activate <id>     make a local runtime active (Local mode)
   runtime deactivate        no active local runtime
   aliases set [<name>...]   extra model names clients may send (e.g. large-v3); none clears them
+  jobs list                 the 50 newest jobs of the jobs API, every key's
+  jobs cancel <id>          cancel a job that has not ended (a server running it stops within
+                            a third of STT_JOB_LEASE_SECONDS) and remove its recording
   status                    service id, routing, key count`;
 
 async function main(argv: string[]): Promise<number> {
@@ -71,6 +77,21 @@ async function main(argv: string[]): Promise<number> {
       out(await host().changeRouting({ localModel: null }));
     } else if (group === 'aliases' && action === 'set') {
       out(await host().changeRouting({ aliases: argv.slice(2) }));
+    } else if (group === 'jobs' && action === 'list') {
+      out((await new JobStore(db).list(null, 50)).map((j) => ({
+        id: j.id, keyId: j.keyId, status: j.status, secondsDone: j.secondsDone, secondsTotal: j.secondsTotal,
+        createdAt: new Date(j.createdAt).toISOString(), finishedAt: j.finishedAt === null ? null : new Date(j.finishedAt).toISOString(),
+        callback: j.callbackState,
+      })));
+    } else if (group === 'jobs' && action === 'cancel' && arg) {
+      const jobs = new JobStore(db);
+      const cancelled = await jobs.cancel(arg);
+      if (!cancelled) throw new Error(`no job ${arg} that has not ended`);
+      if (cancelled.spool) {
+        await rm(cancelled.spool, { force: true });
+        await jobs.forgetSpool(arg);
+      }
+      out({ id: arg, status: 'cancelled' });
     } else if (group === 'status') {
       out({ serviceId: await settings.serviceId(), routing: await settings.routing(), apiKeys: (await keys.list()).length, dataDir: config.dataDir });
     } else {

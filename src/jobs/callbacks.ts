@@ -14,6 +14,7 @@ import { checkRemoteUrlWithRules, type AddressRules } from '../net/remote-url';
 import type { SecretBox } from '../store/secret-box';
 import type { Job, JobStore } from '../store/jobs';
 import type { Logger } from '../log';
+import type { Metrics } from '../metrics';
 import { jobView } from './view';
 
 /** The waits before the 2nd to 6th attempts; after the 6th, given up. */
@@ -39,6 +40,7 @@ export interface CallbackSenderOptions {
   rules: AddressRules;
   userAgent: string;
   logger: Logger;
+  metrics?: Metrics;
 }
 
 export class CallbackSender {
@@ -121,6 +123,7 @@ export class CallbackSender {
       await res.body?.cancel();
       if (res.ok) {
         await this.o.store.callbackAttempted(job.id, { delivered: true });
+        this.o.metrics?.jobCallbacks.inc({ outcome: 'delivered' });
         log.info('job callback delivered');
         return;
       }
@@ -133,6 +136,7 @@ export class CallbackSender {
     }
     const delay = RETRY_DELAYS_MS[job.callbackAttempts];
     await this.o.store.callbackAttempted(job.id, { delivered: false, retryAt: delay === undefined ? null : Date.now() + delay });
+    this.o.metrics?.jobCallbacks.inc({ outcome: delay === undefined ? 'given_up' : 'retry' });
     log.warn({ failure, retryInMs: delay ?? null }, delay === undefined ? 'job callback given up' : 'job callback failed; tried again later');
   }
 }

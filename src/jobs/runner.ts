@@ -24,9 +24,6 @@ import type { Logger } from '../log';
 import { joinPiece, pieceEnds } from './pieces';
 
 const RATE = 16_000;
-/** A lease outlives three missed renewals, so a busy event loop does not lose it. */
-const LEASE_MS = 30_000;
-const RENEW_MS = 10_000;
 /** How often an idle runner looks for jobs other replicas queued (its own submissions wake it at once). */
 const POLL_MS = 5_000;
 /** How long a job the runtime could not take yet (a model loading) waits before it is tried again. */
@@ -63,11 +60,13 @@ export interface JobRunnerOptions {
   owner: string;
   maxAudioSeconds: number;
   retentionMs: number;
+  /** How long a lease outlives its last renewal (STT_JOB_LEASE_SECONDS); renewed three times as often, so a busy event loop does not lose it. */
+  leaseMs: number;
   /** SQLite, one process: jobs left running by a process that is gone are queued again at start. */
   alone: boolean;
   logger: Logger;
-  /** A job ended (its callback, if it has one, is due). */
-  onEnded?: () => void;
+  /** A job ended here (its callback, if it has one, is due). */
+  onEnded?: (outcome: 'done' | 'failed') => void;
 }
 
 export class JobRunner {
@@ -111,7 +110,7 @@ export class JobRunner {
   private async work(): Promise<void> {
     while (!this.stopping) {
       try {
-        const job = await this.o.store.claim(this.o.owner, LEASE_MS);
+        const job = await this.o.store.claim(this.o.owner, this.o.leaseMs);
         // stop() came while the claim was on its way: the job goes straight back.
         if (job && this.stopping) await this.o.store.release(job.id, this.o.owner);
         else if (job) await this.run(job);
@@ -140,17 +139,18 @@ export class JobRunner {
     const abort = new AbortController();
     this.running = { id: job.id, abort };
     const renew = setInterval(() => {
-      this.o.store.renew(job.id, this.o.owner, LEASE_MS).then(
+      this.o.store.renew(job.id, this.o.owner, this.o.leaseMs).then(
         (held) => held || abort.abort(),
         (err) => this.o.logger.warn({ jobId: job.id, err: (err as Error).message }, 'could not renew a job\'s lease'),
       );
-    }, RENEW_MS);
+    }, this.o.leaseMs / 3);
     const log = this.o.logger.child({ jobId: job.id });
     try {
       const result = await this.transcribe(job, abort.signal);
       if (result === null) return; // cancelled, or the lease went to another process
-      if (await this.o.store.finish(job.id, this.o.owner, result)) await this.dropSpool(job);
-      this.o.onEnded?.();
+      if (!(await this.o.store.finish(job.id, this.o.owner, result))) return;
+      await this.dropSpool(job);
+      this.o.onEnded?.('done');
       log.info({ audioSeconds: job.secondsTotal }, 'job done');
     } catch (err) {
       if (abort.signal.aborted || err instanceof AbortedError) {
@@ -164,8 +164,10 @@ export class JobRunner {
         const api = err instanceof WavError ? invalidAudio(err, log) : knownApiError(err);
         if (!api) log.error({ err: (err as Error).message }, 'job failed');
         const envelope = (api ?? new ApiError(500, 'internal_error', 'The job failed; the server log has the detail.')).toBody();
-        if (await this.o.store.fail(job.id, this.o.owner, JSON.stringify(envelope))) await this.dropSpool(job);
-        this.o.onEnded?.();
+        if (await this.o.store.fail(job.id, this.o.owner, JSON.stringify(envelope))) {
+          await this.dropSpool(job);
+          this.o.onEnded?.('failed');
+        }
       }
     } finally {
       clearInterval(renew);

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { prepare, startChild, waitForPort } from '../helpers/child-server';
-import { ROOT } from '../../fixtures';
+import { readdirSync } from 'node:fs';
+import { loopedSpeech, ROOT, wav16k } from '../../fixtures';
 
 const ADMIN_KEY = 'test-admin-key-0123456789';
 let dataDir: string;
@@ -118,6 +119,25 @@ test('aliases: set by the CLI, accepted by the running server within its routing
   assert.match(bad.stderr, /Aliases must be unique and not "service-local-stt"/);
   assert.deepEqual((await json('aliases', 'set')).aliases, [], 'no names clears them');
   await until('the server dropped the alias', async () => !(await listedIds()).includes('whisper-1'));
+});
+
+test('jobs: listed with every key\'s, and cancelled by the CLI: the running server stops it and its recording is removed', async () => {
+  const key = (await json('keys', 'create', 'jobs')).key;
+  const form = new FormData();
+  form.append('file', new Blob([wav16k(loopedSpeech(1800)) as unknown as BlobPart]), 'long.wav');
+  const res = await fetch(`${url}/v1/audio/jobs`, { method: 'POST', body: form, headers: { Authorization: `Bearer ${key}` } });
+  const { id } = await res.json();
+  assert.equal(res.status, 202);
+  const listed = (await json('jobs', 'list')).find((j: { id: string }) => j.id === id);
+  assert.ok(listed && ['queued', 'running'].includes(listed.status), JSON.stringify(listed));
+  assert.equal(listed.secondsTotal, 1800);
+  assert.deepEqual(await json('jobs', 'cancel', id), { id, status: 'cancelled' });
+  assert.deepEqual(readdirSync(path.join(dataDir, 'spool')), []);
+  const job = await (await fetch(`${url}/v1/audio/jobs/${id}`, { headers: { Authorization: `Bearer ${key}` } })).json();
+  assert.equal(job.status, 'cancelled');
+  const again = await cli('jobs', 'cancel', id);
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /no job .* that has not ended/);
 });
 
 test('status matches the running server; a wrong command prints the usage and exits 2', async () => {

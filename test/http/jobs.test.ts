@@ -90,6 +90,23 @@ test('a recording longer than a piece is transcribed in pieces, its times runnin
   assert.deepEqual(starts, [...starts].sort((a, b) => a - b), 'times never go back');
 });
 
+test('the jobs show in /metrics and /admin/status', async () => {
+  const release = holdSlot(server);
+  const { id } = await (await submit(server, server.auth, { file: wavBlob(JFK) })).json();
+  const admin = { Authorization: `Bearer ${server.adminKey}` };
+  const status = await (await fetch(`${server.url}/admin/status`, { headers: admin })).json();
+  assert.equal(status.jobs.queued + status.jobs.running, 1, JSON.stringify(status.jobs));
+  const metrics = await (await fetch(`${server.url}/metrics`, { headers: admin })).text();
+  assert.match(metrics, /^stt_batch_jobs\{status="running"\} 1$/m);
+  assert.match(metrics, /^stt_batch_job_oldest_queued_seconds 0$/m);
+  await release();
+  await ended(server, server.auth, id);
+  const after = await (await fetch(`${server.url}/metrics`, { headers: admin })).text();
+  assert.match(after, /^stt_batch_jobs_finished_total\{outcome="done"\} [1-9]\d*$/m);
+  assert.match(after, /^stt_batch_jobs\{status="running"\} 0$/m);
+  assert.deepEqual((await (await fetch(`${server.url}/admin/status`, { headers: admin })).json()).jobs, { queued: 0, running: 0, oldestQueuedSeconds: null });
+});
+
 test('a key sees and deletes only its own jobs', async () => {
   const other = (await server.services.apiKeys.create('other')).key;
   const otherAuth = { Authorization: `Bearer ${other}` };

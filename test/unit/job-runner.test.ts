@@ -24,7 +24,7 @@ function runnerWith(store: Partial<JobStore>): { runner: JobRunner; calls: strin
   const stt = { transcribe: () => Promise.reject(new Error('no transcription expected')) } as unknown as Backends;
   const runner = new JobRunner({
     store: logged as JobStore, stt, decodeSlots: new Semaphore(1), spoolDir: mkdtempSync(path.join(os.tmpdir(), 'stt-spool-')), owner: 'me',
-    maxAudioSeconds: 60, retentionMs: 1000, alone: true, logger: createLogger('silent'),
+    maxAudioSeconds: 60, retentionMs: 1000, leaseMs: 30_000, alone: true, logger: createLogger('silent'),
   });
   return { runner, calls };
 }

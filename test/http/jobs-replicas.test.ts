@@ -1,0 +1,128 @@
+// Jobs across replicas (issue 38's "nothing lost"): two server processes on
+// one PostgreSQL (Debian's, in a temporary directory) sharing a spool
+// directory. A 30-minute recording is submitted as a job with a callback;
+// the replica running it is stopped with SIGTERM in the middle, then the one
+// that took it over is killed with SIGKILL in the middle: the job completes
+// once, the callback arrives once and verifies, and the transcript is the
+// one a single process gives for the same recording.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { freePort, loopedSpeech, TempPostgres, wav16k } from '../../fixtures';
+import { installStandInModels, startTestServer, tempDataDir, wavBlob } from '../helpers/server';
+import { startChild, waitForPort } from '../helpers/child-server';
+import { openDatabase } from '../../src/store/open-database';
+import { SettingsStore } from '../../src/store/settings';
+import { ApiKeyStore } from '../../src/store/api-keys';
+
+const SECRET = 'ab'.repeat(32);
+const RECORDING = wav16k(loopedSpeech(1800));
+let pg: TempPostgres;
+before(async () => {
+  pg = await TempPostgres.create();
+});
+after(async () => pg?.destroy());
+
+interface Replica {
+  url: string;
+  proc: ReturnType<typeof startChild>;
+}
+
+async function startReplica(databaseUrl: string, spoolDir: string): Promise<Replica> {
+  const dataDir = tempDataDir();
+  await installStandInModels(dataDir, 'tiny-f16');
+  const port = await freePort();
+  const proc = startChild({
+    PORT: String(port), STT_THREADS: '1', STT_DATA_DIR: dataDir, STT_DATABASE_URL: databaseUrl, STT_SECRET_KEY: SECRET,
+    STT_ALLOW_INSECURE_LOOPBACK: '1', STT_SPOOL_DIR: spoolDir, STT_JOB_LEASE_SECONDS: '3', STT_MAX_JOB_UPLOAD_BYTES: String(64 << 20),
+    // Greedy, as the single process the transcript is compared with.
+    STT_BEAM_SIZE: '1',
+  });
+  await waitForPort(proc);
+  return { url: `http://127.0.0.1:${port}`, proc };
+}
+
+/** Polls the job until `done` says so (bounded). */
+async function waitFor(url: string, key: string, id: string, done: (job: any) => boolean): Promise<any> {
+  for (let i = 0; i < 3000; i++) {
+    const job = await (await fetch(`${url}/v1/audio/jobs/${id}`, { headers: { Authorization: `Bearer ${key}` } })).json();
+    if (done(job)) return job;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`job ${id} never got there`);
+}
+
+const midway = (total: number) => (job: any) => job.progress.seconds_done > 0 && job.progress.seconds_done < total;
+
+test('a 30-minute job survives a SIGTERM and a kill -9 of the replicas running it: done once, called back once, the same transcript', { timeout: 600_000 }, async (t) => {
+  const databaseUrl = await pg.newDatabase();
+  const db = await openDatabase({ dataDir: tempDataDir(), databaseUrl });
+  await new SettingsStore(db).setRouting({ mode: 'local', localModel: 'whisper-base', cloud: null });
+  const { key } = await new ApiKeyStore(db).create('jobs');
+  await db.close();
+  const spoolDir = mkdtempSync(path.join(os.tmpdir(), 'stt-spool-'));
+  const calls: { signature: string; body: string }[] = [];
+  const hook = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      calls.push({ signature: String(req.headers['stt-signature']), body });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+  const hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+
+  let a = await startReplica(databaseUrl, spoolDir);
+  const form = new FormData();
+  form.append('file', wavBlob(RECORDING), 'meeting.wav');
+  form.append('response_format', 'verbose_json');
+  form.append('callback_url', hookUrl);
+  const submitted = await (await fetch(`${a.url}/v1/audio/jobs`, { method: 'POST', body: form, headers: { Authorization: `Bearer ${key}` } })).json();
+  const { id } = submitted;
+  assert.equal(submitted.progress.seconds_total, 1800);
+  const secret = (await (await fetch(`${a.url}/v1/audio/jobs/callback-secret`, { headers: { Authorization: `Bearer ${key}` } })).json()).secret;
+  // A alone runs it; B starts once A has finished a piece.
+  await waitFor(a.url, key, id, midway(1800));
+  const b = await startReplica(databaseUrl, spoolDir);
+  a.proc.child.kill('SIGTERM');
+  assert.equal(await a.proc.exited, 0, 'A stopped cleanly, its job back in the queue');
+  const taken = await waitFor(b.url, key, id, (job) => job.status === 'running' && job.progress.seconds_done > 0);
+  t.diagnostic(`after A's SIGTERM, B took the job at ${taken.progress.seconds_done} s done`);
+  a = await startReplica(databaseUrl, spoolDir);
+  // B runs it (A polls, but B holds the lease): killed once B has finished another piece.
+  const before = taken.progress.seconds_done;
+  const further = await waitFor(b.url, key, id, (job) => job.progress.seconds_done > before && job.progress.seconds_done < 1800);
+  b.proc.child.kill('SIGKILL');
+  await b.proc.exited;
+  t.diagnostic(`B killed at ${further.progress.seconds_done} s done; A takes over once the 3-s lease runs out`);
+  const done = await waitFor(a.url, key, id, (job) => job.status === 'done');
+  await waitFor(a.url, key, id, (job) => job.callback_status === 'delivered');
+  await new Promise((r) => setTimeout(r, 1500));
+  a.proc.child.kill('SIGTERM');
+  await a.proc.exited;
+  await new Promise<void>((r) => hook.close(() => r()));
+
+  assert.equal(calls.length, 1, 'one callback');
+  const { t: sentAt, v1 } = Object.fromEntries(calls[0].signature.split(',').map((p) => p.split('=') as [string, string]));
+  assert.equal(v1, createHmac('sha256', secret).update(`${sentAt}.${calls[0].body}`).digest('hex'), 'the callback, sent by another replica than the one asked for the secret, verifies');
+  assert.deepEqual(JSON.parse(calls[0].body).result, done.result);
+  // The same recording as a job on one undisturbed process gives the same transcript.
+  const alone = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, whisper: 'tiny-f16', env: { STT_THREADS: '1', STT_MAX_JOB_UPLOAD_BYTES: String(64 << 20) } });
+  try {
+    const f = new FormData();
+    f.append('file', wavBlob(RECORDING), 'meeting.wav');
+    f.append('response_format', 'verbose_json');
+    const single = await (await fetch(`${alone.url}/v1/audio/jobs`, { method: 'POST', body: f, headers: alone.auth })).json();
+    const reference = await waitFor(alone.url, alone.apiKey, single.id, (job) => job.status === 'done');
+    assert.equal(done.result.text, reference.result.text);
+    assert.deepEqual(done.result.segments.map((s: any) => [s.start, s.end]), reference.result.segments.map((s: any) => [s.start, s.end]));
+  } finally {
+    await alone.close();
+  }
+});
