@@ -71,6 +71,12 @@ export interface Config {
   allowInsecureLoopback: boolean;
   /** Lets providers and model downloads reach loopback and private-network addresses, over https too (STT_ALLOW_PRIVATE_ADDRESSES). */
   allowPrivateAddresses: boolean;
+  /**
+   * Lets job callbacks reach loopback and private-network addresses, plain
+   * http to loopback included (STT_CALLBACK_ALLOW_PRIVATE_ADDRESSES). Apart
+   * from the provider rules: a callback URL is any key holder's choice.
+   */
+  callbackAllowPrivate: boolean;
   /** Installs downloaded catalogue files that have no pinned sha256 (STT_ALLOW_UNPINNED_MODELS; default: refused). */
   allowUnpinnedModels: boolean;
   /** libuv's pool in this process (UV_THREADPOOL_SIZE, read by libuv at its first use). */
@@ -244,6 +250,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowInsecureLoopback,
     allowUnpinnedModels: bool(env, 'STT_ALLOW_UNPINNED_MODELS'),
     allowPrivateAddresses: bool(env, 'STT_ALLOW_PRIVATE_ADDRESSES'),
+    callbackAllowPrivate: bool(env, 'STT_CALLBACK_ALLOW_PRIVATE_ADDRESSES'),
     providerConcurrency: int(env, 'STT_PROVIDER_CONCURRENCY', 16, 1, 10000),
     headersTimeoutMs,
     uploadTimeoutMs,

@@ -89,8 +89,9 @@ export class Metrics {
   watchJobs(counts: () => Promise<{ queued: number; running: number; oldestQueuedMs: number | null }>): void {
     const registers = [this.registry];
     let reading: ReturnType<typeof counts> | null = null;
-    // Both gauges read one query per scrape.
-    const read = () => (reading ??= counts().finally(() => setImmediate(() => (reading = null))));
+    let last = { queued: 0, running: 0, oldestQueuedMs: null as number | null };
+    // Both gauges read one query per scrape; the database out of reach keeps the last reading rather than fail the scrape.
+    const read = () => (reading ??= counts().then((c) => (last = c), () => last).finally(() => setImmediate(() => (reading = null))));
     new Gauge({
       name: 'stt_batch_jobs', help: 'Jobs of the jobs API queued and running, by status (every replica\'s)', labelNames: ['status'] as const, registers,
       async collect() {

@@ -135,7 +135,8 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
   const decodeSlots = new Semaphore(Math.max(1, POOL_SPARE - 1));
   const callbacks = new CallbackSender({
-    store: jobStore, box, rules: { allowInsecureLoopback: config.allowInsecureLoopback, allowPrivate: config.allowPrivateAddresses },
+    // Its own rules: the provider ones are the host's choice of URL, a callback URL any key holder's.
+    store: jobStore, box, rules: { allowInsecureLoopback: config.callbackAllowPrivate, allowPrivate: config.callbackAllowPrivate },
     userAgent: `stt-gateway/${VERSION}`, logger: logger.child({ component: 'job-callbacks' }), metrics,
   });
   const jobRunner = new JobRunner({

@@ -22,6 +22,7 @@ import type { z } from 'zod';
 import { keyLimitsSchema } from '../routes/admin-schemas';
 import { JobStore } from '../store/jobs';
 import { rm } from 'node:fs/promises';
+import path from 'node:path';
 
 const USAGE = `usage: npm run admin -- <command>
   keys create <name>        create an API key (printed once)
@@ -88,7 +89,7 @@ async function main(argv: string[]): Promise<number> {
       const cancelled = await jobs.cancel(arg);
       if (!cancelled) throw new Error(`no job ${arg} that has not ended`);
       if (cancelled.spool) {
-        await rm(cancelled.spool, { force: true });
+        await rm(path.resolve(config.spoolDir, cancelled.spool), { force: true });
         await jobs.forgetSpool(arg);
       }
       out({ id: arg, status: 'cancelled' });

@@ -43,11 +43,15 @@ export interface CallbackSenderOptions {
   metrics?: Metrics;
 }
 
+/** Attempts in flight at once per process; one per key, so a receiver that hangs delays only its own key's. */
+const MAX_IN_FLIGHT = 4;
+
 export class CallbackSender {
   private stopping = false;
   private loop: Promise<void> | null = null;
   private wakeUp: (() => void) | null = null;
-  private inFlight: AbortController | null = null;
+  /** Attempts in flight, by key id. */
+  private readonly inFlight = new Map<string, { abort: AbortController; done: Promise<void> }>();
 
   constructor(private readonly o: CallbackSenderOptions) {}
 
@@ -65,29 +69,41 @@ export class CallbackSender {
     return checkRemoteUrlWithRules(url, this.o.rules);
   }
 
-  /** A job ended: look now rather than at the next poll. */
+  /** A job ended, or an attempt finished: look now rather than at the next poll. */
   wake(): void {
     this.wakeUp?.();
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    this.inFlight?.abort();
+    for (const { abort } of this.inFlight.values()) abort.abort();
     this.wake();
     await this.loop;
+    await Promise.all([...this.inFlight.values()].map((a) => a.done));
   }
 
   private async work(): Promise<void> {
     while (!this.stopping) {
       try {
-        const job = await this.o.store.claimCallback(HOLD_MS);
-        if (job && !this.stopping) await this.attempt(job);
-        else if (!job) await this.idle(POLL_MS);
+        const claimed = this.inFlight.size < MAX_IN_FLIGHT ? await this.o.store.claimCallback(HOLD_MS, [...this.inFlight.keys()]) : undefined;
+        if (claimed && !this.stopping) this.begin(claimed.job, claimed.hold);
+        else if (!claimed) await this.idle(POLL_MS);
       } catch (err) {
         this.o.logger.warn({ err: (err as Error).message }, 'callbacks: a database call failed');
         await this.idle(POLL_MS);
       }
     }
+  }
+
+  private begin(job: Job, hold: number): void {
+    const abort = new AbortController();
+    const done = this.attempt(job, hold, abort.signal)
+      .catch((err) => this.o.logger.warn({ jobId: job.id, err: (err as Error).message }, 'callbacks: could not record an attempt'))
+      .finally(() => {
+        this.inFlight.delete(job.keyId);
+        this.wake();
+      });
+    this.inFlight.set(job.keyId, { abort, done });
   }
 
   private idle(ms: number): Promise<void> {
@@ -102,11 +118,10 @@ export class CallbackSender {
     });
   }
 
-  private async attempt(job: Job): Promise<void> {
+  private async attempt(job: Job, hold: number, stop: AbortSignal): Promise<void> {
     const body = JSON.stringify(jobView(job));
     const sentAt = Math.floor(Date.now() / 1000);
     const log = this.o.logger.child({ jobId: job.id, attempt: job.callbackAttempts + 1 });
-    this.inFlight = new AbortController();
     let failure: string;
     try {
       const res = await checkedFetch(job.callbackUrl!, {
@@ -118,24 +133,22 @@ export class CallbackSender {
           'Stt-Signature': signature(callbackSecret(this.o.box, job.keyId), sentAt, body),
         },
         redirect: 'manual', // a redirect could lead anywhere the rules were not checked against
-        signal: AbortSignal.any([this.inFlight.signal, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)]),
+        signal: AbortSignal.any([stop, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)]),
       }, this.o.rules);
       await res.body?.cancel();
       if (res.ok) {
-        await this.o.store.callbackAttempted(job.id, { delivered: true });
+        await this.o.store.callbackAttempted(job.id, hold, { delivered: true });
         this.o.metrics?.jobCallbacks.inc({ outcome: 'delivered' });
         log.info('job callback delivered');
         return;
       }
       failure = `the receiver answered ${res.status}`;
     } catch (err) {
-      if (this.stopping) return; // shutting down: its hold runs out and it is tried again
+      if (stop.aborted) return; // shutting down: its hold runs out and it is tried again
       failure = (err as Error).message;
-    } finally {
-      this.inFlight = null;
     }
     const delay = RETRY_DELAYS_MS[job.callbackAttempts];
-    await this.o.store.callbackAttempted(job.id, { delivered: false, retryAt: delay === undefined ? null : Date.now() + delay });
+    await this.o.store.callbackAttempted(job.id, hold, { delivered: false, retryAt: delay === undefined ? null : Date.now() + delay });
     this.o.metrics?.jobCallbacks.inc({ outcome: delay === undefined ? 'given_up' : 'retry' });
     log.warn({ failure, retryInMs: delay ?? null }, delay === undefined ? 'job callback given up' : 'job callback failed; tried again later');
   }

@@ -10,17 +10,20 @@ export const PIECE_SECONDS = 300;
 const SEARCH_SECONDS = 20;
 const FRAME = RATE / 10;
 
+/** The sample index the piece that starts at 0 ends at: the recording's end if it is no longer than a piece. */
+export function firstPieceEnd(pcm: Float32Array, pieceSeconds = PIECE_SECONDS): number {
+  const nominal = Math.round(pieceSeconds * RATE);
+  if (pcm.length <= nominal) return pcm.length;
+  return quietestFrame(pcm, Math.max(FRAME, nominal - SEARCH_SECONDS * RATE), nominal);
+}
+
 /** The sample index each piece ends at, the last one the recording's end. */
 export function pieceEnds(pcm: Float32Array, pieceSeconds = PIECE_SECONDS): number[] {
   const ends: number[] = [];
-  let start = 0;
-  while (pcm.length - start > pieceSeconds * RATE) {
-    const nominal = start + pieceSeconds * RATE;
-    const cut = quietestFrame(pcm, Math.max(start + FRAME, nominal - SEARCH_SECONDS * RATE), nominal);
-    ends.push(cut);
-    start = cut;
+  for (let start = 0; start < pcm.length; ) {
+    start += firstPieceEnd(pcm.subarray(start), pieceSeconds);
+    ends.push(start);
   }
-  ends.push(pcm.length);
   return ends;
 }
 

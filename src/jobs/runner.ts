@@ -21,7 +21,7 @@ import type { Granularity, Task } from '../stt/capabilities';
 import type { ChunkingStrategy } from '../stt/chunking';
 import type { Job, JobStore } from '../store/jobs';
 import type { Logger } from '../log';
-import { joinPiece, pieceEnds } from './pieces';
+import { firstPieceEnd, joinPiece, PIECE_SECONDS } from './pieces';
 
 const RATE = 16_000;
 /** How often an idle runner looks for jobs other replicas queued (its own submissions wake it at once). */
@@ -29,8 +29,10 @@ const POLL_MS = 5_000;
 /** How long a job the runtime could not take yet (a model loading) waits before it is tried again. */
 const BUSY_RETRY_MS = 5_000;
 const SWEEP_MS = 60 * 60 * 1000;
-/** An upload file untouched this long belongs to no request. */
-const ORPHAN_UPLOAD_MS = 6 * 60 * 60 * 1000;
+/** The smallest piece an evicted piece is cut down to. */
+const MIN_PIECE_SECONDS = 30;
+/** A spool file no job holds, untouched this long, belongs to no request either. */
+const ORPHAN_MS = 6 * 60 * 60 * 1000;
 
 /** The request's fields as a job keeps them (the route's parse of the form). */
 export interface JobForm {
@@ -183,11 +185,20 @@ export class JobRunner {
     let transcript = partial?.transcript ?? null;
     // A resumed job is cut anew from where it stopped, so no piece is heard twice whatever the cuts were before.
     let from = partial?.samples ?? 0;
-    for (const end of pieceEnds(audio.pcm.subarray(from))) {
-      const to = from + end;
+    let pieceSeconds = PIECE_SECONDS;
+    while (from < audio.pcm.length) {
       if (signal.aborted) throw new AbortedError();
-      if (to === from) continue; // an empty recording: nothing to hear
-      const out = await this.transcribePiece(job, form, audio.pcm.subarray(from, to), signal);
+      const to = from + firstPieceEnd(audio.pcm.subarray(from), pieceSeconds);
+      let out: OutputTranscription;
+      try {
+        out = await this.transcribePiece(job, form, audio.pcm.subarray(from, to), signal);
+      } catch (err) {
+        if (!(err instanceof EvictedError) || signal.aborted) throw err;
+        // It gave its slot to a request and its work was lost: a smaller piece fits better between requests.
+        pieceSeconds = Math.max(MIN_PIECE_SECONDS, pieceSeconds / 2);
+        continue;
+      }
+      pieceSeconds = Math.min(PIECE_SECONDS, pieceSeconds * 2);
       transcript = joinPiece(transcript, out, from / RATE);
       const saved: Partial = { samples: to, transcript };
       if (!(await this.o.store.progress(job.id, this.o.owner, to / RATE, JSON.stringify(saved)))) return null;
@@ -203,7 +214,7 @@ export class JobRunner {
     if (!job.spool) throw new Error('the job has no spooled recording');
     let bytes: Buffer;
     try {
-      bytes = await readFile(job.spool);
+      bytes = await readFile(path.resolve(this.o.spoolDir, job.spool));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       // Replicas with a spool each: another replica took the upload (docs/api.md#jobs-long-recordings).
@@ -217,37 +228,31 @@ export class JobRunner {
     }
   }
 
-  /** One piece, in the background lane; a piece evicted for a request is submitted again. */
+  /** One piece, in the background lane (EvictedError when it gave its slot to a request). */
   private async transcribePiece(job: Job, form: JobForm, pcm: Float32Array, signal: AbortSignal): Promise<OutputTranscription> {
-    for (;;) {
-      try {
-        const out = await this.o.stt.transcribe({
-          task: form.task,
-          pcm,
-          durationSeconds: pcm.length / RATE,
-          signal,
-          wav: null,
-          filename: 'audio.wav',
-          format: form.format,
-          language: form.language,
-          prompt: form.prompt,
-          temperature: form.temperature,
-          granularities: new Set(form.granularities),
-          chunkingStrategy: form.chunkingStrategy,
-          owner: job.keyId,
-          cloud: null,
-          background: true,
-        });
-        return out.result;
-      } catch (err) {
-        if (!(err instanceof EvictedError) || signal.aborted) throw err;
-      }
-    }
+    const out = await this.o.stt.transcribe({
+      task: form.task,
+      pcm,
+      durationSeconds: pcm.length / RATE,
+      signal,
+      wav: null,
+      filename: 'audio.wav',
+      format: form.format,
+      language: form.language,
+      prompt: form.prompt,
+      temperature: form.temperature,
+      granularities: new Set(form.granularities),
+      chunkingStrategy: form.chunkingStrategy,
+      owner: job.keyId,
+      cloud: null,
+      background: true,
+    });
+    return out.result;
   }
 
   private async dropSpool(job: Job): Promise<void> {
     if (!job.spool) return;
-    await rm(job.spool, { force: true });
+    await rm(path.resolve(this.o.spoolDir, job.spool), { force: true });
     await this.o.store.forgetSpool(job.id);
   }
 
@@ -259,14 +264,14 @@ export class JobRunner {
   private async sweep(): Promise<void> {
     try {
       const files = await this.o.store.sweep(Date.now() - this.o.retentionMs);
-      await Promise.all(files.map((f) => rm(f, { force: true })));
+      await Promise.all(files.map((f) => rm(path.resolve(this.o.spoolDir, f), { force: true })));
       for (const name of await readdir(this.o.spoolDir)) {
         const file = path.join(this.o.spoolDir, name);
-        const orphan = name.startsWith('job_')
-          ? (await this.o.store.get(name))?.spool !== file
-          // An upload in flight (here, or on a replica sharing the spool) is younger than this.
-          : name.startsWith('upload-') && Date.now() - (await stat(file)).mtimeMs > ORPHAN_UPLOAD_MS;
-        if (orphan) await rm(file, { force: true });
+        // An upload in flight, or one renamed for a job whose row is about to be written (here, or on a
+        // replica sharing the spool), is younger than this.
+        if (!/^(job_|upload-)/.test(name) || Date.now() - (await stat(file)).mtimeMs < ORPHAN_MS) continue;
+        const held = name.startsWith('job_') && (await this.o.store.get(name))?.spool === name;
+        if (!held) await rm(file, { force: true });
       }
     } catch (err) {
       this.o.logger.warn({ err: (err as Error).message }, 'could not remove old jobs');

@@ -17,7 +17,8 @@ export function jobView(job: Job) {
     finished_at: seconds(job.finishedAt),
     response_format: form.format,
     progress: { seconds_done: Math.round(job.secondsDone * 100) / 100, seconds_total: Math.round(job.secondsTotal * 100) / 100 },
-    ...(job.callbackUrl !== null && { callback_url: job.callbackUrl, callback_status: job.callbackState ?? 'waiting' }),
+    // waiting: the job has not ended; not_sent: it was cancelled (a cancelled job is not called back).
+    ...(job.callbackUrl !== null && { callback_url: job.callbackUrl, callback_status: job.callbackState ?? (job.status === 'cancelled' ? 'not_sent' : 'waiting') }),
     ...(job.status === 'done' && job.result !== null && { result: JSON.parse(job.result) as unknown }),
     ...(job.status === 'failed' && job.error !== null && { error: (JSON.parse(job.error) as { error: unknown }).error }),
   };

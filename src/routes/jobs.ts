@@ -34,6 +34,9 @@ export type JobRouteParts = Pick<Services, 'stt' | 'keyLimiter' | 'logger' | 'de
   config: Pick<Services['config'], 'maxJobUploadBytes' | 'maxJobAudioSeconds' | 'maxJobsPerKey'>;
 };
 
+const tooManyJobs = (cap: number) =>
+  new ApiError(429, 'too_many_jobs', `This key has ${cap} jobs queued, running or calling back, as many as it may; wait for one to end or cancel one.`, null, { 'Retry-After': '60' });
+
 /** The file part as the spool parser left it. */
 function spooledFile(ctx: Context): string {
   const file = (ctx.request.files ?? {}).file as { spoolPath?: string } | undefined;
@@ -71,13 +74,8 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
     if (route.target.mode !== 'local') {
       throw new ApiError(409, 'local_runtime_required', 'Jobs run on the local runtime, and this server sends transcriptions to a cloud provider.');
     }
-    // A job waits for a model that is loading, but is not accepted for one that will never come.
-    const local = s.stt.local.status().state;
-    if (local !== 'ready' && local !== 'loading') throw new BackendError('no_active_model', 'No local speech model is active. The host must activate one in /settings.');
     const { form, callbackUrl } = parseJobForm(ctx, route.target, s.jobs.callbacks);
-    if ((await store.unfinished(key.id)) >= s.config.maxJobsPerKey) {
-      throw new ApiError(429, 'too_many_jobs', `This key has ${s.config.maxJobsPerKey} jobs queued or running, as many as it may; wait for one to end or cancel one.`, null, { 'Retry-After': '60' });
-    }
+    if ((await store.unfinished(key.id)) >= s.config.maxJobsPerKey) throw tooManyJobs(s.config.maxJobsPerKey);
     const upload = spooledFile(ctx);
     // Decoded now so a file that cannot be read is a 400 here, not a failed job later; the samples are let go.
     let durationSeconds: number;
@@ -94,12 +92,22 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
     }
     // A client that left while its upload was decoded gets no job.
     if (state.clientSignal!.aborted) throw new AbortedError();
+    // A job waits for a model that is loading, but is not accepted for one that will never come (checked
+    // where the transcription route meets the runtime: after the audio, so a bad file is a 400 first).
+    const local = s.stt.local.status().state;
+    if (local !== 'ready' && local !== 'loading') throw new BackendError('no_active_model', 'No local speech model is active. The host must activate one in /settings.');
     await state.admitAudio!(durationSeconds);
     const id = `job_${randomUUID().replaceAll('-', '')}`;
     const spool = path.join(spoolDir, id);
     await rename(upload, spool);
     try {
-      const job = await store.create({ id, keyId: key.id, form: JSON.stringify(form), spool, secondsTotal: durationSeconds, callbackUrl });
+      const job = await store.create({ id, keyId: key.id, form: JSON.stringify(form), spool: id, secondsTotal: durationSeconds, callbackUrl });
+      // Submissions that passed the check above together: the ones past the cap go again.
+      if ((await store.unfinished(key.id)) > s.config.maxJobsPerKey) {
+        await store.cancel(id);
+        await store.remove(id);
+        throw tooManyJobs(s.config.maxJobsPerKey);
+      }
       // Charged when accepted: the work is reserved for it from now.
       state.transcribedSeconds = durationSeconds;
       runner.wake();
@@ -142,7 +150,7 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
     if (await store.cancel(job.id, job.keyId)) runner.cancel(job.id);
     else if (!(await store.remove(job.id, job.keyId))) throw notFound('job_not_found', `No job "${job.id}" of this key.`, 'id');
     if (job.spool) {
-      await rm(job.spool, { force: true });
+      await rm(path.resolve(spoolDir, job.spool), { force: true });
       await store.forgetSpool(job.id);
     }
     ctx.status = 204;

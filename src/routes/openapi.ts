@@ -130,7 +130,7 @@ const job = obj({
   created_at: int, started_at: nullable(int), finished_at: nullable(int), response_format: str({ enum: [...RESPONSE_FORMATS] }),
   progress: obj({ seconds_done: num, seconds_total: num }),
   callback_url: str(),
-  callback_status: str({ enum: ['waiting', 'pending', 'delivered', 'failed'], description: 'waiting: the job has not ended; pending: being delivered or retried' }),
+  callback_status: str({ enum: ['waiting', 'pending', 'delivered', 'failed', 'not_sent'], description: 'waiting: the job has not ended; pending: being delivered or retried; not_sent: the job was cancelled' }),
   result: { description: 'Once done: the answer in response_format (json and verbose_json as an object, the others as a string)' },
   error: { ...obj({ message: str(), type: str(), param: nullable(str()), code: str() }), description: 'Once failed: the error, as a transcription would have answered it' },
 }, ['result', 'error', 'callback_url', 'callback_status']);

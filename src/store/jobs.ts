@@ -17,7 +17,10 @@ export interface Job {
   status: JobStatus;
   /** The request's fields, as the route parsed them (JSON). */
   form: string;
-  /** The uploaded file in the spool; null once removed. */
+  /**
+   * The uploaded file, by its name in the spool (STT_SPOOL_DIR, where each
+   * replica may mount the shared directory at another path); null once removed.
+   */
   spool: string | null;
   secondsTotal: number;
   secondsDone: number;
@@ -191,9 +194,10 @@ export class JobStore {
     return rows.map((r) => r.spool).filter((s): s is string => s !== null);
   }
 
-  /** The key's jobs that have not ended. */
+  /** The key's jobs that have not ended, or whose callback is still being delivered. */
   async unfinished(keyId: string): Promise<number> {
-    const row = await this.db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM jobs WHERE key_id = ? AND status IN ('queued', 'running')`, [keyId]);
+    const row = await this.db.get<{ n: number | string }>(
+      `SELECT COUNT(*) AS n FROM jobs WHERE key_id = ? AND (status IN ('queued', 'running') OR callback_state = 'pending')`, [keyId]);
     return Number(row?.n ?? 0);
   }
 
@@ -227,21 +231,30 @@ export class JobStore {
    * now + holdMs (another process that looks meanwhile passes it by);
    * undefined when none is due, or another process took it first.
    */
-  async claimCallback(holdMs: number): Promise<Job | undefined> {
+  async claimCallback(holdMs: number, busyKeys: readonly string[] = []): Promise<{ job: Job; hold: number } | undefined> {
     const at = this.now();
+    // One attempt at a time per key (`busyKeys` have one in flight here): a key whose receiver hangs delays only its own.
+    const notBusy = busyKeys.length ? `AND key_id NOT IN (${busyKeys.map(() => '?').join(', ')})` : '';
     const row = await this.db.get<{ id: string; callback_next_at: number | string }>(
-      `SELECT id, callback_next_at FROM jobs WHERE callback_state = 'pending' AND callback_next_at <= ? ORDER BY callback_next_at, id LIMIT 1`, [at]);
+      `SELECT id, callback_next_at FROM jobs WHERE callback_state = 'pending' AND callback_next_at <= ? ${notBusy} ORDER BY callback_next_at, id LIMIT 1`, [at, ...busyKeys]);
     if (!row) return undefined;
+    const hold = at + holdMs;
     const { changes } = await this.db.run(
-      `UPDATE jobs SET callback_next_at = ? WHERE id = ? AND callback_state = 'pending' AND callback_next_at = ?`, [at + holdMs, row.id, Number(row.callback_next_at)]);
-    return changes === 1 ? this.get(row.id) : undefined;
+      `UPDATE jobs SET callback_next_at = ? WHERE id = ? AND callback_state = 'pending' AND callback_next_at = ?`, [hold, row.id, Number(row.callback_next_at)]);
+    const job = changes === 1 ? await this.get(row.id) : undefined;
+    return job && { job, hold };
   }
 
-  /** An attempt's outcome: delivered, given up, or tried again at `retryAt`. */
-  async callbackAttempted(id: string, outcome: { delivered: true } | { delivered: false; retryAt: number | null }): Promise<void> {
+  /**
+   * An attempt's outcome: delivered, given up, or tried again at `retryAt`.
+   * Recorded only while the attempt's hold stands: an attempt that outlived
+   * it (and was made again elsewhere) does not overwrite the newer one.
+   */
+  async callbackAttempted(id: string, hold: number, outcome: { delivered: true } | { delivered: false; retryAt: number | null }): Promise<void> {
     const state: CallbackState = outcome.delivered ? 'delivered' : outcome.retryAt === null ? 'failed' : 'pending';
     const next = outcome.delivered ? null : outcome.retryAt;
     await this.db.run(
-      `UPDATE jobs SET callback_state = ?, callback_attempts = callback_attempts + 1, callback_next_at = ? WHERE id = ? AND callback_state = 'pending'`, [state, next, id]);
+      `UPDATE jobs SET callback_state = ?, callback_attempts = callback_attempts + 1, callback_next_at = ?
+       WHERE id = ? AND callback_state = 'pending' AND callback_next_at = ?`, [state, next, id, hold]);
   }
 }

@@ -29,7 +29,8 @@ const MIGRATIONS: string[] = [
      lease_owner TEXT, lease_until BIGINT,
      created_at BIGINT NOT NULL, started_at BIGINT, finished_at BIGINT);
    CREATE INDEX jobs_by_status ON jobs (status, created_at);
-   CREATE INDEX jobs_by_key ON jobs (key_id, created_at);`,
+   CREATE INDEX jobs_by_key ON jobs (key_id, created_at);
+   CREATE INDEX jobs_callbacks_due ON jobs (callback_next_at) WHERE callback_state = 'pending';`,
 ];
 
 export class SqliteDatabase implements Database {

@@ -19,7 +19,7 @@ const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
 let server: TestServer;
 
 before(async () => {
-  server = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_JOB_UPLOAD_BYTES: '12000000', STT_MAX_JOBS_PER_KEY: '3' } });
+  server = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_JOB_UPLOAD_BYTES: '12000000', STT_MAX_JOBS_PER_KEY: '3', STT_CALLBACK_ALLOW_PRIVATE_ADDRESSES: 'true' } });
 });
 after(async () => {
   await server.close();
@@ -193,10 +193,13 @@ test('a key may have so many jobs waiting; a server with no model takes none', a
   for (const id of ids) await fetch(`${server.url}/v1/audio/jobs/${id}`, { method: 'DELETE', headers: server.auth });
   await release();
   assert.equal((await submit(server, server.auth, { file: wavBlob(JFK) })).status, 202, 'room again once they ended');
-  const bare = await startTestServer({});
+  const bare = await startTestServer({ env: { STT_ALLOW_PRIVATE_ADDRESSES: 'true', STT_ALLOW_INSECURE_LOOPBACK: 'true' } });
   try {
     const res = await submit(bare, bare.auth, { file: wavBlob(JFK) });
     assert.deepEqual([res.status, (await res.json()).error.code], [502, 'no_active_model']);
+    // What providers may reach, callbacks may not: a key holder chooses a callback URL.
+    const inward = await submit(bare, bare.auth, { file: wavBlob(JFK), callback_url: 'https://127.0.0.1:9200/index/_doc' });
+    assert.deepEqual([inward.status, (await inward.json()).error.param], [400, 'callback_url']);
     assert.deepEqual(spoolFiles(bare), []);
   } finally {
     await bare.close();

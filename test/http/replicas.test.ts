@@ -125,7 +125,7 @@ test('two replicas started at the same moment against an empty database both com
     assert.equal(health[0].serviceId, health[1].serviceId, 'one service id, stored once');
     const db = await openDatabase({ dataDir: tempDataDir(), databaseUrl: url });
     try {
-      assert.deepEqual(await db.all('SELECT version FROM schema_version'), [{ version: 3 }], 'migrated once (every migration), one version row');
+      assert.deepEqual(await db.all('SELECT version FROM schema_version'), [{ version: 4 }], 'migrated once (every migration), one version row');
       assert.equal((await db.all('SELECT id FROM providers')).length, 3, 'the built-in providers seeded once');
     } finally {
       await db.close();

@@ -111,6 +111,35 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
   });
 
+  test(`${backend}: a callback is taken for one attempt at a time, one per key, and only its own attempt records`, async () => {
+    await withStore(backend, async (store, clock) => {
+      for (const [id, key] of [['c1', 'key-a'], ['c2', 'key-b']]) {
+        await store.create({ ...job(id, key), callbackUrl: 'https://example.com/hook' });
+        await store.claim('r1', LEASE);
+        await store.finish(id, 'r1', 'text');
+        clock.now += 1;
+      }
+      assert.equal((await store.get('c1'))?.callbackState, 'pending');
+      const first = await store.claimCallback(15_000);
+      assert.equal(first?.job.id, 'c1');
+      assert.equal(await store.claimCallback(15_000, ['key-b']), undefined, 'c1 is held');
+      assert.equal((await store.claimCallback(15_000, ['key-a']))?.job.id, 'c2', 'key-a has one in flight: key-b\'s goes');
+      // c1's hold ran out and another process took it again: the first attempt's late outcome is not recorded.
+      clock.now += 20_000;
+      const again = await store.claimCallback(15_000, ['key-b']);
+      assert.equal(again?.job.id, 'c1');
+      await store.callbackAttempted('c1', first!.hold, { delivered: true });
+      assert.deepEqual([(await store.get('c1'))?.callbackState, (await store.get('c1'))?.callbackAttempts], ['pending', 0]);
+      await store.callbackAttempted('c1', again!.hold, { delivered: false, retryAt: clock.now + 1000 });
+      assert.deepEqual([(await store.get('c1'))?.callbackState, (await store.get('c1'))?.callbackAttempts], ['pending', 1]);
+      assert.equal(await store.unfinished('key-a'), 1, 'a pending callback counts against the key\'s jobs');
+      clock.now += 1000;
+      const last = await store.claimCallback(15_000, ['key-b']);
+      await store.callbackAttempted('c1', last!.hold, { delivered: false, retryAt: null });
+      assert.deepEqual([(await store.get('c1'))?.callbackState, await store.unfinished('key-a')], ['failed', 0]);
+    });
+  });
+
   test(`${backend}: a key's jobs newest first, paged, none skipped when several share a millisecond`, async () => {
     await withStore(backend, async (store, clock) => {
       for (const id of ['j1', 'j2', 'j3']) {
