@@ -35,7 +35,7 @@ interface Replica {
 
 async function startReplica(databaseUrl: string, spoolDir: string): Promise<Replica> {
   const dataDir = tempDataDir();
-  await installStandInModels(dataDir, 'tiny-f16');
+  await installStandInModels(dataDir); // the smallest stand-in: this is about jobs, not speech
   const port = await freePort();
   const proc = startChild({
     PORT: String(port), STT_THREADS: '1', STT_DATA_DIR: dataDir, STT_DATABASE_URL: databaseUrl, STT_SECRET_KEY: SECRET,
@@ -101,6 +101,9 @@ test('a 30-minute job survives a SIGTERM and a kill -9 of the replicas running i
   const stopped = await waitFor(a.url, key, id, midway(1800));
   a.proc.child.kill('SIGTERM');
   assert.equal(await a.proc.exited, 0, 'A stopped cleanly');
+  const row = await openDatabase({ dataDir: tempDataDir(), databaseUrl });
+  assert.deepEqual(await row.get('SELECT status, lease_owner FROM jobs WHERE id = ?', [id]), { status: 'queued', lease_owner: null }, 'A put it back in the queue');
+  await row.close();
   // B, started then, takes it from there; killed with SIGKILL once it has finished a piece of its own.
   const b = await start();
   const further = await waitFor(b.url, key, id, (job) => job.progress.seconds_done > stopped.progress.seconds_done && job.progress.seconds_done < 1800);
@@ -119,7 +122,7 @@ test('a 30-minute job survives a SIGTERM and a kill -9 of the replicas running i
   assert.equal(v1, createHmac('sha256', secret).update(`${sentAt}.${calls[0].body}`).digest('hex'), 'the callback, sent by another replica than the one asked for the secret, verifies');
   assert.deepEqual(JSON.parse(calls[0].body).result, done.result);
   // The same recording as a job on one undisturbed process gives the same transcript.
-  const alone = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, whisper: 'tiny-f16', env: { STT_THREADS: '1', STT_MAX_JOB_UPLOAD_BYTES: String(64 << 20) } });
+  const alone = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_THREADS: '1', STT_MAX_JOB_UPLOAD_BYTES: String(64 << 20) } });
   try {
     const f = new FormData();
     f.append('file', wavBlob(RECORDING), 'meeting.wav');
