@@ -16,6 +16,7 @@ import type { Job, JobStore } from '../store/jobs';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics';
 import { jobView } from './view';
+import { WakeableWait } from './wakeable-wait';
 
 /** The waits before the 2nd to 6th attempts; after the 6th, given up. */
 export const RETRY_DELAYS_MS = [1_000, 10_000, 60_000, 600_000, 3_600_000];
@@ -49,7 +50,7 @@ const MAX_IN_FLIGHT = 4;
 export class CallbackSender {
   private stopping = false;
   private loop: Promise<void> | null = null;
-  private wakeUp: (() => void) | null = null;
+  private readonly pause = new WakeableWait();
   /** Attempts in flight, by key id. */
   private readonly inFlight = new Map<string, { abort: AbortController; done: Promise<void> }>();
 
@@ -71,7 +72,7 @@ export class CallbackSender {
 
   /** A job ended, or an attempt finished: look now rather than at the next poll. */
   wake(): void {
-    this.wakeUp?.();
+    this.pause.wake();
   }
 
   async stop(): Promise<void> {
@@ -87,10 +88,10 @@ export class CallbackSender {
       try {
         const claimed = this.inFlight.size < MAX_IN_FLIGHT ? await this.o.store.claimCallback(HOLD_MS, [...this.inFlight.keys()]) : undefined;
         if (claimed && !this.stopping) this.begin(claimed.job, claimed.hold);
-        else if (!claimed) await this.idle(POLL_MS);
+        else if (!claimed) await this.pause.wait(POLL_MS);
       } catch (err) {
         this.o.logger.warn({ err: (err as Error).message }, 'callbacks: a database call failed');
-        await this.idle(POLL_MS);
+        await this.pause.wait(POLL_MS);
       }
     }
   }
@@ -104,18 +105,6 @@ export class CallbackSender {
         this.wake();
       });
     this.inFlight.set(job.keyId, { abort, done });
-  }
-
-  private idle(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wakeUp = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wakeUp = done;
-    });
   }
 
   private async attempt(job: Job, hold: number, stop: AbortSignal): Promise<void> {

@@ -22,6 +22,7 @@ import type { ChunkingStrategy } from '../stt/chunking';
 import type { Job, JobStore } from '../store/jobs';
 import type { Logger } from '../log';
 import { firstPieceEnd, joinPiece, PIECE_SECONDS } from './pieces';
+import { WakeableWait } from './wakeable-wait';
 
 const RATE = 16_000;
 /** How often an idle runner looks for jobs other replicas queued (its own submissions wake it at once). */
@@ -74,7 +75,7 @@ export interface JobRunnerOptions {
 export class JobRunner {
   private stopping = false;
   private loop: Promise<void> | null = null;
-  private wakeUp: (() => void) | null = null;
+  private readonly pause = new WakeableWait();
   private running: { id: string; abort: AbortController } | null = null;
   private sweeper: NodeJS.Timeout | null = null;
 
@@ -92,7 +93,7 @@ export class JobRunner {
 
   /** A job was submitted: look now rather than at the next poll. */
   wake(): void {
-    this.wakeUp?.();
+    this.pause.wake();
   }
 
   /** Stops the job if it runs here (it was cancelled). */
@@ -116,25 +117,13 @@ export class JobRunner {
         // stop() came while the claim was on its way: the job goes straight back.
         if (job && this.stopping) await this.o.store.release(job.id, this.o.owner);
         else if (job) await this.run(job);
-        else await this.idle(POLL_MS);
+        else await this.pause.wait(POLL_MS);
       } catch (err) {
         // The database failed us (claim, or the job's last write): the job's lease runs out and it is claimed again.
         this.o.logger.warn({ err: (err as Error).message }, 'job runner: a database call failed');
-        await this.idle(POLL_MS);
+        await this.pause.wait(POLL_MS);
       }
     }
-  }
-
-  private idle(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wakeUp = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wakeUp = done;
-    });
   }
 
   private async run(job: Job): Promise<void> {
@@ -161,7 +150,7 @@ export class JobRunner {
       } else if (err instanceof BusyError) {
         // The runtime cannot take it yet (a model loading): queued again, tried after a pause.
         await this.o.store.release(job.id, this.o.owner).catch(() => undefined);
-        await this.idle(BUSY_RETRY_MS);
+        await this.pause.wait(BUSY_RETRY_MS);
       } else {
         const api = err instanceof WavError ? invalidAudio(err, log) : knownApiError(err);
         if (!api) log.error({ err: (err as Error).message }, 'job failed');
