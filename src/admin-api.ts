@@ -102,6 +102,20 @@ export const adminStatusSchema = z.object({
 });
 export type AdminStatus = z.infer<typeof adminStatusSchema>;
 
+/** GET /admin/jobs (items): every key's jobs of the jobs API, newest first. */
+export const jobSummarySchema = z.object({
+  id: z.string(),
+  keyId: z.string(),
+  status: z.enum(['queued', 'running', 'done', 'failed', 'cancelled']),
+  secondsDone: z.number(),
+  secondsTotal: z.number(),
+  createdAt: z.string().describe('ISO 8601'),
+  finishedAt: z.string().nullable(),
+  callbackStatus: z.enum(['pending', 'delivered', 'failed']).nullable().describe('Null: no callback, or not due yet'),
+  errorCode: z.string().nullable().describe('Once failed: the error\'s code'),
+});
+export type JobSummary = z.infer<typeof jobSummarySchema>;
+
 export const downloadViewSchema = z.object({
   state: z.enum(['downloading', 'verifying', 'done', 'failed']),
   file: z.string(),

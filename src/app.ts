@@ -28,7 +28,9 @@ export function createRouter(s: Services): Router {
   jobRoutes(v1, s);
   guardEveryRoute(v1, requireApiKey(s.apiKeys));
   router.use(v1.routes(), v1.allowedMethods({ throw: true }));
-  adminRoutes(router, { host: s.host, stt: s.stt, providers: s.providers, apiKeys: s.apiKeys, keyUsage: s.keyUsage, adminKey: s.adminKey.value, status: () => hostStatus(s) });
+  adminRoutes(router, {
+    host: s.host, stt: s.stt, providers: s.providers, apiKeys: s.apiKeys, keyUsage: s.keyUsage, adminKey: s.adminKey.value, status: () => hostStatus(s), jobs: s.jobs,
+  });
   settingsRoutes(router);
   metricsRoute(router, s.metrics, s.config.metrics, s.adminKey.value);
   return router;

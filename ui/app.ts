@@ -7,7 +7,7 @@ const POLL_MS = 1000;
 
 import { wireTryIt } from './try-it.js';
 import { wireTryLive } from './try-live.js';
-import type { AdminStatus, ApiKeyView, CreatedApiKey, KeyLimits, KeyUsage, List, ProviderView, RoutingView, RuntimeEntry, SpillOver, ReadyView } from '../src/admin-api';
+import type { AdminStatus, ApiKeyView, CreatedApiKey, JobSummary, KeyLimits, KeyUsage, List, ProviderView, RoutingView, RuntimeEntry, SpillOver, ReadyView } from '../src/admin-api';
 
 /** A runtime row: the API's entry and, for the active one, the engine's state. */
 type RuntimeRow = RuntimeEntry & { activeState: AdminStatus['local']['state'] | null };
@@ -151,6 +151,7 @@ function renderStatus(s: AdminStatus, ready: Readiness): void {
     ['Public model', s.publicModel],
     ['Active runtime', s.local.activeModel ? `${s.local.activeModel} (${s.local.state})` : s.local.state === 'error' ? `error: ${s.local.error}` : 'none'],
     ['Queue', `${s.queue.running} running, ${s.queue.waiting} waiting (capacity ${s.queue.capacity})`],
+    ['Jobs', `${s.jobs.queued} queued, ${s.jobs.running} running${s.jobs.oldestQueuedSeconds === null ? '' : ` (the oldest waiting ${formatUptime(s.jobs.oldestQueuedSeconds)})`}`],
     ['Version', s.version],
     ['Uptime', formatUptime(s.uptimeSeconds)],
   ];
@@ -331,6 +332,26 @@ function renderKeys(keys: ApiKeyView[]): void {
   }
 }
 
+function jobRow(j: JobSummary): HTMLTableRowElement {
+  const open = j.status === 'queued' || j.status === 'running';
+  const cancel = el('button', { type: 'button', className: 'danger', text: 'Cancel', 'aria-label': `Cancel ${j.id}` });
+  cancel.addEventListener('click', () => {
+    if (confirm(`Cancel the job ${j.id}? Its recording is removed.`)) void act(`Job ${j.id} cancelled.`, () => api('DELETE', `/admin/jobs/${encodeURIComponent(j.id)}`));
+  });
+  const progress = `${Math.round(j.secondsDone)} of ${Math.round(j.secondsTotal)} s`;
+  return el('tr', { 'data-job-id': j.id },
+    el('td', {}, el('code', { text: j.id })), el('td', {}, el('code', { text: j.keyId })), el('td', { text: formatDate(j.createdAt) }),
+    el('td', { text: j.status === 'failed' && j.errorCode ? `failed (${j.errorCode})` : j.status, 'data-field': 'state' }),
+    el('td', { text: progress, 'data-field': 'progress' }), el('td', { text: j.callbackStatus ?? '—' }),
+    el('td', {}, open ? cancel : null));
+}
+
+function renderJobs(jobs: JobSummary[]): void {
+  $('#jobs-empty').hidden = jobs.length > 0;
+  $('#job-table').hidden = jobs.length === 0;
+  $('#job-table tbody').replaceChildren(...jobs.map(jobRow));
+}
+
 // ---- data flow
 
 let pollTimer: number | undefined;
@@ -338,9 +359,9 @@ let pollTimer: number | undefined;
 async function refresh(): Promise<void> {
   if (!adminKey()) return;
   try {
-    const [status, ready, routing, models, providers, keys] = await Promise.all([
+    const [status, ready, routing, models, providers, keys, jobs] = await Promise.all([
       api<AdminStatus>('GET', '/admin/status'), readiness(), api<RoutingView>('GET', '/admin/routing'), api<List<RuntimeEntry>>('GET', '/admin/local-models'),
-      api<List<ProviderView>>('GET', '/admin/providers'), api<List<ApiKeyView>>('GET', '/admin/api-keys'),
+      api<List<ProviderView>>('GET', '/admin/providers'), api<List<ApiKeyView>>('GET', '/admin/api-keys'), api<List<JobSummary>>('GET', '/admin/jobs'),
     ]);
     renderStatus(status, ready);
     const withState: RuntimeRow[] = models.data.map((m) => ({ ...m, activeState: m.active ? status.local.state : null }));
@@ -348,6 +369,7 @@ async function refresh(): Promise<void> {
     renderProviders(providers.data);
     renderSpillover();
     renderKeys(keys.data);
+    renderJobs(jobs.data);
   } catch (err) {
     if (err instanceof ApiFailure && err.status === 401) return signOut('The admin key is no longer accepted.');
     notify(`Could not load the settings: ${(err as Error).message}`, true);

@@ -21,8 +21,7 @@ import { parseArgs } from 'node:util';
 import type { z } from 'zod';
 import { keyLimitsSchema } from '../routes/admin-schemas';
 import { JobStore } from '../store/jobs';
-import { rm } from 'node:fs/promises';
-import path from 'node:path';
+import { cancelOrRemove } from '../jobs/cancel';
 
 const USAGE = `usage: npm run admin -- <command>
   keys create <name>        create an API key (printed once)
@@ -86,12 +85,8 @@ async function main(argv: string[]): Promise<number> {
       })));
     } else if (group === 'jobs' && action === 'cancel' && arg) {
       const jobs = new JobStore(db);
-      const cancelled = await jobs.cancel(arg);
-      if (!cancelled) throw new Error(`no job ${arg} that has not ended`);
-      if (cancelled.spool) {
-        await rm(path.resolve(config.spoolDir, cancelled.spool), { force: true });
-        await jobs.forgetSpool(arg);
-      }
+      const job = await jobs.get(arg);
+      if (!job || !['queued', 'running'].includes(job.status) || !(await cancelOrRemove(jobs, config.spoolDir, job))) throw new Error(`no job ${arg} that has not ended`);
       out({ id: arg, status: 'cancelled' });
     } else if (group === 'status') {
       out({ serviceId: await settings.serviceId(), routing: await settings.routing(), apiKeys: (await keys.list()).length, dataDir: config.dataDir });

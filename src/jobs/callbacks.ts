@@ -60,7 +60,7 @@ export class CallbackSender {
     this.loop = this.work();
   }
 
-  /** The key's callback secret (GET /v1/audio/jobs/callback-secret). */
+  /** The key's callback secret (GET /v1/audio/job-callbacks/secret). */
   secretFor(keyId: string): string {
     return callbackSecret(this.o.box, keyId);
   }

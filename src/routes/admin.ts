@@ -14,7 +14,21 @@ import type { ProviderStore } from '../store/providers';
 import type { Backends } from '../stt/backends';
 import { downloadSchema, keyLimitsSchema, keySchema, providerSchema, routingSchema } from './admin-schemas';
 import { utcDay, type KeyUsageStore } from '../store/key-usage';
-import type { AdminStatus, ApiKeyView, CreatedApiKey, List, ProviderView, RoutingView, RuntimeEntry } from '../admin-api';
+import type { AdminStatus, ApiKeyView, CreatedApiKey, JobSummary, List, ProviderView, RoutingView, RuntimeEntry } from '../admin-api';
+import type { Job, JobStore } from '../store/jobs';
+import { cancelOrRemove } from '../jobs/cancel';
+
+/** Jobs GET /admin/jobs lists: the newest. */
+const JOB_PAGE = 50;
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+function jobSummary(j: Job): JobSummary {
+  return {
+    id: j.id, keyId: j.keyId, status: j.status, secondsDone: j.secondsDone, secondsTotal: j.secondsTotal, createdAt: iso(j.createdAt)!, finishedAt: iso(j.finishedAt),
+    callbackStatus: j.callbackState, errorCode: j.error === null ? null : (JSON.parse(j.error) as { error: { code: string } }).error.code,
+  };
+}
 import { bodyOf } from '../http/state';
 
 /** Sets an answer typed as the admin API writes it (src/admin-api.ts). */
@@ -32,6 +46,8 @@ export interface AdminRouteParts {
   adminKey: string;
   /** GET /admin/status's body. */
   status(): Promise<AdminStatus>;
+  /** The jobs API: its table and the spool, and this process's runner (to stop a job it runs). */
+  jobs: { store: JobStore; spoolDir: string; runner: { cancel(id: string): void } };
 }
 
 export function adminRoutes(root: Router, a: AdminRouteParts): void {
@@ -104,6 +120,19 @@ export function adminRoutes(root: Router, a: AdminRouteParts): void {
     const record = await a.apiKeys.revoke(ctx.params.id);
     if (!record) throw notFound('unknown_api_key', `No API key with id "${ctx.params.id}".`, 'id');
     answer<ApiKeyView>(ctx, record);
+  });
+
+  router.get('/jobs', async function listJobs(ctx: Context) {
+    const jobs = await a.jobs.store.list(null, JOB_PAGE);
+    answer<List<JobSummary>>(ctx, { data: jobs.map(jobSummary) });
+  });
+
+  router.delete('/jobs/:id', async function deleteJob(ctx: Context) {
+    const job = await a.jobs.store.get(ctx.params.id);
+    if (!job || !(await cancelOrRemove(a.jobs.store, a.jobs.spoolDir, job, (id) => a.jobs.runner.cancel(id)))) {
+      throw notFound('job_not_found', `No job "${ctx.params.id}".`, 'id');
+    }
+    ctx.status = 204;
   });
 
   guardEveryRoute(router, requireAdminKey(a.adminKey));

@@ -3,7 +3,7 @@
 // and answers 202 at once; GET /v1/audio/jobs/{id} and GET /v1/audio/jobs
 // show a key its own jobs (another key's are as absent as missing ones);
 // DELETE /v1/audio/jobs/{id} cancels a job or removes an ended one, and its
-// recording with it; GET /v1/audio/jobs/callback-secret gives the key the
+// recording with it; GET /v1/audio/job-callbacks/secret gives the key the
 // secret its callbacks are signed with. src/jobs/runner.ts does the work,
 // src/jobs/callbacks.ts the callbacks.
 import { randomUUID } from 'node:crypto';
@@ -20,6 +20,7 @@ import { watchClient } from '../http/middleware/client-gone';
 import { stateOf } from '../http/state';
 import type { JobStore } from '../store/jobs';
 import { jobView } from '../jobs/view';
+import { cancelOrRemove } from '../jobs/cancel';
 import type { JobForm, JobRunner } from '../jobs/runner';
 import type { CallbackSender } from '../jobs/callbacks';
 import type { Services } from '../services';
@@ -135,8 +136,8 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
     return job;
   };
 
-  // Before /audio/jobs/:id, which would take its last part for an id.
-  v1.get('/audio/jobs/callback-secret', async function callbackSecret(ctx: Context) {
+  // A path of its own: under /audio/jobs/ it would also match /audio/jobs/:id, and share its methods.
+  v1.get('/audio/job-callbacks/secret', async function callbackSecret(ctx: Context) {
     ctx.body = { object: 'audio.job.callback_secret', secret: s.jobs.callbacks.secretFor(stateOf(ctx).apiKey!.id) };
   });
 
@@ -146,13 +147,7 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
 
   v1.delete('/audio/jobs/:id', async function deleteJob(ctx: Context) {
     const job = await ownJob(ctx);
-    // Cancelled if it has not ended (the runner running it stops at its next piece or lease renewal), else removed.
-    if (await store.cancel(job.id, job.keyId)) runner.cancel(job.id);
-    else if (!(await store.remove(job.id, job.keyId))) throw notFound('job_not_found', `No job "${job.id}" of this key.`, 'id');
-    if (job.spool) {
-      await rm(path.resolve(spoolDir, job.spool), { force: true });
-      await store.forgetSpool(job.id);
-    }
+    if (!(await cancelOrRemove(store, spoolDir, job, (id) => runner.cancel(id)))) throw notFound('job_not_found', `No job "${job.id}" of this key.`, 'id');
     ctx.status = 204;
   });
 }

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { downloadSchema, keyLimitsSchema, keySchema, providerSchema, routingSchema } from './admin-schemas';
 import {
-  adminStatusSchema, apiKeyViewSchema, createdApiKeySchema, downloadStartedSchema, listOf, providerViewSchema, readyViewSchema,
+  adminStatusSchema, apiKeyViewSchema, createdApiKeySchema, downloadStartedSchema, jobSummarySchema, listOf, providerViewSchema, readyViewSchema,
   routingViewSchema, runtimeEntrySchema,
 } from '../admin-api';
 import { RESPONSE_FORMATS } from '../stt/formats';
@@ -212,7 +212,7 @@ export function openApiDocument(version: string): Schema {
           responses: { 200: json('Jobs', obj({ object: str({ const: 'list' }), data: { type: 'array', items: job }, has_more: { type: 'boolean' } })), ...GUARDED, 400: error('after is not one of this key\'s jobs'), ...STORE_BUSY },
         },
       },
-      '/v1/audio/jobs/callback-secret': {
+      '/v1/audio/job-callbacks/secret': {
         get: {
           operationId: 'getJobCallbackSecret', security: [{ apiKey: [] }], summary: 'The secret this key\'s job callbacks are signed with',
           responses: { 200: json('The secret', obj({ object: str({ const: 'audio.job.callback_secret' }), secret: str() })), ...GUARDED },
@@ -278,6 +278,13 @@ export function openApiDocument(version: string): Schema {
           // No body changes nothing (as for PUT /admin/providers/{id}).
           requestBody: { required: false, content: { 'application/json': { schema: fromZod(keyLimitsSchema) } } },
           responses: { 200: json('Updated', apiKey), ...GUARDED, ...JSON_BODY, 404: error('No such key') },
+        },
+      },
+      '/admin/jobs': { get: { operationId: 'listAllJobs', ...admin, summary: 'Every key\'s jobs of the jobs API, newest first (50)', responses: { 200: json('Jobs', listSchema(jobSummarySchema)), ...GUARDED } } },
+      '/admin/jobs/{id}': {
+        delete: {
+          operationId: 'deleteAnyJob', ...admin, parameters: idParam('A job id'), summary: 'Cancels a job, or removes an ended one, whatever its key',
+          responses: { 204: { description: 'Cancelled or removed' }, ...GUARDED, 404: error('No such job') },
         },
       },
       '/admin/api-keys/{id}/revoke': {

@@ -151,6 +151,33 @@ test('create a key (shown once, names rendered as text), then revoke it', async 
   assert.equal((await transcribe(server, { file: wavBlob(JFK) }, { Authorization: `Bearer ${key}` })).status, 401);
 });
 
+test('jobs: every key\'s listed with their state and progress, and a waiting one cancelled from the page', async () => {
+  const submit = async () => {
+    const form = new FormData();
+    form.append('file', wavBlob(JFK), 'meeting.wav');
+    return (await (await fetch(`${server.url}/v1/audio/jobs`, { method: 'POST', body: form, headers: server.auth })).json()).id as string;
+  };
+  const done = await submit();
+  while ((await server.services.jobs.store.get(done))?.status !== 'done') await new Promise((r) => setTimeout(r, 50));
+  // A request holds the one slot, so the next job waits behind it.
+  let release!: () => void;
+  const held = server.services.local.scheduler.submit(1, undefined, () => new Promise<void>((r) => (release = r)));
+  const waiting = await submit();
+  const doneRow = page.locator(`#job-table tr[data-job-id="${done}"]`);
+  const waitingRow = page.locator(`#job-table tr[data-job-id="${waiting}"]`);
+  await doneRow.locator('[data-field="state"]', { hasText: 'done' }).waitFor();
+  assert.equal(await doneRow.locator('[data-field="progress"]').textContent(), '11 of 11 s');
+  await waitingRow.waitFor();
+  await statusField('Jobs').filter({ hasText: /^0 queued, 1 running|^1 queued, 0 running/ }).waitFor();
+  assert.equal(await doneRow.getByRole('button', { name: /Cancel/ }).count(), 0, 'an ended job has nothing to cancel');
+  await shot('4b-jobs');
+  await waitingRow.getByRole('button', { name: /Cancel/ }).click();
+  await waitingRow.locator('[data-field="state"]', { hasText: 'cancelled' }).waitFor();
+  assert.equal((await server.services.jobs.store.get(waiting))?.status, 'cancelled');
+  release();
+  await held;
+});
+
 test('key limits set on the page are stored, an emptied one removed, and the day\'s usage shown', async () => {
   const keyForm = page.locator('#key-form');
   await keyForm.getByLabel('Name').fill('limited');

@@ -96,7 +96,7 @@ test('a 30-minute job survives a SIGTERM and a kill -9 of the replicas running i
   const submitted = await (await fetch(`${a.url}/v1/audio/jobs`, { method: 'POST', body: form, headers: { Authorization: `Bearer ${key}` } })).json();
   const { id } = submitted;
   assert.equal(submitted.progress.seconds_total, 1800);
-  const secret = (await (await fetch(`${a.url}/v1/audio/jobs/callback-secret`, { headers: { Authorization: `Bearer ${key}` } })).json()).secret;
+  const secret = (await (await fetch(`${a.url}/v1/audio/job-callbacks/secret`, { headers: { Authorization: `Bearer ${key}` } })).json()).secret;
   // A runs it alone; stopped with SIGTERM once it has finished a piece, it puts the job back in the queue.
   const stopped = await waitFor(a.url, key, id, midway(1800));
   a.proc.child.kill('SIGTERM');

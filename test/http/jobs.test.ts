@@ -259,7 +259,7 @@ async function until(check: () => boolean): Promise<void> {
 test('a job\'s callback is signed with the key\'s secret, retried after a failure, and delivered once', async () => {
   const hook = await receiver([500]);
   try {
-    const secret = (await (await fetch(`${server.url}/v1/audio/jobs/callback-secret`, { headers: server.auth })).json()).secret;
+    const secret = (await (await fetch(`${server.url}/v1/audio/job-callbacks/secret`, { headers: server.auth })).json()).secret;
     assert.match(secret, /^whsec_[A-Za-z0-9_-]{43}$/);
     const res = await submit(server, server.auth, { file: wavBlob(JFK), callback_url: hook.url });
     const accepted = await res.json();
@@ -279,7 +279,7 @@ test('a job\'s callback is signed with the key\'s secret, retried after a failur
     await new Promise((r) => setTimeout(r, 1500));
     assert.equal(hook.calls.length, 2, 'once delivered, never again');
     const other = (await server.services.apiKeys.create('other-callbacks')).key;
-    const otherSecret = (await (await fetch(`${server.url}/v1/audio/jobs/callback-secret`, { headers: { Authorization: `Bearer ${other}` } })).json()).secret;
+    const otherSecret = (await (await fetch(`${server.url}/v1/audio/job-callbacks/secret`, { headers: { Authorization: `Bearer ${other}` } })).json()).secret;
     assert.notEqual(otherSecret, secret, 'each key has its own');
   } finally {
     await hook.close();
