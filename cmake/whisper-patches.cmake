@@ -88,7 +88,31 @@ set(STT_Q0_CHUNKS_PER_THREAD 8)
 # path. Could go upstream (the height is a #define there).
 # Changing the height changes what the patch does: give the patch a new id then.
 set(STT_FA_TILE_Q 128)
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles")
+#
+# 7. resume-point (src/whisper.cpp): a run of whisper_full over a long
+# recording carries three things from one 30-s window to the next: where the
+# window starts (seek), the text decoded so far (the prompt of the next
+# window) and, with token timestamps, the last timestamp reached. A job that
+# stops (a restart, a replica killed) and starts again from offset_ms with
+# the same prompt and clock decodes the rest exactly as the uninterrupted run
+# would, so a long recording's transcript does not depend on when its job was
+# stopped (src/jobs/runner.ts). The state records the window's seek before
+# encoder_begin_callback; stt_whisper_checkpoint() reads the three at that
+# callback, and stt_whisper_resume() sets them for the next whisper_full,
+# which then keeps them where it would reset them, and clears the prompt
+# before a short last window as the uninterrupted run does (the rule reads
+# "a window after the first"). The temperature fallback's decoders sample
+# with random-number generators that run on from window to window: their
+# states are part of the checkpoint too. Nothing changes for a run that is
+# not resumed.
+#
+# 8. fresh-sampling-seed (src/whisper.cpp): whisper_full seeds decoders 1..n
+# anew at every run, decoder 0 only when the state is created. With pooled
+# states, the fallback's sampling (decoder 0 samples at t > 0 too) went on
+# from whatever the state decoded before, so a clip with a fallback window
+# could be answered differently depending on the requests before it. Decoder
+# 0 is seeded anew too, as a fresh state is (whisper-cli's single run).
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed")
 
 function(stt_patch_insert text_var anchor insertion)
   string(FIND "${${text_var}}" "${anchor}" at)
@@ -344,6 +368,57 @@ function(stt_patch_whisper whisper_dir out_file)
   stt_patch_replace(text
     "whisper_sample_token_topk(*ctx, decoder, params.beam_search.beam_size);"
     "whisper_sample_token_topk(*ctx, decoder, params.beam_search.beam_size, t_cur < 1e-6f);")
+  # resume-point: the window's seek in the state, a resumed run's clock and prompt kept.
+  stt_patch_insert(text
+    "    std::vector<whisper_token>   prompt_past0; // static carried initial prompt (if enabled)\n"
+    "    // stt-gateway (cmake/whisper-patches.cmake, resume-point)\n    int  stt_seek     = 0;     // the start of the window being decoded\n    bool stt_resuming = false; // the next whisper_full continues a stopped run\n    int  stt_n_decoders = 0;   // the decoders the run uses\n    std::vector<std::string> stt_rngs; // a resumed run's decoders' random-number states\n")
+  stt_patch_insert(text "#include <thread>\n" "#include <sstream> // stt-gateway (resume-point)\n")
+  # fresh-sampling-seed, and resume-point's random-number states.
+  stt_patch_insert(text
+    "    // the accumulated text context split into static (prompt_past0) and dynamic (prompt_past1)\n"
+    "    // stt-gateway (cmake/whisper-patches.cmake, fresh-sampling-seed): decoder 0 too starts each run from its seed.\n    state->decoders[0].rng = std::mt19937(0);\n    // stt-gateway (resume-point): a resumed run's decoders draw on from where the stopped run's were.\n    state->stt_n_decoders = n_decoders;\n    if (state->stt_resuming) {\n        for (int j = 0; j < n_decoders && j < (int) state->stt_rngs.size(); ++j) {\n            std::istringstream in(state->stt_rngs[j]);\n            in >> state->decoders[j].rng;\n        }\n    }\n\n")
+  stt_patch_insert(text
+    "        if (params.encoder_begin_callback) {\n"
+    "        state->stt_seek = seek; // stt-gateway (resume-point)\n\n")
+  stt_patch_replace(text
+    "    if (params.token_timestamps) {\n        state->t_beg    = 0;\n        state->t_last   = 0;\n        state->tid_last = 0;\n"
+    "    if (params.token_timestamps && !state->stt_resuming) { // stt-gateway (resume-point): a resumed run keeps its clock\n        state->t_beg    = 0;\n        state->t_last   = 0;\n        state->tid_last = 0;\n    }\n    if (params.token_timestamps) {\n")
+  stt_patch_replace(text
+    "        if (seek > seek_start && seek + 500 >= seek_end) {\n"
+    "        if ((seek > seek_start || state->stt_resuming) && seek + 500 >= seek_end) { // stt-gateway (resume-point)\n")
+  string(APPEND text [=[
+
+// stt-gateway (cmake/whisper-patches.cmake, resume-point). Called from
+// encoder_begin_callback: the window about to be decoded (its seek), the
+// tokens its prompt is taken from (the last n_text_ctx/2 at most are ever
+// used), the token-timestamp clock (t_beg, t_last, tid_last) and the
+// decoders' random-number states, as text.
+void stt_whisper_checkpoint(const struct whisper_state * state, int & seek, std::vector<whisper_token> & prompt, int64_t clock[3],
+                            std::vector<std::string> & rngs) {
+    seek = state->stt_seek;
+    prompt = state->prompt_past1;
+    clock[0] = state->t_beg;
+    clock[1] = state->t_last;
+    clock[2] = state->tid_last;
+    rngs.clear();
+    for (int j = 0; j < state->stt_n_decoders; ++j) {
+        std::ostringstream out;
+        out << state->decoders[j].rng;
+        rngs.push_back(out.str());
+    }
+}
+// Before whisper_full_with_state (offset_ms at the checkpoint's seek, its
+// prompt as prompt_tokens): the clock and states to continue from; after it,
+// with clock NULL, back to normal runs.
+void stt_whisper_resume(struct whisper_state * state, const int64_t * clock, const std::vector<std::string> & rngs) {
+    state->stt_resuming = clock != nullptr;
+    state->stt_rngs = clock ? rngs : std::vector<std::string>();
+    if (!clock) return;
+    state->t_beg    = clock[0];
+    state->t_last   = clock[1];
+    state->tid_last = (whisper_token) clock[2];
+}
+]=])
   string(APPEND text "\n// stt-gateway (cmake/whisper-patches.cmake): which patches this copy carries.\nextern \"C\" const char * stt_whisper_patches(void) { return \"${STT_WHISPER_PATCH_ID}\"; }\n")
   stt_write_if_changed("${out_file}" "${text}")
 endfunction()

@@ -29,6 +29,52 @@ double get_number(const Napi::Object& o, const char* key, double fallback) {
   return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : fallback;
 }
 
+static Napi::Array int_array(Napi::Env env, const std::vector<int>& values) {
+  Napi::Array out = Napi::Array::New(env, values.size());
+  for (size_t j = 0; j < values.size(); ++j) out.Set(static_cast<uint32_t>(j), values[j]);
+  return out;
+}
+
+// A checkpoint as src/native/types.ts has it (ResumePoint), both ways.
+// Checked in src/native/model.ts; here only read as numbers.
+ResumePoint resume_point_from(const Napi::Object& o) {
+  ResumePoint r;
+  r.set = true;
+  r.position = static_cast<int64_t>(get_number(o, "position", 0));
+  r.language = get_string(o, "language");
+  Napi::Value prompt = o.Get("prompt");
+  if (prompt.IsArray()) {
+    const Napi::Array a = prompt.As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); ++i) r.prompt.push_back(static_cast<int>(a.Get(i).As<Napi::Number>().Int32Value()));
+  }
+  Napi::Value rngs = o.Get("rngs");
+  if (rngs.IsArray()) {
+    const Napi::Array a = rngs.As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); ++i) r.rngs.push_back(a.Get(i).As<Napi::String>().Utf8Value());
+  }
+  Napi::Value clock = o.Get("clock");
+  if (clock.IsArray()) {
+    const Napi::Array a = clock.As<Napi::Array>();
+    for (uint32_t i = 0; i < 3 && i < a.Length(); ++i) r.clock[i] = a.Get(i).As<Napi::Number>().Int64Value();
+  }
+  return r;
+}
+
+Napi::Object resume_point_to_js(Napi::Env env, const ResumePoint& r) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("position", static_cast<double>(r.position));
+  out.Set("prompt", int_array(env, r.prompt));
+  Napi::Array clock = Napi::Array::New(env, 3);
+  for (uint32_t i = 0; i < 3; ++i) clock.Set(i, static_cast<double>(r.clock[i]));
+  out.Set("clock", clock);
+  Napi::Array rngs = Napi::Array::New(env, r.rngs.size());
+  for (uint32_t i = 0; i < r.rngs.size(); ++i) rngs.Set(i, r.rngs[i]);
+  out.Set("rngs", rngs);
+  out.Set("language", r.language);
+  out.Set("seconds", r.seconds);
+  return out;
+}
+
 TranscribeOptions options_from(const Napi::Object& o) {
   TranscribeOptions t;
   t.language = get_string(o, "language");
@@ -44,6 +90,8 @@ TranscribeOptions options_from(const Napi::Object& o) {
   t.max_tokens = static_cast<int>(get_number(o, "maxTokens", 0));
   t.audio_ctx = static_cast<int>(get_number(o, "audioCtx", 0));
   t.piece_seconds = get_number(o, "pieceSeconds", 0.0);
+  Napi::Value from = o.Get("resumeFrom");
+  if (from.IsObject()) t.resume_from = resume_point_from(from.As<Napi::Object>());
   Napi::Value vad = o.Get("vad");
   if (vad.IsObject()) {
     const Napi::Object v = vad.As<Napi::Object>();
@@ -56,9 +104,47 @@ TranscribeOptions options_from(const Napi::Object& o) {
   return t;
 }
 
-static Napi::Array int_array(Napi::Env env, const std::vector<int>& values) {
-  Napi::Array out = Napi::Array::New(env, values.size());
-  for (size_t j = 0; j < values.size(); ++j) out.Set(static_cast<uint32_t>(j), values[j]);
+
+Napi::Object segment_to_js(Napi::Env env, const Segment& s) {
+  Napi::Object seg = Napi::Object::New(env);
+  seg.Set("start", s.start);
+  seg.Set("end", s.end);
+  seg.Set("text", s.text);
+  seg.Set("tokens", int_array(env, s.tokens));
+  seg.Set("tokensWithTimestamps", int_array(env, s.tokens_with_timestamps));
+  seg.Set("seek", s.seek);
+  seg.Set("temperature", s.temperature);
+  seg.Set("avgLogprob", s.avg_logprob);
+  seg.Set("noSpeechProb", s.no_speech_prob);
+  if (!s.words.empty()) {
+    Napi::Array words = Napi::Array::New(env, s.words.size());
+    for (size_t j = 0; j < s.words.size(); ++j) {
+      Napi::Object w = Napi::Object::New(env);
+      w.Set("word", s.words[j].text);
+      w.Set("start", s.words[j].start);
+      w.Set("end", s.words[j].end);
+      w.Set("probability", s.words[j].probability);
+      words.Set(static_cast<uint32_t>(j), w);
+    }
+    seg.Set("words", words);
+  }
+  if (!s.token_logprobs.empty()) {
+    Napi::Array logprobs = Napi::Array::New(env, s.token_logprobs.size());
+    for (size_t j = 0; j < s.token_logprobs.size(); ++j) {
+      Napi::Object t = Napi::Object::New(env);
+      // Bytes, not a string: a token may end inside a UTF-8 character.
+      t.Set("bytes", Napi::Buffer<char>::Copy(env, s.token_bytes[j].data(), s.token_bytes[j].size()));
+      t.Set("logprob", s.token_logprobs[j]);
+      logprobs.Set(static_cast<uint32_t>(j), t);
+    }
+    seg.Set("tokenLogprobs", logprobs);
+  }
+  return seg;
+}
+
+Napi::Array segments_to_js(Napi::Env env, const std::vector<Segment>& segments) {
+  Napi::Array out = Napi::Array::New(env, segments.size());
+  for (size_t i = 0; i < segments.size(); ++i) out.Set(static_cast<uint32_t>(i), segment_to_js(env, segments[i]));
   return out;
 }
 
@@ -69,45 +155,7 @@ Napi::Object result_to_js(Napi::Env env, const TranscribeResult& r) {
   out.Set("duration", r.duration);
   out.Set("noSpeech", r.no_speech);
   out.Set("gatedSegments", r.gated_segments);
-  Napi::Array segments = Napi::Array::New(env, r.segments.size());
-  for (size_t i = 0; i < r.segments.size(); ++i) {
-    const Segment& s = r.segments[i];
-    Napi::Object seg = Napi::Object::New(env);
-    seg.Set("start", s.start);
-    seg.Set("end", s.end);
-    seg.Set("text", s.text);
-    seg.Set("tokens", int_array(env, s.tokens));
-    seg.Set("tokensWithTimestamps", int_array(env, s.tokens_with_timestamps));
-    seg.Set("seek", s.seek);
-    seg.Set("temperature", s.temperature);
-    seg.Set("avgLogprob", s.avg_logprob);
-    seg.Set("noSpeechProb", s.no_speech_prob);
-    if (!s.words.empty()) {
-      Napi::Array words = Napi::Array::New(env, s.words.size());
-      for (size_t j = 0; j < s.words.size(); ++j) {
-        Napi::Object w = Napi::Object::New(env);
-        w.Set("word", s.words[j].text);
-        w.Set("start", s.words[j].start);
-        w.Set("end", s.words[j].end);
-        w.Set("probability", s.words[j].probability);
-        words.Set(static_cast<uint32_t>(j), w);
-      }
-      seg.Set("words", words);
-    }
-    if (!s.token_logprobs.empty()) {
-      Napi::Array logprobs = Napi::Array::New(env, s.token_logprobs.size());
-      for (size_t j = 0; j < s.token_logprobs.size(); ++j) {
-        Napi::Object t = Napi::Object::New(env);
-        // Bytes, not a string: a token may end inside a UTF-8 character.
-        t.Set("bytes", Napi::Buffer<char>::Copy(env, s.token_bytes[j].data(), s.token_bytes[j].size()));
-        t.Set("logprob", s.token_logprobs[j]);
-        logprobs.Set(static_cast<uint32_t>(j), t);
-      }
-      seg.Set("tokenLogprobs", logprobs);
-    }
-    segments.Set(static_cast<uint32_t>(i), seg);
-  }
-  out.Set("segments", segments);
+  out.Set("segments", segments_to_js(env, r.segments));
   return out;
 }
 
@@ -206,10 +254,50 @@ std::shared_ptr<SegmentSink> segment_sink(Napi::Env env, const Napi::Value& opti
   return sink;
 }
 
+// Long recordings: a JS onCheckpoint(point, segments, gated) called from the job's
+// thread in order, through its own thread-safe function, as SegmentSink.
+struct Checkpoint {
+  ResumePoint point;
+  std::vector<Segment> segments;
+  int gated;
+};
+
+void deliver_checkpoint(Napi::Env env, Napi::Function fn, Checkpoint* checkpoint) {
+  std::unique_ptr<Checkpoint> owned(checkpoint);
+  if (env != nullptr && fn != nullptr) fn.Call({resume_point_to_js(env, owned->point), segments_to_js(env, owned->segments), Napi::Number::New(env, owned->gated)});
+}
+
+struct CheckpointSink {
+  Napi::ThreadSafeFunction fn;
+  bool closed = false;
+
+  void send(const ResumePoint& point, const std::vector<Segment>& segments, int gated) {
+    if (closed) return;
+    auto checkpoint = std::make_unique<Checkpoint>(Checkpoint{point, segments, gated});
+    const napi_status status = fn.NonBlockingCall(checkpoint.get(), deliver_checkpoint);
+    if (status == napi_ok) checkpoint.release();
+    else if (status == napi_closing) closed = true;
+  }
+  void release() {
+    if (!closed) fn.Release();
+    closed = true;
+  }
+};
+
+std::shared_ptr<CheckpointSink> checkpoint_sink(Napi::Env env, const Napi::Value& options, TranscribeOptions& o) {
+  if (!options.IsObject()) return nullptr;
+  Napi::Value fn = options.As<Napi::Object>().Get("onCheckpoint");
+  if (!fn.IsFunction()) return nullptr;
+  auto sink = std::make_shared<CheckpointSink>();
+  sink->fn = Napi::ThreadSafeFunction::New(env, fn.As<Napi::Function>(), "stt:checkpoint", 0, 1);
+  o.on_checkpoint = [sink](const ResumePoint& point, const std::vector<Segment>& segments, int gated) { sink->send(point, segments, gated); };
+  return sink;
+}
+
 class TranscribeWorker : public Napi::AsyncWorker {
  public:
   TranscribeWorker(Napi::Env env, std::shared_ptr<Engine> engine, Napi::Float32Array pcm, TranscribeOptions options,
-                   std::shared_ptr<SegmentSink> segments)
+                   std::shared_ptr<SegmentSink> segments, std::shared_ptr<CheckpointSink> checkpoints)
       : Napi::AsyncWorker(env, "stt:transcribe"),
         deferred_(Napi::Promise::Deferred::New(env)),
         engine_(std::move(engine)),
@@ -217,7 +305,8 @@ class TranscribeWorker : public Napi::AsyncWorker {
         pcm_(pcm.Data()),
         n_samples_(pcm.ElementLength()),
         options_(std::move(options)),
-        segments_(std::move(segments)) {}
+        segments_(std::move(segments)),
+        checkpoints_(std::move(checkpoints)) {}
 
   Napi::Promise promise() { return deferred_.Promise(); }
 
@@ -233,7 +322,9 @@ class TranscribeWorker : public Napi::AsyncWorker {
       SetError(e.what());
     }
     options_.on_segment = nullptr;
+    options_.on_checkpoint = nullptr;
     if (segments_) segments_->release();
+    if (checkpoints_) checkpoints_->release();
     engine_.reset();  // the last job of a disposed model frees it here, off the main thread
   }
 
@@ -250,6 +341,7 @@ class TranscribeWorker : public Napi::AsyncWorker {
   size_t n_samples_;
   TranscribeOptions options_;
   std::shared_ptr<SegmentSink> segments_;  // null unless the caller streams
+  std::shared_ptr<CheckpointSink> checkpoints_;  // null unless the caller asked for checkpoints
   TranscribeResult result_;
   std::string code_;
 };
@@ -305,8 +397,11 @@ Napi::Value ModelWrap::transcribe(const Napi::CallbackInfo& info) {
   TranscribeOptions options = info.Length() > 1 && info[1].IsObject() ? options_from(info[1].As<Napi::Object>())
                                                                       : TranscribeOptions{};
   options.control = job_control_of(info.Length() > 2 ? info[2] : env.Undefined());
-  std::shared_ptr<SegmentSink> segments = segment_sink(env, info.Length() > 1 ? info[1] : env.Undefined(), options);
-  auto* worker = new TranscribeWorker(env, engine_, info[0].As<Napi::Float32Array>(), std::move(options), std::move(segments));
+  const Napi::Value given = info.Length() > 1 ? info[1] : env.Undefined();
+  std::shared_ptr<SegmentSink> segments = segment_sink(env, given, options);
+  std::shared_ptr<CheckpointSink> checkpoints = checkpoint_sink(env, given, options);
+  auto* worker = new TranscribeWorker(env, engine_, info[0].As<Napi::Float32Array>(), std::move(options), std::move(segments),
+                                      std::move(checkpoints));
   Napi::Promise promise = worker->promise();
   worker->Queue();
   return promise;

@@ -25,6 +25,48 @@ inline int engine_sample_count(size_t n_samples) {
   return static_cast<int>(n_samples);
 }
 
+struct Word {
+  double start = 0, end = 0;
+  std::string text;
+  float probability = 0;
+};
+
+struct Segment {
+  double start = 0, end = 0;
+  std::string text;
+  std::vector<int> tokens;  // text tokens only
+  // Whisper's own record of the segment: its tokens with the timestamp tokens
+  // around the text, the start of its 30-s window in mel frames (100 per
+  // second) and the temperature its window was decoded at after any fallback.
+  std::vector<int> tokens_with_timestamps;
+  int seek = 0;
+  float temperature = 0;
+  float avg_logprob = 0;
+  float no_speech_prob = 0;
+  std::vector<Word> words;
+  // With token_logprobs: each text token's bytes (a piece of UTF-8, possibly
+  // cut inside a character) and its log-probability, in order.
+  std::vector<std::string> token_bytes;
+  std::vector<float> token_logprobs;
+};
+
+// Where a stopped transcription of a long recording resumes, so that the rest
+// is decoded as one uninterrupted run would decode it (src/jobs/runner.ts).
+// Whisper: the next 30-s window's seek (in 10-ms frames of the audio the
+// engine decodes), the tokens its prompt is taken from, the token-timestamp
+// clock, the sampling decoders' random-number states and the language the
+// run decodes in. Parakeet: the sample its next
+// piece starts at (pieces are planned from the audio alone).
+struct ResumePoint {
+  bool set = false;
+  int64_t position = 0;
+  std::vector<int> prompt;
+  int64_t clock[3] = {0, 0, 0};
+  std::vector<std::string> rngs;  // the temperature fallback's decoders' random-number states, as text
+  std::string language;
+  double seconds = 0;  // how far the run got, in seconds of the audio sent (for progress)
+};
+
 struct TranscribeOptions {
   std::string language;  // empty: detect (Whisper)
   bool translate = false;
@@ -49,31 +91,12 @@ struct TranscribeOptions {
   // Streaming: called on the job's thread with each segment's index in the
   // result and its text as soon as that segment is final. Empty: not called.
   std::function<void(int index, const std::string& text)> on_segment;
-};
-
-struct Word {
-  double start = 0, end = 0;
-  std::string text;
-  float probability = 0;
-};
-
-struct Segment {
-  double start = 0, end = 0;
-  std::string text;
-  std::vector<int> tokens;  // text tokens only
-  // Whisper's own record of the segment: its tokens with the timestamp tokens
-  // around the text, the start of its 30-s window in mel frames (100 per
-  // second) and the temperature its window was decoded at after any fallback.
-  std::vector<int> tokens_with_timestamps;
-  int seek = 0;
-  float temperature = 0;
-  float avg_logprob = 0;
-  float no_speech_prob = 0;
-  std::vector<Word> words;
-  // With token_logprobs: each text token's bytes (a piece of UTF-8, possibly
-  // cut inside a character) and its log-probability, in order.
-  std::vector<std::string> token_bytes;
-  std::vector<float> token_logprobs;
+  // Long recordings: start from this point instead of the beginning ...
+  ResumePoint resume_from;
+  // ... and call this on the job's thread at every point a later run could
+  // resume from, with the segments finished since the previous call and how
+  // many the speech gate left out meanwhile. Empty: not called.
+  std::function<void(const ResumePoint& point, const std::vector<Segment>& segments, int gated)> on_checkpoint;
 };
 
 struct TranscribeResult {

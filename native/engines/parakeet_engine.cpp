@@ -44,7 +44,12 @@ class ParakeetEngine : public PooledEngine<parakeet_context, parakeet_state> {
     const size_t max_samples = o.piece_seconds > 0
         ? static_cast<size_t>(std::max(o.piece_seconds, 1.0) * PARAKEET_SAMPLE_RATE)
         : static_cast<size_t>(std::max(parakeet_model_n_audio_ctx(context()) - 100, 100)) * kHop;
-    for (const AudioPiece& piece : plan_pieces(heard.samples, heard.n_samples, max_samples)) {
+    // A resumed job skips the pieces it finished: the plan depends on the audio alone.
+    const std::vector<AudioPiece> pieces = plan_pieces(heard.samples, heard.n_samples, max_samples);
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      const AudioPiece& piece = pieces[k];
+      if (o.resume_from.set && static_cast<int64_t>(piece.start) < o.resume_from.position) continue;
+      const size_t first = result.segments.size();
       parakeet_full_params p = parakeet_full_default_params(PARAKEET_SAMPLING_GREEDY);
       p.n_threads = o.threads;
       p.audio_ctx = o.audio_ctx;
@@ -66,6 +71,14 @@ class ParakeetEngine : public PooledEngine<parakeet_context, parakeet_state> {
         result.text += seg.text;
         result.segments.push_back(std::move(seg));
         if (o.on_segment) o.on_segment(static_cast<int>(result.segments.size()) - 1, result.segments.back().text);
+      }
+      if (o.on_checkpoint && k + 1 < pieces.size()) {
+        ResumePoint next;
+        next.set = true;
+        next.position = static_cast<int64_t>(pieces[k + 1].start);
+        next.seconds = seconds(original_time(heard.speech.get(), static_cast<int64_t>(pieces[k + 1].start / kHop), SpeechMap::Edge::start));
+        next.language = o.language;
+        o.on_checkpoint(next, {result.segments.begin() + first, result.segments.end()}, 0);
       }
     }
     return result;

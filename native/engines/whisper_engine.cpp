@@ -11,6 +11,11 @@
 #include "engine_common.h"
 #include "pooled_engine.h"
 
+// The resume-point patch (cmake/whisper-patches.cmake): a run's state at a window's start, and a resumed run's.
+void stt_whisper_checkpoint(const whisper_state* state, int& seek, std::vector<whisper_token>& prompt, int64_t clock[3],
+                            std::vector<std::string>& rngs);
+void stt_whisper_resume(whisper_state* state, const int64_t* clock, const std::vector<std::string>& rngs);
+
 namespace stt {
 namespace {
 
@@ -26,14 +31,24 @@ struct Window {
   std::vector<std::pair<whisper_token, whisper_token>> openings;
 };
 struct JobTrace {
-  JobControl* control;
-  const std::function<void(int, const std::string&)>* on_segment;
+  JobControl* control = nullptr;
+  const std::function<void(int, const std::string&)>* on_segment = nullptr;
   std::vector<Window> windows;
   std::mutex mutex;  // openings: with best_of > 1, decoders sample on several threads
   // The speech gate (TranscribeOptions::speech_gate): how many segments it
   // kept so far, and the seek of the window being finalised (as collect() has it).
   const SpeechMap* gate = nullptr;
   int kept = 0;
+  int seek = 0;
+  // Long recordings (TranscribeOptions::on_checkpoint): called at the start
+  // of each window after the run's first, when the windows before are final.
+  std::function<void(whisper_state*)> at_checkpoint;
+};
+
+// Where collect() stopped: the next segment, and the window and seek it was in.
+struct CollectCursor {
+  int next = 0;
+  size_t window = 0;
   int seek = 0;
 };
 
@@ -53,7 +68,8 @@ bool gate_keeps(const SpeechMap* gate, int seek) {
 // Once per window, on the decoding thread, before its encoder runs.
 bool encoder_may_begin(whisper_context*, whisper_state* state, void* user) {
   JobTrace* trace = static_cast<JobTrace*>(user);
-  trace->windows.push_back({whisper_full_n_segments_from_state(state), 0});
+  trace->windows.push_back({whisper_full_n_segments_from_state(state), 0, {}});
+  if (trace->at_checkpoint && trace->windows.size() > 1) trace->at_checkpoint(state);
   return job_checkpoint(trace->control);
 }
 // Before each token is sampled; leaves the logits alone. A job aborted while
@@ -148,13 +164,36 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
       result.no_speech = true;
       return result;
     }
-    JobTrace trace{&job.control(), &o.on_segment, {}, {}};
+    JobTrace trace;
+    trace.control = &job.control();
+    trace.on_segment = &o.on_segment;
     trace.gate = gate.get();
-    const whisper_full_params p = full_params(o, trace);
+    whisper_full_params p = full_params(o, trace);
+    const ResumePoint& from = o.resume_from;
+    if (from.set) {
+      // The rest of a stopped run, as that run would have decoded it (the resume-point patch).
+      p.offset_ms = static_cast<int>(from.position * 10);
+      p.initial_prompt = nullptr;  // already among the prompt tokens, if the run still carried it
+      p.prompt_tokens = from.prompt.empty() ? nullptr : from.prompt.data();
+      p.prompt_n_tokens = static_cast<int>(from.prompt.size());
+      if (!from.language.empty()) p.language = from.language.c_str();
+    }
+    CollectCursor cursor;
+    if (o.on_checkpoint) {
+      trace.at_checkpoint = [&](whisper_state* state) {
+        const size_t first = result.segments.size();
+        const int gated = result.gated_segments;
+        collect(state, p, trace, heard.speech.get(), o, cursor, result);
+        o.on_checkpoint(checkpoint(state, result.language, heard.speech.get()), {result.segments.begin() + first, result.segments.end()},
+                        result.gated_segments - gated);
+      };
+    }
+    stt_whisper_resume(job.state(), from.set ? from.clock : nullptr, from.rngs);
     const int rc = whisper_full_with_state(context(), job.state(), p, heard.samples, engine_sample_count(heard.n_samples));
+    stt_whisper_resume(job.state(), nullptr, {});
     job.stop_if_aborted();
     if (rc != 0) throw std::runtime_error("whisper inference failed (code " + std::to_string(rc) + ")");
-    collect(job.state(), p, trace, heard.speech.get(), o, result);
+    collect(job.state(), p, trace, heard.speech.get(), o, cursor, result);
     return result;
   }
 
@@ -193,19 +232,39 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
     return p;
   }
 
-  // The detected language and every segment of a finished job, each with the
-  // window its callbacks traced (seek, temperature after any fallback).
+  // Where a later run resumes from to decode the window about to start as
+  // this run will: its seek, the last n_text_ctx/2 tokens (all a prompt
+  // takes), the token-timestamp clock, the fallback decoders' random-number
+  // states and the language.
+  ResumePoint checkpoint(whisper_state* state, const std::string& language, const SpeechMap* speech) const {
+    ResumePoint point;
+    point.set = true;
+    int seek = 0;
+    std::vector<whisper_token> prompt;
+    stt_whisper_checkpoint(state, seek, prompt, point.clock, point.rngs);
+    const int n = static_cast<int>(prompt.size());
+    point.position = seek;
+    point.seconds = seconds(original_time(speech, seek, SpeechMap::Edge::start));
+    const int keep = std::min(n, whisper_n_text_ctx(context()) / 2);
+    point.prompt.assign(prompt.end() - keep, prompt.end());
+    point.language = language;
+    return point;
+  }
+
+  // The detected language and the segments of a job from the cursor on (all
+  // of them once it has finished), each with the window its callbacks traced
+  // (seek, temperature after any fallback).
   void collect(whisper_state* state, const whisper_full_params& p, const JobTrace& trace, const SpeechMap* speech,
-               const TranscribeOptions& o, TranscribeResult& result) const {
+               const TranscribeOptions& o, CollectCursor& cursor, TranscribeResult& result) const {
     const int lang_id = whisper_full_lang_id_from_state(state);
     result.language = lang_id >= 0 ? whisper_lang_str(lang_id) : o.language;
     const whisper_token beg = whisper_token_beg(context());
     const std::vector<float> ladder = temperature_ladder(p);
 
     const int n_segments = whisper_full_n_segments_from_state(state);
-    size_t window = 0;
-    int seek = 0;
-    for (int i = 0; i < n_segments; ++i) {
+    size_t& window = cursor.window;
+    int& seek = cursor.seek;
+    for (int& i = cursor.next; i < n_segments; ++i) {
       const int64_t t0 = whisper_full_get_segment_t0_from_state(state, i);
       const int n_tokens = whisper_full_n_tokens_from_state(state, i);
       while (window + 1 < trace.windows.size() && trace.windows[window + 1].first_segment <= i) ++window;

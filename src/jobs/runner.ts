@@ -1,27 +1,26 @@
 // Runs the jobs of the jobs API (docs/jobs.md), one at a time per process:
 // claims the oldest queued job with a lease in the database, decodes its
-// spooled recording, transcribes it piece by piece in the local scheduler's
-// background lane (behind every request), records each finished piece so a
+// spooled recording, transcribes it in the local scheduler's background lane
+// (behind every request), records a checkpoint after each 30-s window so a
 // restart resumes there, and stores the answer rendered in the job's format.
 // The lease is renewed while the job runs; a job whose lease this process
-// lost, or that was cancelled, is dropped at the next renewal or piece. On
-// shutdown the running job goes back to the queue.
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+// lost, or that was cancelled, is dropped at the next renewal or checkpoint.
+// On shutdown the running job goes back to the queue.
+import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { decodeAudio } from '../audio/decode-audio';
-import { WavError } from '../native';
+import { decodeSpooled } from './spooled-audio';
+import { WavError, type ResumePoint, type Segment } from '../native';
 import { AbortedError, BackendError, BusyError } from '../domain-errors';
 import { ApiError } from '../http/api-error';
 import { invalidAudio, knownApiError } from '../http/error-map';
-import { render, type OutputTranscription, type ResponseFormat } from '../stt/formats';
-import type { Backends } from '../stt/backends';
+import { render, type ResponseFormat } from '../stt/formats';
+import { localOptions, presentLocal, type Backends } from '../stt/backends';
 import { EvictedError } from '../stt/local/scheduler';
 import type { Semaphore } from '../stt/semaphore';
 import type { Granularity, Task } from '../stt/capabilities';
 import type { ChunkingStrategy } from '../stt/chunking';
 import type { Job, JobStore } from '../store/jobs';
 import type { Logger } from '../log';
-import { firstPieceEnd, joinPiece, PIECE_SECONDS } from './pieces';
 import { WakeableWait } from './wakeable-wait';
 
 const RATE = 16_000;
@@ -30,8 +29,6 @@ const POLL_MS = 5_000;
 /** How long a job the runtime could not take yet (a model loading) waits before it is tried again. */
 const BUSY_RETRY_MS = 5_000;
 const SWEEP_MS = 60 * 60 * 1000;
-/** The smallest piece an evicted piece is cut down to. */
-const MIN_PIECE_SECONDS = 30;
 /** A spool file no job holds, untouched this long, belongs to no request either. */
 const ORPHAN_MS = 6 * 60 * 60 * 1000;
 
@@ -46,10 +43,11 @@ export interface JobForm {
   chunkingStrategy?: ChunkingStrategy;
 }
 
-/** What a job's `partial` column holds: how far it got (in samples of 16-kHz audio), and the transcript so far. */
+/** What a job's `partial` column holds: where its run resumes, and the local runtime's segments before that point. */
 interface Partial {
-  samples: number;
-  transcript: OutputTranscription;
+  resume: ResumePoint;
+  segments: Segment[];
+  gatedSegments: number;
 }
 
 export interface JobRunnerOptions {
@@ -145,7 +143,7 @@ export class JobRunner {
       log.info({ audioSeconds: job.secondsTotal }, 'job done');
     } catch (err) {
       if (abort.signal.aborted || err instanceof AbortedError) {
-        // Shutting down: back to the queue, to resume from its last piece. Cancelled: nothing more to do.
+        // Shutting down: back to the queue, to resume from its last checkpoint. Cancelled: nothing more to do.
         if (this.stopping) await this.o.store.release(job.id, this.o.owner).catch(() => undefined);
       } else if (err instanceof BusyError) {
         // The runtime cannot take it yet (a model loading): queued again, tried after a pause.
@@ -166,77 +164,90 @@ export class JobRunner {
     }
   }
 
-  /** The rendered answer, or null when the job stopped being this process's (cancelled, or its lease lost). */
+  /**
+   * The rendered answer, or null when the job stopped being this process's
+   * (cancelled, or its lease lost). The whole recording goes to the engine in
+   * one run, as a synchronous request's would, so the transcript is the one
+   * that request would get. The run reports a checkpoint after each 30-s
+   * window (each piece, Parakeet), recorded as the job's progress; a run
+   * stopped by a restart or a replica's death, or evicted by a request,
+   * resumes from the last one recorded and goes on as the uninterrupted run
+   * would have (the resume-point patch, cmake/whisper-patches.cmake).
+   */
   private async transcribe(job: Job, signal: AbortSignal): Promise<string | null> {
     const form = JSON.parse(job.form) as JobForm;
     const audio = await this.decode(job, signal);
-    const partial = job.partial ? (JSON.parse(job.partial) as Partial) : null;
-    let transcript = partial?.transcript ?? null;
-    // A resumed job is cut anew from where it stopped, so no piece is heard twice whatever the cuts were before.
-    let from = partial?.samples ?? 0;
-    let pieceSeconds = PIECE_SECONDS;
-    while (from < audio.pcm.length) {
-      if (signal.aborted) throw new AbortedError();
-      const to = from + firstPieceEnd(audio.pcm.subarray(from), pieceSeconds);
-      let out: OutputTranscription;
-      try {
-        out = await this.transcribePiece(job, form, audio.pcm.subarray(from, to), signal);
-      } catch (err) {
-        if (!(err instanceof EvictedError) || signal.aborted) throw err;
-        // It gave its slot to a request and its work was lost: a smaller piece fits better between requests.
-        pieceSeconds = Math.max(MIN_PIECE_SECONDS, pieceSeconds / 2);
-        continue;
+    // A partial from before checkpoints (pieces: no `resume`) is not resumable: such a job starts over.
+    const stored = job.partial ? (JSON.parse(job.partial) as Partial) : null;
+    let done: Partial | null = stored?.resume ? stored : null;
+    let latest = done;
+    const lost = new AbortController();
+    let writing = Promise.resolve();
+    let queued = false;
+    // One write at a time, the latest checkpoint only: each holds all that came before it.
+    const record = () => {
+      if (queued) return;
+      queued = true;
+      writing = writing.then(async () => {
+        queued = false;
+        const point = latest!;
+        if (!(await this.o.store.progress(job.id, this.o.owner, point.resume.seconds, JSON.stringify(point)))) lost.abort();
+      }).catch((err) => this.o.logger.warn({ jobId: job.id, err: (err as Error).message }, 'could not record a job\'s progress'));
+    };
+    try {
+      for (;;) {
+        if (signal.aborted) throw new AbortedError();
+        try {
+          const from = done;
+          const raw = await this.o.stt.local.transcribe({
+            pcm: audio.pcm,
+            durationSeconds: audio.pcm.length / RATE,
+            signal: AbortSignal.any([signal, lost.signal]),
+            owner: job.keyId,
+            background: true,
+            chunkingStrategy: form.chunkingStrategy,
+            options: {
+              ...localOptions({ ...form, granularities: new Set(form.granularities) }),
+              ...(from && { resumeFrom: from.resume }),
+              onCheckpoint: (resume, segments, gated) => {
+                latest = { resume, segments: [...(latest?.segments ?? []), ...segments], gatedSegments: (latest?.gatedSegments ?? 0) + gated };
+                record();
+              },
+            },
+          });
+          const segments = [...(from?.segments ?? []), ...raw.result.segments];
+          const whole = presentLocal({
+            ...raw.result,
+            text: segments.map((s) => s.text).join(''),
+            duration: audio.pcm.length / RATE,
+            segments,
+            gatedSegments: (from?.gatedSegments ?? 0) + (raw.result.gatedSegments ?? 0),
+          }, form.temperature);
+          const { body } = render(whole, form.format, { task: form.task, granularities: new Set(form.granularities), temperature: form.temperature ?? 0 });
+          return JSON.stringify(body);
+        } catch (err) {
+          if (lost.signal.aborted && !signal.aborted) return null;
+          if (!(err instanceof EvictedError) || signal.aborted) throw err;
+          // It gave its slot to a request: on from the last checkpoint, once the slot is free again.
+          await writing;
+          done = latest;
+        }
       }
-      pieceSeconds = Math.min(PIECE_SECONDS, pieceSeconds * 2);
-      transcript = joinPiece(transcript, out, from / RATE);
-      const saved: Partial = { samples: to, transcript };
-      if (!(await this.o.store.progress(job.id, this.o.owner, to / RATE, JSON.stringify(saved)))) return null;
-      from = to;
+    } finally {
+      await writing;
     }
-    const whole: OutputTranscription = { ...(transcript ?? { text: '', language: form.language ?? 'en', segments: [] }), duration: audio.pcm.length / RATE };
-    const { body } = render(whole, form.format, { task: form.task, granularities: new Set(form.granularities), temperature: form.temperature ?? 0 });
-    return JSON.stringify(body);
   }
 
   /** The job's recording as 16-kHz samples, decoded in one of the server's decode slots. */
   private async decode(job: Job, signal: AbortSignal) {
     if (!job.spool) throw new Error('the job has no spooled recording');
-    let bytes: Buffer;
     try {
-      bytes = await readFile(path.resolve(this.o.spoolDir, job.spool));
+      return await decodeSpooled(path.resolve(this.o.spoolDir, job.spool), this.o.decodeSlots, signal, this.o.maxAudioSeconds);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       // Replicas with a spool each: another replica took the upload (docs/api.md#jobs-long-recordings).
       throw new BackendError('recording_missing', 'The job\'s recording is not in this server\'s spool; replicas must share STT_SPOOL_DIR.');
     }
-    await this.o.decodeSlots.acquire(signal);
-    try {
-      return await decodeAudio(bytes, this.o.maxAudioSeconds);
-    } finally {
-      this.o.decodeSlots.release();
-    }
-  }
-
-  /** One piece, in the background lane (EvictedError when it gave its slot to a request). */
-  private async transcribePiece(job: Job, form: JobForm, pcm: Float32Array, signal: AbortSignal): Promise<OutputTranscription> {
-    const out = await this.o.stt.transcribe({
-      task: form.task,
-      pcm,
-      durationSeconds: pcm.length / RATE,
-      signal,
-      wav: null,
-      filename: 'audio.wav',
-      format: form.format,
-      language: form.language,
-      prompt: form.prompt,
-      temperature: form.temperature,
-      granularities: new Set(form.granularities),
-      chunkingStrategy: form.chunkingStrategy,
-      owner: job.keyId,
-      cloud: null,
-      background: true,
-    });
-    return out.result;
   }
 
   private async dropSpool(job: Job): Promise<void> {

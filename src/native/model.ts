@@ -4,7 +4,7 @@ import path from 'node:path';
 import { addon, type NativeJobControl, type NativeModel } from './binding';
 import { inTemperatureRange, TEMPERATURE_RANGE } from './limits';
 import { inspectModelFile, ModelFileError, type ModelFamily, type ModelFileInfo } from './model-file';
-import type { JobControl, ModelStats, Transcription, TranscribeOptions } from './types';
+import type { JobControl, ModelStats, ResumePoint, Segment, Transcription, TranscribeOptions } from './types';
 
 /**
  * Every job in flight. Node's exit joins the libuv pool's threads, and a
@@ -38,10 +38,11 @@ export class Model {
 
   /** Throws or rejects with a TranscriptionError (see its codes); option errors are TypeError or RangeError. */
   transcribe(pcm: Float32Array, options: TranscribeOptions = {}): Promise<Transcription> {
-    const { signal, control: given, onSegment, ...rest } = options;
+    const { signal, control: given, onSegment, onCheckpoint, ...rest } = options;
     if (!(pcm instanceof Float32Array)) throw new TypeError('pcm must be a Float32Array');
     validateOptions(rest);
     if (onSegment !== undefined && typeof onSegment !== 'function') throw new TypeError('onSegment must be a function');
+    if (onCheckpoint !== undefined && typeof onCheckpoint !== 'function') throw new TypeError('onCheckpoint must be a function');
     if (given !== undefined && !(given instanceof addon.JobControl)) throw new TypeError('control must come from createJobControl()');
     const control = (given as NativeJobControl | undefined) ?? new addon.JobControl();
     if (signal?.aborted) control.abort();
@@ -52,7 +53,9 @@ export class Model {
     const failed = () => {
       if (segments?.failure) throw segments.failure.error;
     };
-    return this.native.transcribe(pcm, segments ? { ...rest, onSegment: segments.push } : rest, control)
+    let settled = false;
+    const checkpoints = onCheckpoint && ((point: ResumePoint, done: Segment[], gated: number) => void (settled || onCheckpoint(point, done, gated)));
+    return this.native.transcribe(pcm, { ...rest, ...(segments && { onSegment: segments.push }), ...(checkpoints && { onCheckpoint: checkpoints }) }, control)
       .then(
         (result) => {
           segments?.finish(result);
@@ -65,6 +68,7 @@ export class Model {
         },
       )
       .finally(() => {
+        settled = true;
         segments?.close();
         liveJobs.delete(control);
         signal?.removeEventListener('abort', onAbort);
@@ -140,6 +144,15 @@ function validateOptions(o: Omit<TranscribeOptions, 'signal'>): void {
   if (o.language !== undefined && !/^[a-z]{2,3}$/.test(o.language)) throw new RangeError('language must be an ISO-639-1 code');
   if (o.pieceSeconds !== undefined && !(typeof o.pieceSeconds === 'number' && (o.pieceSeconds === 0 || (o.pieceSeconds >= 1 && o.pieceSeconds <= 100_000)))) {
     throw new RangeError('pieceSeconds must be 0 (the model\'s context) or a number of seconds in 1..100000');
+  }
+  if (o.resumeFrom !== undefined) {
+    const r = o.resumeFrom;
+    const ints = (v: unknown, n: [number, number]) => Array.isArray(v) && v.length >= n[0] && v.length <= n[1] && v.every((x) => Number.isSafeInteger(x));
+    if (typeof r !== 'object' || r === null || !Number.isSafeInteger(r.position) || r.position < 0 || !ints(r.prompt, [0, 1024])
+      || !ints(r.clock, [3, 3]) || !Array.isArray(r.rngs) || r.rngs.length > 8 || !r.rngs.every((x) => typeof x === 'string' && /^[\d ]{0,8000}$/.test(x))
+      || typeof r.language !== 'string' || !/^([a-z]{2,3})?$/.test(r.language)) {
+      throw new TypeError('resumeFrom must be a point onCheckpoint gave');
+    }
   }
   if (o.speechGate && o.vad === undefined) throw new TypeError('speechGate needs vad (the Silero model it listens with)');
   if (o.vad !== undefined) {

@@ -64,6 +64,37 @@ export interface TranscribeOptions {
    * segment, in order, and always before transcribe() resolves.
    */
   onSegment?: (text: string, index: number) => void;
+  /**
+   * Long recordings: where a stopped run resumes (a point `onCheckpoint`
+   * gave it). The rest is decoded as the uninterrupted run would have decoded
+   * it, and the result holds the segments from there on.
+   */
+  resumeFrom?: ResumePoint;
+  /**
+   * Called, in order, at every point a later run could resume from, with the
+   * segments finished since the previous call (or the start) and how many
+   * the speech gate left out meanwhile: after each
+   * 30-s window (Whisper) or piece (Parakeet) but the last. Calls that would
+   * land after transcribe() settles are dropped: the result has every segment.
+   */
+  onCheckpoint?: (point: ResumePoint, segments: Segment[], gatedSegments: number) => void;
+}
+
+/**
+ * Opaque to callers, to be stored and given back as `resumeFrom` with the
+ * same audio, model and options. Whisper: the next window's start in 10-ms
+ * frames, the tokens its prompt is taken from, the token-timestamp clock,
+ * the sampling decoders' random-number states and the language decoded in; Parakeet: the sample its next piece starts at.
+ */
+export interface ResumePoint {
+  position: number;
+  prompt: number[];
+  clock: number[];
+  /** Whisper: the temperature fallback's decoders' random-number states, as text. */
+  rngs: string[];
+  language: string;
+  /** How far the run got, in seconds of the audio sent: for progress, not needed to resume. */
+  seconds: number;
 }
 
 /** Silero VAD (whisper.cpp's). The numbers default to whisper.cpp's own. */

@@ -7,12 +7,12 @@
 // secret its callbacks are signed with. src/jobs/runner.ts does the work,
 // src/jobs/callbacks.ts the callbacks.
 import { randomUUID } from 'node:crypto';
-import { readFile, rename, rm } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { WavError } from '../native';
-import { decodeAudio } from '../audio/decode-audio';
+import { decodeSpooled } from '../jobs/spooled-audio';
 import { ApiError, badRequest, notFound } from '../http/api-error';
 import { invalidAudio } from '../http/error-map';
 import { spoolUpload } from '../http/middleware/upload';
@@ -80,16 +80,12 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
     const upload = spooledFile(ctx);
     // Decoded now so a file that cannot be read is a 400 here, not a failed job later; the samples are let go.
     let durationSeconds: number;
-    // One decode slot (the server's, shared with the transcription routes): the recording is held whole while it is decoded.
-    await s.decodeSlots.acquire(state.clientSignal);
     try {
-      durationSeconds = (await decodeAudio(await readFile(upload), s.config.maxJobAudioSeconds)).durationSeconds;
+      durationSeconds = (await decodeSpooled(upload, s.decodeSlots, state.clientSignal, s.config.maxJobAudioSeconds)).durationSeconds;
     } catch (err) {
       if (!(err instanceof WavError)) throw err;
       if (err.code === 'audio_too_long') throw badRequest('audio_too_long', `The audio is longer than this server accepts per job (${s.config.maxJobAudioSeconds} s).`, 'file');
       throw invalidAudio(err, s.logger);
-    } finally {
-      s.decodeSlots.release();
     }
     // A client that left while its upload was decoded gets no job.
     if (state.clientSignal!.aborted) throw new AbortedError();

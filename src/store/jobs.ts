@@ -153,9 +153,9 @@ export class JobStore {
     return changes === 1;
   }
 
-  /** Cancels a job that has not ended; undefined when there is none of this key's (or it ended). Returns it as it was. */
-  async cancel(id: string, keyId?: string): Promise<Job | undefined> {
-    const job = await this.get(id, keyId);
+  /** Cancels a job that has not ended; undefined when there is none (or it ended). Returns it as it was. Callers check whose it is. */
+  async cancel(id: string): Promise<Job | undefined> {
+    const job = await this.get(id);
     if (!job || ENDED.includes(job.status)) return undefined;
     const { changes } = await this.db.run(
       `UPDATE jobs SET status = 'cancelled', lease_owner = NULL, lease_until = NULL, finished_at = ? WHERE id = ? AND status IN ('queued', 'running')`,
@@ -163,11 +163,9 @@ export class JobStore {
     return changes === 1 ? job : undefined;
   }
 
-  /** Removes an ended job of this key's (its answer with it); false when there is none. */
-  async remove(id: string, keyId?: string): Promise<boolean> {
-    const { changes } = keyId === undefined
-      ? await this.db.run(`DELETE FROM jobs WHERE id = ? AND status IN ('done', 'failed', 'cancelled')`, [id])
-      : await this.db.run(`DELETE FROM jobs WHERE id = ? AND key_id = ? AND status IN ('done', 'failed', 'cancelled')`, [id, keyId]);
+  /** Removes an ended job (its answer with it); false when there is none. Callers check whose it is. */
+  async remove(id: string): Promise<boolean> {
+    const { changes } = await this.db.run(`DELETE FROM jobs WHERE id = ? AND status IN ('done', 'failed', 'cancelled')`, [id]);
     return changes === 1;
   }
 

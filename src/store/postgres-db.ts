@@ -53,6 +53,9 @@ const MIGRATIONS: string[] = [
    CREATE INDEX jobs_callbacks_due ON jobs (callback_next_at) WHERE callback_state = 'pending';`,
 ];
 
+/** The schema version a migrated database records. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
 /** pg_advisory_lock's key for migrations: any constant that no other application on the database uses. */
 const MIGRATION_LOCK = 0x5717_0001;
 const CHANNEL = 'stt_changes';

@@ -6,6 +6,7 @@ import { guardWarnings } from './guard-warnings';
 import type { SettingsStore, Routing } from '../store/settings';
 import type { LocalEngine } from './local/engine';
 import type { OutputTranscription } from './formats';
+import type { Transcription } from '../native';
 import type { CloudService } from './cloud/service';
 import type { CloudRequest } from './cloud/adapter';
 import { localCapabilities, type Capabilities } from './capabilities';
@@ -57,8 +58,6 @@ export interface TranscribeInput extends Omit<CloudRequest, 'wav'> {
   cloud: CloudTarget | null;
   /** A draft of a live turn (the local runtime only): see LocalRequest.draft. */
   draft?: boolean;
-  /** A piece of a batch job (the local runtime only): see LocalRequest.background. */
-  background?: boolean;
 }
 
 export class Backends {
@@ -136,21 +135,26 @@ export class Backends {
       owner: input.owner,
       onStart: input.onStart,
       draft: input.draft,
-      background: input.background,
       chunkingStrategy: input.chunkingStrategy,
       options: {
-        language: input.language,
-        translate: input.task === 'translate',
-        prompt: input.prompt,
-        temperature: input.temperature,
-        wordTimestamps: input.granularities.has('word'),
+        ...localOptions(input),
         tokenLogprobs: input.logprobs,
         // Streamed text leaves out what the result will leave out.
         onSegment: onText ? (text) => void (isNonSpeechAnnotation(text) || onText(text)) : undefined,
       },
     });
-    const { result, dropped } = withoutAnnotations(out.result);
-    const warnings = guardWarnings(result, dropped, input.temperature ?? 0);
-    return { ...out, result: warnings.length ? { ...result, warnings } : result };
+    return { ...out, result: presentLocal(out.result, input.temperature) };
   }
+}
+
+/** The request's fields as the local runtime takes them. */
+export function localOptions(r: Pick<TranscribeInput, 'language' | 'task' | 'prompt' | 'temperature' | 'granularities'>) {
+  return { language: r.language, translate: r.task === 'translate', prompt: r.prompt, temperature: r.temperature, wordTimestamps: r.granularities.has('word') };
+}
+
+/** The local runtime's transcription as clients get it: without annotation-only segments, with the guards' warnings. */
+export function presentLocal(raw: Transcription, requestedTemperature = 0): OutputTranscription {
+  const { result, dropped } = withoutAnnotations(raw);
+  const warnings = guardWarnings(result, dropped, requestedTemperature);
+  return warnings.length ? { ...result, warnings } : result;
 }

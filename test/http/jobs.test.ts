@@ -1,7 +1,7 @@
-// The jobs API (issue 38, slice 1) on a generated model: submit, poll, fetch
-// the answer (the same as the synchronous one), pieces of a long recording,
-// key scoping, cancel and removal with the spool emptied, the limits, and a
-// restart in the middle of a job.
+// The jobs API (issue 38) on a generated model: submit, poll, fetch the
+// answer (the same as the synchronous one, for a long recording too, and
+// after the job was stopped part-way and resumed from its checkpoint), key
+// scoping, cancel and removal with the spool emptied, the limits, callbacks.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -13,7 +13,7 @@ import { startTestServer, transcribe, wavBlob, type TestServer } from '../helper
 import { AUDIO_DIR, loopedSpeech, wav16k } from '../../fixtures';
 import { openDatabase } from '../../src/store/open-database';
 import { JobStore } from '../../src/store/jobs';
-import { pieceEnds } from '../../src/jobs/pieces';
+import type { LocalRequest } from '../../src/stt/local/engine';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
 let server: TestServer;
@@ -79,15 +79,29 @@ test('a job is accepted at once, runs, and answers what the synchronous request 
   assert.deepEqual(spoolFiles(server), [], 'a finished job\'s recording is removed');
 });
 
-test('a recording longer than a piece is transcribed in pieces, its times running on across them', async () => {
-  const res = await submit(server, server.auth, { file: wavBlob(wav16k(loopedSpeech(330))), response_format: 'verbose_json' });
+/** The verbose_json answer of a synchronous request for `wav`, with word times. */
+async function synchronous(s: TestServer, wav: Buffer): Promise<unknown> {
+  const res = await transcribe(s, { file: wavBlob(wav), response_format: 'verbose_json', 'timestamp_granularities[]': 'word' }, s.auth);
+  assert.equal(res.status, 200);
+  return res.json();
+}
+
+test('a long recording\'s job answers exactly what one synchronous request answers, with its progress recorded as it runs', async () => {
+  const wav = wav16k(loopedSpeech(330));
+  const res = await submit(server, server.auth, { file: wavBlob(wav), response_format: 'verbose_json', 'timestamp_granularities[]': 'word' });
   assert.equal(res.status, 202);
-  const done = await ended(server, server.auth, (await res.json()).id);
-  assert.equal(done.status, 'done', JSON.stringify(done.error));
-  assert.equal(done.result.duration, 330);
-  const starts = done.result.segments.map((s: { start: number }) => s.start);
-  assert.ok(starts.some((t: number) => t > 280) && starts.some((t: number) => t < 30), `segments across both pieces: ${starts}`);
-  assert.deepEqual(starts, [...starts].sort((a, b) => a - b), 'times never go back');
+  const id = (await res.json()).id;
+  const seen = new Set<number>();
+  let job;
+  do {
+    job = (await getJob(server, server.auth, id)).body;
+    seen.add(job.progress.seconds_done);
+    await new Promise((r) => setTimeout(r, 20));
+  } while (['queued', 'running'].includes(job.status));
+  assert.equal(job.status, 'done', JSON.stringify(job.error));
+  assert.ok([...seen].some((t) => t > 0 && t < 330), `progress between the start and the end: ${[...seen]}`);
+  assert.deepEqual(job.result, await synchronous(server, wav));
+  assert.ok(job.result.words.at(-1).end > 300, 'the whole recording, word by word');
 });
 
 test('the jobs show in /metrics and /admin/status', async () => {
@@ -206,27 +220,36 @@ test('a key may have so many jobs waiting; a server with no model takes none', a
   }
 });
 
-test('a job resumes from its last finished piece: the pieces done before are not heard again', async () => {
-  const wav = wav16k(loopedSpeech(330));
-  const samples = new Int16Array(wav.buffer.slice(wav.byteOffset + 44, wav.byteOffset + wav.length));
-  const firstEnd = pieceEnds(Float32Array.from(samples, (v) => v / 32768))[0];
-  assert.ok(firstEnd < samples.length, 'two pieces');
-  // Queued as if a process had stopped after the first piece, with a marker for that piece's text.
-  const spool = path.join(server.dataDir, 'spool', 'job_resumed');
-  writeFileSync(spool, wav);
-  const partial = { samples: firstEnd, transcript: { text: ' FIRST PIECE.', language: 'en', duration: firstEnd / 16000, segments: [] } };
-  const key = await server.services.apiKeys.verify(server.apiKey);
-  await server.services.db.run(
-    `INSERT INTO jobs (id, key_id, status, form, spool, seconds_total, seconds_done, partial, created_at) VALUES (?, ?, 'queued', ?, ?, 330, ?, ?, ?)`,
-    ['job_resumed', key!.id, JSON.stringify({ task: 'transcribe', format: 'json', granularities: ['segment'] }), spool, firstEnd / 16000, JSON.stringify(partial), Date.now()]);
-  server.services.jobs.runner.wake();
-  const resumed = await ended(server, server.auth, 'job_resumed');
-  assert.equal(resumed.status, 'done', JSON.stringify(resumed.error));
-  // The marker, then what the second piece alone gives (the same engine, as a request): the first is not heard again.
-  const second = await (await transcribe(server, { file: wavBlob(wav16k(Float32Array.from(samples.subarray(firstEnd), (v) => v / 32768))) }, server.auth)).json();
-  const words = (t: string) => t.replace(/\s+/g, ' ').trim();
-  assert.equal(words(resumed.result.text), words(`FIRST PIECE. ${second.text}`));
-  assert.deepEqual(spoolFiles(server), []);
+test('a job stopped part-way resumes from its last checkpoint and still answers what the synchronous request answers', async () => {
+  // Arrival order never pauses: a request that comes while the job runs stops it (evicts it) outright.
+  const evicting = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_SCHEDULING: 'arrival', STT_MAX_JOB_UPLOAD_BYTES: '12000000' } });
+  try {
+    const local = evicting.services.local;
+    const runs: LocalRequest[] = [];
+    const transcribeLocal = local.transcribe.bind(local);
+    local.transcribe = (req) => {
+      if (req.background) runs.push(req);
+      return transcribeLocal(req);
+    };
+    const wav = wav16k(loopedSpeech(330));
+    const { id } = await (await submit(evicting, evicting.auth, { file: wavBlob(wav), response_format: 'verbose_json', 'timestamp_granularities[]': 'word' })).json();
+    let job;
+    for (;;) {
+      job = (await getJob(evicting, evicting.auth, id)).body;
+      if (job.status === 'done' || job.progress.seconds_done > 0) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.equal(job.status, 'running', 'a checkpoint was recorded before the end');
+    assert.equal((await transcribe(evicting, { file: wavBlob(JFK) }, evicting.auth)).status, 200, 'the request takes the slot');
+    const done = await ended(evicting, evicting.auth, id);
+    assert.equal(done.status, 'done', JSON.stringify(done.error));
+    assert.ok(runs.length >= 2 && runs.at(-1)!.options.resumeFrom, `the job ran again from a checkpoint (${runs.length} runs)`);
+    assert.ok(runs.at(-1)!.options.resumeFrom!.seconds >= job.progress.seconds_done, 'from the last one recorded');
+    assert.deepEqual(done.result, await synchronous(evicting, wav));
+    assert.deepEqual(spoolFiles(evicting), []);
+  } finally {
+    await evicting.close();
+  }
 });
 
 /** A loopback receiver of callbacks: answers each with the next status of `statuses` (then 200), and keeps what came. */

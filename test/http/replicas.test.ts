@@ -15,6 +15,7 @@ import net from 'node:net';
 import { freePort, TempPostgres } from '../../fixtures';
 import { TempNginx } from '../helpers/nginx';
 import { openDatabase } from '../../src/store/open-database';
+import { SCHEMA_VERSION } from '../../src/store/postgres-db';
 import { SettingsStore } from '../../src/store/settings';
 import { ApiKeyStore } from '../../src/store/api-keys';
 
@@ -125,7 +126,7 @@ test('two replicas started at the same moment against an empty database both com
     assert.equal(health[0].serviceId, health[1].serviceId, 'one service id, stored once');
     const db = await openDatabase({ dataDir: tempDataDir(), databaseUrl: url });
     try {
-      assert.deepEqual(await db.all('SELECT version FROM schema_version'), [{ version: 4 }], 'migrated once (every migration), one version row');
+      assert.deepEqual(await db.all('SELECT version FROM schema_version'), [{ version: SCHEMA_VERSION }], 'migrated once (every migration), one version row');
       assert.equal((await db.all('SELECT id FROM providers')).length, 3, 'the built-in providers seeded once');
     } finally {
       await db.close();

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import {
   createJobControl, decodeWav, enginesFreedOnJsThread, graphHooks, liveObjects, whisperPatches, loadModel, ModelLoadError, TranscriptionError, WavError,
-  type JobControl, type JobControlStats, type Transcription,
+  type JobControl, type JobControlStats, type Model, type ResumePoint, type Segment, type Transcription, type TranscribeOptions,
 } from '../../src/native';
 import { AUDIO_DIR, BIN_DIR, ROOT, SHARED, microModel, tinyModel, PARAKEET_FIXTURE, makeWhisperModel, speechClip, whisperCli } from '../../fixtures';
 
@@ -187,6 +187,66 @@ test('onSegment streams each segment once, in order, while the job still runs; a
   assert.throws(() => model.transcribe(pcm, { onSegment: 'yes' as never }), TypeError);
   assert.throws(() => model.transcribe(pcm, { speechGate: true }), /speechGate needs vad/);
   await model.dispose();
+});
+
+/** Runs `pcm` through, keeping every checkpoint with the segments finished before it. */
+async function withCheckpoints(m: Model, pcm: Float32Array, options: TranscribeOptions) {
+  const checkpoints: { point: ResumePoint; before: Segment[]; gated: number }[] = [];
+  let before: Segment[] = [];
+  const result = await m.transcribe(pcm, { ...options, onCheckpoint: (point, segments, gated) => {
+    before = [...before, ...segments];
+    checkpoints.push({ point, before, gated });
+  } });
+  return { result, checkpoints };
+}
+
+test('a Whisper run resumed from any checkpoint ends as the uninterrupted run: segments, words, fallback windows, detected language', async () => {
+  const m = await loadModel(micro);
+  const pcm = (await decodeWav(speechClip(75))).pcm;
+  // No language (detected once, then carried), word timestamps (a clock across windows), temperature fallback on.
+  const options = { threads: 2, wordTimestamps: true, maxTokens: 24 };
+  const { result: whole, checkpoints } = await withCheckpoints(m, pcm, options);
+  assert.ok(checkpoints.length >= 2, `${checkpoints.length} checkpoints`);
+  assert.ok(whole.segments.some((s) => s.temperature > 0), 'a window fell back to sampling (the random-number states matter)');
+  for (const { point, before } of checkpoints) {
+    assert.deepEqual(before, whole.segments.slice(0, before.length), 'a checkpoint comes with the segments before it');
+    assert.equal(point.language, whole.language);
+    assert.ok(point.rngs.length > 0 && point.prompt.length > 0);
+  }
+  for (const { point, before } of checkpoints) {
+    // Another clip on the same model first: the pooled state's history must not matter.
+    await m.transcribe((await decodeWav(speechClip(7))).pcm, { threads: 2, maxTokens: 24 });
+    const rest = await m.transcribe(pcm, { ...options, resumeFrom: point });
+    assert.deepEqual([...before, ...rest.segments], whole.segments, `resumed at ${point.position}`);
+    assert.ok(rest.segments.every((s) => s.start >= point.seconds - 30), 'times are the recording\'s');
+  }
+  assert.throws(() => m.transcribe(pcm, { resumeFrom: { ...checkpoints[0].point, clock: [1] } }), /resumeFrom must be a point onCheckpoint gave/);
+  await m.dispose();
+});
+
+test('a clip with fallback windows is answered the same whatever the pooled state decoded before (fresh-sampling-seed)', async () => {
+  const m = await loadModel(micro);
+  const options = { threads: 2, language: 'en', maxTokens: 24 };
+  const clip = (await decodeWav(speechClip(20))).pcm;
+  const first = await m.transcribe(clip, options);
+  assert.ok(first.segments.some((s) => s.temperature > 0), 'a window fell back to sampling');
+  await m.transcribe((await decodeWav(speechClip(25))).pcm, options);
+  assert.equal(m.stats().statesCreated, 1, 'one state, reused');
+  assert.deepEqual((await m.transcribe(clip, options)).segments, first.segments);
+  await m.dispose();
+});
+
+test('a Parakeet run resumed from any checkpoint (between pieces) ends as the uninterrupted run', async () => {
+  const m = await loadModel(PARAKEET_FIXTURE);
+  const pcm = (await decodeWav(speechClip(40))).pcm;
+  const options = { threads: 2, pieceSeconds: 8, wordTimestamps: true };
+  const { result: whole, checkpoints } = await withCheckpoints(m, pcm, options);
+  assert.ok(checkpoints.length >= 3, `${checkpoints.length} checkpoints`);
+  for (const { point, before } of checkpoints) {
+    const rest = await m.transcribe(pcm, { ...options, resumeFrom: point });
+    assert.deepEqual([...before, ...rest.segments], whole.segments, `resumed at sample ${point.position}`);
+  }
+  await m.dispose();
 });
 
 test('parallel transcriptions on one model equal the sequential results and reuse states', async () => {

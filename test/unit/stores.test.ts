@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { openDatabase } from '../../src/store/open-database';
+import { SCHEMA_VERSION } from '../../src/store/postgres-db';
 import { StoreBusyError, StoreUnavailableError, type Database } from '../../src/store/db';
 import { ApiKeyStore, KEY_PREFIX } from '../../src/store/api-keys';
 import { DEFAULT_ROUTING, SettingsStore } from '../../src/store/settings';
@@ -413,7 +414,7 @@ test('shared database: five processes opening an empty database at once all come
   const url = await (await (postgres ??= TempPostgres.create())).newDatabase();
   const dbs = await Promise.all([1, 2, 3, 4, 5].map(() => openDatabase({ dataDir: tempDataDir(), databaseUrl: url })));
   try {
-    assert.deepEqual(await dbs[0].all('SELECT version FROM schema_version'), [{ version: 4 }]);
+    assert.deepEqual(await dbs[0].all('SELECT version FROM schema_version'), [{ version: SCHEMA_VERSION }]);
     assert.equal(new Set(await Promise.all(dbs.map((db) => new SettingsStore(db).serviceId()))).size, 1, 'one service id');
   } finally {
     await Promise.all(dbs.map((db) => db.close()));
