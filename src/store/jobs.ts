@@ -113,8 +113,12 @@ export class JobStore {
    */
   async claim(owner: string, leaseMs: number): Promise<Job | undefined> {
     const at = this.now();
+    // Jobs that had started (put back by a restart, or their replica died) go on first; then keys take
+    // turns: the next job is the oldest of the key whose last job started longest ago (or never).
     const row = await this.db.get<{ id: string }>(
-      `SELECT id FROM jobs WHERE status = 'queued' OR (status = 'running' AND lease_until < ?) ORDER BY created_at, id LIMIT 1`, [at]);
+      `SELECT id FROM jobs WHERE status = 'queued' OR (status = 'running' AND lease_until < ?)
+       ORDER BY CASE WHEN started_at IS NULL THEN 1 ELSE 0 END,
+                COALESCE((SELECT MAX(k.started_at) FROM jobs k WHERE k.key_id = jobs.key_id), 0), created_at, id LIMIT 1`, [at]);
     if (!row) return undefined;
     const { changes } = await this.db.run(
       `UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ?, started_at = COALESCE(started_at, ?)

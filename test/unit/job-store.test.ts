@@ -92,6 +92,26 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
   });
 
+  test(`${backend}: keys take turns: a key with many jobs queued does not hold back another's; a started job goes on first`, async () => {
+    await withStore(backend, async (store, clock) => {
+      for (const [id, key] of [['a1', 'key-a'], ['a2', 'key-a'], ['a3', 'key-a'], ['b1', 'key-b'], ['b2', 'key-b'], ['c1', 'key-c']]) {
+        await store.create(job(id, key));
+        clock.now += 1;
+      }
+      const order: string[] = [];
+      for (let claimed; (claimed = await store.claim('r1', LEASE)); ) {
+        order.push(claimed.id);
+        clock.now += 1000;
+        if (claimed.id === 'a2' && !order.slice(0, -1).includes('a2')) {
+          await store.release('a2', 'r1'); // a restart: a2 goes back to the queue, and on before anyone's next
+          continue;
+        }
+        assert.equal(await store.finish(claimed.id, 'r1', 'text'), true);
+      }
+      assert.deepEqual(order, ['a1', 'b1', 'c1', 'a2', 'a2', 'b2', 'a3']);
+    });
+  });
+
   test(`${backend}: cancel once, remove only once ended; sweep removes ended jobs past retention and names their spools`, async () => {
     await withStore(backend, async (store, clock) => {
       await store.create(job('a'));
