@@ -45,6 +45,9 @@ class ParakeetEngine : public PooledEngine<parakeet_context, parakeet_state> {
         ? static_cast<size_t>(std::max(o.piece_seconds, 1.0) * PARAKEET_SAMPLE_RATE)
         : static_cast<size_t>(std::max(parakeet_model_n_audio_ctx(context()) - 100, 100)) * kHop;
     // A resumed job skips the pieces it finished: the plan depends on the audio alone.
+    if (o.resume_from.set && (o.resume_from.position < 0 || static_cast<size_t>(o.resume_from.position) > heard.n_samples)) {
+      throw std::invalid_argument("the resume point lies outside this audio");
+    }
     const std::vector<AudioPiece> pieces = plan_pieces(heard.samples, heard.n_samples, max_samples);
     for (size_t k = 0; k < pieces.size(); ++k) {
       const AudioPiece& piece = pieces[k];

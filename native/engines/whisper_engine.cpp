@@ -170,6 +170,7 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
     trace.gate = gate.get();
     whisper_full_params p = full_params(o, trace);
     const ResumePoint& from = o.resume_from;
+    if (from.set) check_resume_point(from, heard.n_samples);
     if (from.set) {
       // The rest of a stopped run, as that run would have decoded it (the resume-point patch).
       p.offset_ms = static_cast<int>(from.position * 10);
@@ -230,6 +231,19 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
       p.new_segment_callback_user_data = &trace;
     }
     return p;
+  }
+
+  // A resume point from another model or another recording (the caller
+  // checks where it came from; this keeps whisper.cpp's asserts out of reach).
+  void check_resume_point(const ResumePoint& from, size_t n_samples) const {
+    const int n_vocab = whisper_n_vocab(context());
+    for (const int token : from.prompt) {
+      if (token < 0 || token >= n_vocab) throw std::invalid_argument("the resume point's prompt does not fit this model");
+    }
+    if (from.position < 0 || static_cast<size_t>(from.position) > n_samples / (WHISPER_SAMPLE_RATE / 100) + 1) {
+      throw std::invalid_argument("the resume point lies outside this audio");
+    }
+    if (!from.language.empty() && whisper_lang_id(from.language.c_str()) < 0) throw std::invalid_argument("the resume point's language is unknown");
   }
 
   // Where a later run resumes from to decode the window about to start as

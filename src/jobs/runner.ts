@@ -16,6 +16,7 @@ import { invalidAudio, knownApiError } from '../http/error-map';
 import { render, type ResponseFormat } from '../stt/formats';
 import { localOptions, presentLocal, type Backends } from '../stt/backends';
 import { EvictedError } from '../stt/local/scheduler';
+import { StaleCheckpointError } from '../stt/local/engine';
 import type { Semaphore } from '../stt/semaphore';
 import type { Granularity, Task } from '../stt/capabilities';
 import type { ChunkingStrategy } from '../stt/chunking';
@@ -227,6 +228,13 @@ export class JobRunner {
           return JSON.stringify(body);
         } catch (err) {
           if (lost.signal.aborted && !signal.aborted) return null;
+          if (err instanceof StaleCheckpointError) {
+            // Made by another model or with other settings (the host changed them meanwhile): from the start.
+            this.o.logger.info({ jobId: job.id }, 'the job\'s checkpoint was made by another model or settings: it starts over');
+            await writing;
+            done = latest = null;
+            continue;
+          }
           if (!(err instanceof EvictedError) || signal.aborted) throw err;
           // It gave its slot to a request: on from the last checkpoint, once the slot is free again.
           await writing;

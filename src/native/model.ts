@@ -50,11 +50,22 @@ export class Model {
     signal?.addEventListener('abort', onAbort, { once: true });
     liveJobs.add(control);
     const segments = onSegment ? new SegmentFeed(onSegment, control) : null;
+    let settled = false;
+    let checkpointFailure: { error: unknown } | null = null;
+    // A callback that throws ends the job, as onSegment's does (an exception here would be uncaught).
+    const checkpoints = onCheckpoint && ((point: ResumePoint, done: Segment[], gated: number) => {
+      if (settled || checkpointFailure) return;
+      try {
+        onCheckpoint(point, done, gated);
+      } catch (error) {
+        checkpointFailure = { error };
+        control.abort();
+      }
+    });
     const failed = () => {
       if (segments?.failure) throw segments.failure.error;
+      if (checkpointFailure) throw checkpointFailure.error;
     };
-    let settled = false;
-    const checkpoints = onCheckpoint && ((point: ResumePoint, done: Segment[], gated: number) => void (settled || onCheckpoint(point, done, gated)));
     return this.native.transcribe(pcm, { ...rest, ...(segments && { onSegment: segments.push }), ...(checkpoints && { onCheckpoint: checkpoints }) }, control)
       .then(
         (result) => {

@@ -95,6 +95,8 @@ export interface ResumePoint {
   language: string;
   /** How far the run got, in seconds of the audio sent: for progress, not needed to resume. */
   seconds: number;
+  /** Who made it, as its caller marks it (src/stt/local/engine.ts: the runtime and its settings); the addon ignores it. */
+  by?: string;
 }
 
 /** Silero VAD (whisper.cpp's). The numbers default to whisper.cpp's own. */

@@ -11,8 +11,6 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
 import { AUDIO_DIR, loopedSpeech, wav16k } from '../../fixtures';
-import { openDatabase } from '../../src/store/open-database';
-import { JobStore } from '../../src/store/jobs';
 import type { LocalRequest } from '../../src/stt/local/engine';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
@@ -250,6 +248,25 @@ test('a job stopped part-way resumes from its last checkpoint and still answers 
   } finally {
     await evicting.close();
   }
+});
+
+test('a job whose checkpoint another model or other settings made starts over, and still answers what the synchronous request answers', async () => {
+  const wav = wav16k(loopedSpeech(70));
+  const spool = path.join(server.dataDir, 'spool', 'job_stale');
+  writeFileSync(spool, wav);
+  // As a job run by another runtime would have left it: a checkpoint at 30 s, with a segment a fresh run would not give.
+  const segment = { start: 0, end: 30, text: ' STALE TEXT.', tokens: [], tokensWithTimestamps: [], seek: 0, temperature: 0, avgLogprob: 0, noSpeechProb: 0 };
+  const partial = { resume: { position: 3000, prompt: [], clock: [0, 0, 0], rngs: [], language: 'en', seconds: 30, by: '{"runtime":"whisper-small"}' }, segments: [segment], gatedSegments: 0 };
+  const key = await server.services.apiKeys.verify(server.apiKey);
+  const form = { task: 'transcribe', format: 'verbose_json', granularities: ['word'] };
+  await server.services.db.run(
+    `INSERT INTO jobs (id, key_id, status, form, spool, seconds_total, seconds_done, partial, created_at) VALUES (?, ?, 'queued', ?, ?, 70, 30, ?, ?)`,
+    ['job_stale', key!.id, JSON.stringify(form), 'job_stale', JSON.stringify(partial), Date.now()]);
+  server.services.jobs.runner.wake();
+  const done = await ended(server, server.auth, 'job_stale');
+  assert.equal(done.status, 'done', JSON.stringify(done.error));
+  assert.doesNotMatch(done.result.text, /STALE/);
+  assert.deepEqual(done.result, await synchronous(server, wav));
 });
 
 /** A loopback receiver of callbacks: answers each with the next status of `statuses` (then 200), and keeps what came. */

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../../log';
-import { createJobControl, loadModel, TranscriptionError, type Model, type Transcription, type TranscribeOptions, type VadOptions } from '../../native';
+import { createJobControl, loadModel, TranscriptionError, type Model, type ResumePoint, type Segment, type Transcription, type TranscribeOptions, type VadOptions } from '../../native';
 import { installedFile, runtimeById, VAD_FILE, type RuntimeSpec } from '../catalogue';
 import type { ChunkingStrategy } from '../chunking';
 import { OwnerShareFullError, QueueFullError, Scheduler } from './scheduler';
@@ -40,6 +40,13 @@ export interface LocalRequest {
   draft?: boolean;
   /** A piece of a batch job (the jobs API): the scheduler's background lane, behind every other job. */
   background?: boolean;
+}
+
+/** A request's resumeFrom was made by another runtime, or with other settings: the run must start over. */
+export class StaleCheckpointError extends Error {
+  constructor() {
+    super('the checkpoint was made by another model or with other settings');
+  }
 }
 
 export interface LocalEngineOptions {
@@ -247,17 +254,26 @@ export class LocalEngine {
         // A background job the scheduler evicts is aborted like one whose client left; the scheduler names it EvictedError.
         const evicted = new AbortController();
         attach({ pause: () => control.pause(), resume: () => control.resume(), started: () => control.started(), evict: () => evicted.abort() });
+        const { resumeFrom, onCheckpoint, ...requested } = req.options;
+        const decoding = {
+          maxTokens: this.opts.maxTokens,
+          temperatureFallback: this.opts.temperatureFallback,
+          beamSize: this.opts.beamSize,
+          ...requested,
+          ...(req.draft ? { beamSize: 1, temperatureFallback: false } : {}),
+          audioCtx: this.audioCtxFor(loaded, req),
+          ...(vad ? { vad } : this.speechGateFor(loaded.spec)),
+        };
+        // A checkpoint resumes only the run that made it: the same runtime, decoding as it did.
+        const by = JSON.stringify({ runtime: loaded.spec.id, ...decoding, onSegment: undefined });
+        if (resumeFrom && resumeFrom.by !== by) throw new StaleCheckpointError();
         loaded.jobs++;
         try {
           const result = await loaded.model.transcribe(req.pcm, {
-            maxTokens: this.opts.maxTokens,
-            temperatureFallback: this.opts.temperatureFallback,
-            beamSize: this.opts.beamSize,
-            ...req.options,
-            ...(req.draft ? { beamSize: 1, temperatureFallback: false } : {}),
+            ...decoding,
+            ...(resumeFrom && { resumeFrom }),
+            ...(onCheckpoint && { onCheckpoint: (point: ResumePoint, segments: Segment[], gated: number) => onCheckpoint({ ...point, by }, segments, gated) }),
             threads,
-            audioCtx: this.audioCtxFor(loaded, req),
-            ...(vad ? { vad } : this.speechGateFor(loaded.spec)),
             signal: req.background ? AbortSignal.any([signal, evicted.signal]) : signal,
             control,
           });
@@ -275,7 +291,7 @@ export class LocalEngine {
         throw new BusyError('queue_full', 'The local transcription queue is full; retry later.', err.retryAfterSeconds);
       }
       if (err instanceof AbortedError || (err instanceof TranscriptionError && err.code === 'aborted')) throw new AbortedError();
-      if (err instanceof SttError) throw err;
+      if (err instanceof SttError || err instanceof StaleCheckpointError) throw err;
       this.opts.logger.error({ err: (err as Error).message }, 'local inference failed');
       throw new BackendError('runtime_error', 'The local speech model failed to transcribe the audio.');
     } finally {
