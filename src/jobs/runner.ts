@@ -9,7 +9,7 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { decodeSpooled } from './spooled-audio';
-import { WavError, type ResumePoint, type Segment } from '../native';
+import { WavError } from '../native';
 import { AbortedError, BackendError, BusyError } from '../domain-errors';
 import { ApiError } from '../http/api-error';
 import { invalidAudio, knownApiError } from '../http/error-map';
@@ -23,6 +23,7 @@ import type { ChunkingStrategy } from '../stt/chunking';
 import type { Job, JobStore } from '../store/jobs';
 import type { Logger } from '../log';
 import { WakeableWait } from './wakeable-wait';
+import { Checkpoints } from './checkpoints';
 
 const RATE = 16_000;
 /** How often an idle runner looks for jobs other replicas queued (its own submissions wake it at once). */
@@ -42,13 +43,6 @@ export interface JobForm {
   temperature?: number;
   granularities: Granularity[];
   chunkingStrategy?: ChunkingStrategy;
-}
-
-/** What a job's `partial` column holds: where its run resumes, and the local runtime's segments before that point. */
-interface Partial {
-  resume: ResumePoint;
-  segments: Segment[];
-  gatedSegments: number;
 }
 
 export interface JobRunnerOptions {
@@ -178,42 +172,23 @@ export class JobRunner {
   private async transcribe(job: Job, signal: AbortSignal): Promise<string | null> {
     const form = JSON.parse(job.form) as JobForm;
     const audio = await this.decode(job, signal);
-    // A partial from before checkpoints (pieces: no `resume`) is not resumable: such a job starts over.
-    const stored = job.partial ? (JSON.parse(job.partial) as Partial) : null;
-    let done: Partial | null = stored?.resume ? stored : null;
-    let latest = done;
-    const lost = new AbortController();
-    let writing = Promise.resolve();
-    let queued = false;
-    // One write at a time, the latest checkpoint only: each holds all that came before it.
-    const record = () => {
-      if (queued) return;
-      queued = true;
-      writing = writing.then(async () => {
-        queued = false;
-        const point = latest!;
-        if (!(await this.o.store.progress(job.id, this.o.owner, point.resume.seconds, JSON.stringify(point)))) lost.abort();
-      }).catch((err) => this.o.logger.warn({ jobId: job.id, err: (err as Error).message }, 'could not record a job\'s progress'));
-    };
+    const checkpoints = new Checkpoints(job, this.o.owner, this.o.store, this.o.logger);
     try {
       for (;;) {
         if (signal.aborted) throw new AbortedError();
+        const from = checkpoints.latest;
         try {
-          const from = done;
           const raw = await this.o.stt.local.transcribe({
             pcm: audio.pcm,
             durationSeconds: audio.pcm.length / RATE,
-            signal: AbortSignal.any([signal, lost.signal]),
+            signal: AbortSignal.any([signal, checkpoints.lost.signal]),
             owner: job.keyId,
             background: true,
             chunkingStrategy: form.chunkingStrategy,
             options: {
               ...localOptions({ ...form, granularities: new Set(form.granularities) }),
               ...(from && { resumeFrom: from.resume }),
-              onCheckpoint: (resume, segments, gated) => {
-                latest = { resume, segments: [...(latest?.segments ?? []), ...segments], gatedSegments: (latest?.gatedSegments ?? 0) + gated };
-                record();
-              },
+              onCheckpoint: (resume, segments, gated) => checkpoints.add(resume, segments, gated),
             },
           });
           const segments = [...(from?.segments ?? []), ...raw.result.segments];
@@ -227,22 +202,20 @@ export class JobRunner {
           const { body } = render(whole, form.format, { task: form.task, granularities: new Set(form.granularities), temperature: form.temperature ?? 0 });
           return JSON.stringify(body);
         } catch (err) {
-          if (lost.signal.aborted && !signal.aborted) return null;
+          if (checkpoints.lost.signal.aborted && !signal.aborted) return null;
           if (err instanceof StaleCheckpointError) {
             // Made by another model or with other settings (the host changed them meanwhile): from the start.
             this.o.logger.info({ jobId: job.id }, 'the job\'s checkpoint was made by another model or settings: it starts over');
-            await writing;
-            done = latest = null;
+            await checkpoints.clear();
             continue;
           }
+          // Evicted (it gave its slot to a request): on from the last checkpoint, once the slot is free again.
           if (!(err instanceof EvictedError) || signal.aborted) throw err;
-          // It gave its slot to a request: on from the last checkpoint, once the slot is free again.
-          await writing;
-          done = latest;
+          await checkpoints.written();
         }
       }
     } finally {
-      await writing;
+      await checkpoints.written();
     }
   }
 
