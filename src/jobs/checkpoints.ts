@@ -45,10 +45,11 @@ export class Checkpoints {
     }).catch((err) => this.logger.warn({ jobId: this.job.id, err: (err as Error).message }, 'could not record a job\'s progress'));
   }
 
-  /** Forgets them all (made by another model or settings): the job starts over. */
+  /** Forgets them all (made by another model or settings), in the row too: the job starts over. */
   async clear(): Promise<void> {
     await this.written();
     this.latest = null;
+    if (!(await this.store.progress(this.job.id, this.owner, 0, null))) this.lost.abort();
   }
 
   /** Settles once every checkpoint so far is written (or failed to be). */

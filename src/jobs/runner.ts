@@ -1,5 +1,6 @@
-// Runs the jobs of the jobs API (docs/jobs.md), one at a time per process:
-// claims the oldest queued job with a lease in the database, decodes its
+// Runs the jobs of the jobs API (docs/api.md#jobs-long-recordings), one at a
+// time per process: claims the next job with a lease in the database (keys
+// take turns: JobStore.claim), decodes its
 // spooled recording, transcribes it in the local scheduler's background lane
 // (behind every request), records a checkpoint after each 30-s window so a
 // restart resumes there, and stores the answer rendered in the job's format.
@@ -33,6 +34,8 @@ const BUSY_RETRY_MS = 5_000;
 const SWEEP_MS = 60 * 60 * 1000;
 /** A spool file no job holds, untouched this long, belongs to no request either. */
 const ORPHAN_MS = 6 * 60 * 60 * 1000;
+/** A job taken up this many times without being handed back (its process died each time) is not tried again. */
+export const MAX_STARTS = 3;
 
 /** The request's fields as a job keeps them (the route's parse of the form). */
 export interface JobForm {
@@ -120,6 +123,7 @@ export class JobRunner {
   }
 
   private async run(job: Job): Promise<void> {
+    if (job.starts > MAX_STARTS) return this.giveUp(job);
     const abort = new AbortController();
     this.running = { id: job.id, abort };
     const renew = setInterval(() => {
@@ -228,6 +232,16 @@ export class JobRunner {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       // Replicas with a spool each: another replica took the upload (docs/api.md#jobs-long-recordings).
       throw new BackendError('recording_missing', 'The job\'s recording is not in this server\'s spool; replicas must share STT_SPOOL_DIR.');
+    }
+  }
+
+  /** A job whose runs took their process down (out of memory, a crash): failed, so that it takes no more down. */
+  private async giveUp(job: Job): Promise<void> {
+    this.o.logger.error({ jobId: job.id, starts: job.starts - 1 }, 'a job whose runs never ended is failed');
+    const envelope = new ApiError(500, 'job_crashed', `The job was started ${MAX_STARTS} times and its server stopped each time before it ended; it is not tried again.`).toBody();
+    if (await this.o.store.fail(job.id, this.o.owner, JSON.stringify(envelope))) {
+      await this.dropSpool(job);
+      this.o.onEnded?.('failed');
     }
   }
 

@@ -24,7 +24,7 @@ export interface Job {
   spool: string | null;
   secondsTotal: number;
   secondsDone: number;
-  /** What the finished pieces gave so far (JSON), for a restarted job to resume from. */
+  /** The run's last checkpoint (JSON, src/jobs/checkpoints.ts), for a restarted job to resume from. */
   partial: string | null;
   /** The answer in the job's response_format, once done. */
   result: string | null;
@@ -34,6 +34,8 @@ export interface Job {
   callbackState: CallbackState | null;
   /** Delivery attempts made so far. */
   callbackAttempts: number;
+  /** Times a process took the job up and did not hand it back (it died, or lost the lease): a job that kills its process ends failed. */
+  starts: number;
   createdAt: number;
   startedAt: number | null;
   finishedAt: number | null;
@@ -53,6 +55,7 @@ interface Row {
   callback_url: string | null;
   callback_state: string | null;
   callback_attempts: number | string;
+  starts: number | string;
   created_at: number | string;
   started_at: number | string | null;
   finished_at: number | string | null;
@@ -65,7 +68,7 @@ function toJob(r: Row): Job {
   return {
     id: r.id, keyId: r.key_id, status: r.status as JobStatus, form: r.form, spool: r.spool,
     secondsTotal: r.seconds_total, secondsDone: r.seconds_done, partial: r.partial, result: r.result, error: r.error,
-    callbackUrl: r.callback_url, callbackState: r.callback_state as CallbackState | null, callbackAttempts: Number(r.callback_attempts), createdAt: Number(r.created_at), startedAt: time(r.started_at), finishedAt: time(r.finished_at),
+    callbackUrl: r.callback_url, callbackState: r.callback_state as CallbackState | null, callbackAttempts: Number(r.callback_attempts), starts: Number(r.starts), createdAt: Number(r.created_at), startedAt: time(r.started_at), finishedAt: time(r.finished_at),
   };
 }
 
@@ -107,21 +110,24 @@ export class JobStore {
   }
 
   /**
-   * Takes the oldest job that is queued, or running under a lease that ran
+   * Takes the next job that is queued, or running under a lease that ran
    * out, for `owner` until now + leaseMs. Undefined when there is none, or
    * another process took it first (the update names the state it read).
+   * Jobs that had started (put back by a restart, or left by a replica that
+   * died) go on first; then keys take turns: the oldest job of the key with
+   * the fewest jobs running (on any replica), and of those the key whose
+   * last job started longest ago (or never).
    */
   async claim(owner: string, leaseMs: number): Promise<Job | undefined> {
     const at = this.now();
-    // Jobs that had started (put back by a restart, or their replica died) go on first; then keys take
-    // turns: the next job is the oldest of the key whose last job started longest ago (or never).
     const row = await this.db.get<{ id: string }>(
       `SELECT id FROM jobs WHERE status = 'queued' OR (status = 'running' AND lease_until < ?)
        ORDER BY CASE WHEN started_at IS NULL THEN 1 ELSE 0 END,
-                COALESCE((SELECT MAX(k.started_at) FROM jobs k WHERE k.key_id = jobs.key_id), 0), created_at, id LIMIT 1`, [at]);
+                (SELECT COUNT(*) FROM jobs r WHERE r.key_id = jobs.key_id AND r.status = 'running' AND r.lease_until >= ?),
+                COALESCE((SELECT MAX(k.started_at) FROM jobs k WHERE k.key_id = jobs.key_id), 0), created_at, id LIMIT 1`, [at, at]);
     if (!row) return undefined;
     const { changes } = await this.db.run(
-      `UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ?, started_at = COALESCE(started_at, ?)
+      `UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ?, started_at = COALESCE(started_at, ?), starts = starts + 1
        WHERE id = ? AND (status = 'queued' OR (status = 'running' AND lease_until < ?))`,
       [owner, at + leaseMs, at, row.id, at],
     );
@@ -135,8 +141,8 @@ export class JobStore {
     return changes === 1;
   }
 
-  /** A finished piece: how far the job got, and what it gave so far. */
-  async progress(id: string, owner: string, secondsDone: number, partial: string): Promise<boolean> {
+  /** A checkpoint: how far the job got, and what it gave so far (null: it starts over). */
+  async progress(id: string, owner: string, secondsDone: number, partial: string | null): Promise<boolean> {
     const { changes } = await this.db.run(
       `UPDATE jobs SET seconds_done = ?, partial = ? WHERE id = ? AND lease_owner = ? AND status = 'running'`, [secondsDone, partial, id, owner]);
     return changes === 1;
@@ -150,10 +156,11 @@ export class JobStore {
     return this.end(id, owner, 'failed', { error });
   }
 
-  /** Back to the queue (this process is shutting down): another start, or another replica, takes it from its last piece. */
+  /** Back to the queue (this process is shutting down), handed back cleanly: another start, or another replica, takes it from its last checkpoint. */
   async release(id: string, owner: string): Promise<boolean> {
     const { changes } = await this.db.run(
-      `UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ? AND status = 'running'`, [id, owner]);
+      `UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_until = NULL, starts = starts - 1
+       WHERE id = ? AND lease_owner = ? AND status = 'running'`, [id, owner]);
     return changes === 1;
   }
 

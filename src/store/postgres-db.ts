@@ -51,6 +51,7 @@ const MIGRATIONS: string[] = [
    CREATE INDEX jobs_by_status ON jobs (status, created_at);
    CREATE INDEX jobs_by_key ON jobs (key_id, created_at);
    CREATE INDEX jobs_callbacks_due ON jobs (callback_next_at) WHERE callback_state = 'pending';`,
+  `ALTER TABLE jobs ADD COLUMN starts INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** The schema version a migrated database records. */

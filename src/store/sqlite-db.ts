@@ -31,6 +31,8 @@ const MIGRATIONS: string[] = [
    CREATE INDEX jobs_by_status ON jobs (status, created_at);
    CREATE INDEX jobs_by_key ON jobs (key_id, created_at);
    CREATE INDEX jobs_callbacks_due ON jobs (callback_next_at) WHERE callback_state = 'pending';`,
+  // Times a process took a job up and did not hand it back (store/jobs.ts: claim, release).
+  `ALTER TABLE jobs ADD COLUMN starts INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 export class SqliteDatabase implements Database {

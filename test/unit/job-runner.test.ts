@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { JobRunner } from '../../src/jobs/runner';
+import { JobRunner, MAX_STARTS } from '../../src/jobs/runner';
 import { createLogger } from '../../src/log';
 import { Semaphore } from '../../src/stt/semaphore';
 import type { Job, JobStore } from '../../src/store/jobs';
 import type { Backends } from '../../src/stt/backends';
 
-const job = { id: 'job_1', keyId: 'k', status: 'running', form: '{}', spool: '/nowhere/job_1', secondsTotal: 10, secondsDone: 0, partial: null, result: null, error: null, callbackUrl: null, callbackState: null, callbackAttempts: 0, createdAt: 0, startedAt: 0, finishedAt: null } satisfies Job;
+const job = { id: 'job_1', keyId: 'k', status: 'running', form: '{}', spool: '/nowhere/job_1', secondsTotal: 10, secondsDone: 0, partial: null, result: null, error: null, callbackUrl: null, callbackState: null, callbackAttempts: 0, starts: 1, createdAt: 0, startedAt: 0, finishedAt: null } satisfies Job;
 
 function runnerWith(store: Partial<JobStore>): { runner: JobRunner; calls: string[] } {
   const calls: string[] = [];
@@ -55,4 +55,20 @@ test('a database that fails the runner is logged and tried again, and never take
   await new Promise((r) => setTimeout(r, 50));
   await runner.stop();
   assert.ok(claims >= 1);
+});
+
+test('a job taken up MAX_STARTS times whose process never handed it back is failed (job_crashed), not run a fourth time', async () => {
+  const failed: string[] = [];
+  let claimed = false;
+  const { runner, calls } = runnerWith({
+    ...base,
+    claim: async () => (claimed ? undefined : ((claimed = true), { ...job, starts: MAX_STARTS + 1 })),
+    fail: async (_id: string, _owner: string, error: string) => (failed.push(error), true),
+    forgetSpool: async () => undefined,
+  });
+  await runner.start();
+  for (let i = 0; i < 100 && !failed.length; i++) await new Promise((r) => setTimeout(r, 10));
+  await runner.stop();
+  assert.equal(JSON.parse(failed[0]).error.code, 'job_crashed');
+  assert.ok(!calls.includes('renew') && !calls.includes('progress'), 'never run');
 });

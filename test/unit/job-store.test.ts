@@ -112,6 +112,37 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
   });
 
+  test(`${backend}: a claim counts a start, a clean release hands it back; a job whose process died keeps it`, async () => {
+    await withStore(backend, async (store, clock) => {
+      await store.create(job('j'));
+      assert.equal((await store.claim('r1', LEASE))?.starts, 1);
+      await store.release('j', 'r1');
+      assert.equal((await store.get('j'))?.starts, 0, 'handed back at shutdown: not counted');
+      await store.claim('r1', LEASE);
+      clock.now += LEASE + 1; // r1 died: its lease ran out
+      assert.equal((await store.claim('r2', LEASE))?.starts, 2);
+      assert.equal(await store.requeueRunning(), 1); // r2 died too, alone on its SQLite file
+      assert.equal((await store.claim('r3', LEASE))?.starts, 3);
+    });
+  });
+
+  test(`${backend}: with replicas, a key with a job running waits behind a key with none`, async () => {
+    await withStore(backend, async (store, clock) => {
+      for (const [id, key] of [['a1', 'key-a'], ['b0', 'key-b'], ['a2', 'key-a'], ['b1', 'key-b']]) {
+        await store.create(job(id, key));
+        clock.now += 1;
+      }
+      assert.equal((await store.claim('r1', LEASE))?.id, 'a1'); // a long one: still running below
+      clock.now += 1000;
+      assert.equal((await store.claim('r2', LEASE))?.id, 'b0');
+      await store.finish('b0', 'r2', 'text');
+      clock.now += 1000;
+      // key-a's last start is the older, but a1 still runs on r1: key-b goes first.
+      assert.equal((await store.claim('r2', LEASE))?.id, 'b1');
+      assert.equal((await store.claim('r3', LEASE))?.id, 'a2');
+    });
+  });
+
   test(`${backend}: cancel once, remove only once ended; sweep removes ended jobs past retention and names their spools`, async () => {
     await withStore(backend, async (store, clock) => {
       await store.create(job('a'));

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../../log';
-import { createJobControl, loadModel, TranscriptionError, type Model, type ResumePoint, type Segment, type Transcription, type TranscribeOptions, type VadOptions } from '../../native';
+import { createJobControl, loadModel, TranscriptionError, whisperPatches, type Model, type ResumePoint, type Segment, type Transcription, type TranscribeOptions, type VadOptions } from '../../native';
 import { installedFile, runtimeById, VAD_FILE, type RuntimeSpec } from '../catalogue';
 import type { ChunkingStrategy } from '../chunking';
 import { OwnerShareFullError, QueueFullError, Scheduler } from './scheduler';
@@ -264,8 +264,12 @@ export class LocalEngine {
           audioCtx: this.audioCtxFor(loaded, req),
           ...(vad ? { vad } : this.speechGateFor(loaded.spec)),
         };
-        // A checkpoint resumes only the run that made it: the same runtime, decoding as it did.
-        const by = JSON.stringify({ runtime: loaded.spec.id, ...decoding, onSegment: undefined });
+        // A checkpoint resumes only the run that made it: the same runtime, model file and
+        // whisper.cpp patches, decoding as it did (the VAD model by name: replicas mount it anywhere).
+        const by = JSON.stringify({
+          runtime: loaded.spec.id, bytes: loaded.model.file.bytes, ftype: loaded.model.file.ftype, patches: whisperPatches,
+          ...decoding, onSegment: undefined, ...(decoding.vad && { vad: { ...decoding.vad, modelPath: path.basename(decoding.vad.modelPath) } }),
+        });
         if (resumeFrom && resumeFrom.by !== by) throw new StaleCheckpointError();
         loaded.jobs++;
         try {
