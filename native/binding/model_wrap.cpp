@@ -210,9 +210,41 @@ class ModelWrap : public Napi::ObjectWrap<ModelWrap> {
   int64_t external_bytes_ = 0;
 };
 
-// Streaming: a JS onSegment(index, text) called from the job's thread
-// through a thread-safe function. Calls queue in order; the JS side
-// (src/native/model.ts) ignores any that land after the promise settles.
+// A JS callback called from the job's thread with values of T, in order,
+// through a thread-safe function; Deliver converts one value (and frees it)
+// on the JS thread. `closed`: once a call returns napi_closing (the
+// environment is being torn down) the function may already be gone, and
+// neither another call nor Release() may touch it. Only the job's thread
+// uses it after creation.
+template <typename T, void (*Deliver)(Napi::Env, Napi::Function, T*)>
+struct CallbackSink {
+  Napi::ThreadSafeFunction fn;
+  bool closed = false;
+
+  // The sink for options[key] when that is a function; null otherwise.
+  static std::shared_ptr<CallbackSink> open(Napi::Env env, const Napi::Value& options, const char* key, const char* name) {
+    if (!options.IsObject()) return nullptr;
+    Napi::Value given = options.As<Napi::Object>().Get(key);
+    if (!given.IsFunction()) return nullptr;
+    auto sink = std::make_shared<CallbackSink>();
+    sink->fn = Napi::ThreadSafeFunction::New(env, given.As<Napi::Function>(), name, 0, 1);
+    return sink;
+  }
+  void send(T value) {
+    if (closed) return;
+    auto owned = std::make_unique<T>(std::move(value));
+    const napi_status status = fn.NonBlockingCall(owned.get(), Deliver);
+    if (status == napi_ok) owned.release();
+    else if (status == napi_closing) closed = true;
+  }
+  void release() {
+    if (!closed) fn.Release();  // calls already queued are still delivered
+    closed = true;
+  }
+};
+
+// Streaming: a JS onSegment(index, text) per final segment. Calls queue in
+// order; the JS side (src/native/model.ts) ignores any that land after the promise settles.
 struct SegmentText {
   int index;
   std::string text;
@@ -223,39 +255,15 @@ void deliver_segment(Napi::Env env, Napi::Function fn, SegmentText* segment) {
   if (env != nullptr && fn != nullptr) fn.Call({Napi::Number::New(env, owned->index), Napi::String::New(env, owned->text)});
 }
 
-// The thread-safe function and whether it may still be used: once a call
-// returns napi_closing (the environment is being torn down) it may already be
-// gone, and neither another call nor Release() may touch it. Only the job's
-// thread uses it after creation.
-struct SegmentSink {
-  Napi::ThreadSafeFunction fn;
-  bool closed = false;
-
-  void send(int index, const std::string& text) {
-    if (closed) return;
-    auto segment = std::make_unique<SegmentText>(SegmentText{index, text});
-    const napi_status status = fn.NonBlockingCall(segment.get(), deliver_segment);
-    if (status == napi_ok) segment.release();
-    else if (status == napi_closing) closed = true;
-  }
-  void release() {
-    if (!closed) fn.Release();  // calls already queued are still delivered
-    closed = true;
-  }
-};
+using SegmentSink = CallbackSink<SegmentText, deliver_segment>;
 
 std::shared_ptr<SegmentSink> segment_sink(Napi::Env env, const Napi::Value& options, TranscribeOptions& o) {
-  if (!options.IsObject()) return nullptr;
-  Napi::Value fn = options.As<Napi::Object>().Get("onSegment");
-  if (!fn.IsFunction()) return nullptr;
-  auto sink = std::make_shared<SegmentSink>();
-  sink->fn = Napi::ThreadSafeFunction::New(env, fn.As<Napi::Function>(), "stt:segment", 0, 1);
-  o.on_segment = [sink](int index, const std::string& text) { sink->send(index, text); };
+  auto sink = SegmentSink::open(env, options, "onSegment", "stt:segment");
+  if (sink) o.on_segment = [sink](int index, const std::string& text) { sink->send({index, text}); };
   return sink;
 }
 
-// Long recordings: a JS onCheckpoint(point, segments, gated) called from the job's
-// thread in order, through its own thread-safe function, as SegmentSink.
+// Long recordings: a JS onCheckpoint(point, segments, gated) at each point a later run could resume from.
 struct Checkpoint {
   ResumePoint point;
   std::vector<Segment> segments;
@@ -267,30 +275,11 @@ void deliver_checkpoint(Napi::Env env, Napi::Function fn, Checkpoint* checkpoint
   if (env != nullptr && fn != nullptr) fn.Call({resume_point_to_js(env, owned->point), segments_to_js(env, owned->segments), Napi::Number::New(env, owned->gated)});
 }
 
-struct CheckpointSink {
-  Napi::ThreadSafeFunction fn;
-  bool closed = false;
-
-  void send(const ResumePoint& point, const std::vector<Segment>& segments, int gated) {
-    if (closed) return;
-    auto checkpoint = std::make_unique<Checkpoint>(Checkpoint{point, segments, gated});
-    const napi_status status = fn.NonBlockingCall(checkpoint.get(), deliver_checkpoint);
-    if (status == napi_ok) checkpoint.release();
-    else if (status == napi_closing) closed = true;
-  }
-  void release() {
-    if (!closed) fn.Release();
-    closed = true;
-  }
-};
+using CheckpointSink = CallbackSink<Checkpoint, deliver_checkpoint>;
 
 std::shared_ptr<CheckpointSink> checkpoint_sink(Napi::Env env, const Napi::Value& options, TranscribeOptions& o) {
-  if (!options.IsObject()) return nullptr;
-  Napi::Value fn = options.As<Napi::Object>().Get("onCheckpoint");
-  if (!fn.IsFunction()) return nullptr;
-  auto sink = std::make_shared<CheckpointSink>();
-  sink->fn = Napi::ThreadSafeFunction::New(env, fn.As<Napi::Function>(), "stt:checkpoint", 0, 1);
-  o.on_checkpoint = [sink](const ResumePoint& point, const std::vector<Segment>& segments, int gated) { sink->send(point, segments, gated); };
+  auto sink = CheckpointSink::open(env, options, "onCheckpoint", "stt:checkpoint");
+  if (sink) o.on_checkpoint = [sink](const ResumePoint& point, const std::vector<Segment>& segments, int gated) { sink->send({point, segments, gated}); };
   return sink;
 }
 

@@ -45,6 +45,21 @@ struct JobTrace {
   std::function<void(whisper_state*)> at_checkpoint;
 };
 
+// Sets a state up to continue a stopped run (resume-point) and, on leaving,
+// back to ordinary runs: a pooled state must not carry the mark to the next request.
+class ResumeScope {
+ public:
+  ResumeScope(whisper_state* state, const ResumePoint& from) : state_(state) {
+    stt_whisper_resume(state_, from.set ? from.clock : nullptr, from.rngs);
+  }
+  ~ResumeScope() { stt_whisper_resume(state_, nullptr, {}); }
+  ResumeScope(const ResumeScope&) = delete;
+  ResumeScope& operator=(const ResumeScope&) = delete;
+
+ private:
+  whisper_state* state_;
+};
+
 // Where collect() stopped: the next segment, and the window and seek it was in.
 struct CollectCursor {
   int next = 0;
@@ -189,9 +204,12 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
                         result.gated_segments - gated);
       };
     }
-    stt_whisper_resume(job.state(), from.set ? from.clock : nullptr, from.rngs);
-    const int rc = whisper_full_with_state(context(), job.state(), p, heard.samples, engine_sample_count(heard.n_samples));
-    stt_whisper_resume(job.state(), nullptr, {});
+    int rc;
+    {
+      // The pooled state is a resumed run's for this call only, whatever leaves it.
+      const ResumeScope resuming(job.state(), from);
+      rc = whisper_full_with_state(context(), job.state(), p, heard.samples, engine_sample_count(heard.n_samples));
+    }
     job.stop_if_aborted();
     if (rc != 0) throw std::runtime_error("whisper inference failed (code " + std::to_string(rc) + ")");
     collect(job.state(), p, trace, heard.speech.get(), o, cursor, result);
