@@ -1,6 +1,6 @@
 // Cancelling a job, the same from its key (DELETE /v1/audio/jobs/{id}), the
 // host (DELETE /admin/jobs/{id}) and the admin CLI: a job that has not ended
-// is cancelled (a runner holding it stops at its next piece or lease
+// is cancelled (a runner holding it stops at its next checkpoint or lease
 // renewal; `stopHere` stops it at once when it runs in this process), an
 // ended one removed; its recording goes either way.
 import { rm } from 'node:fs/promises';

@@ -38,7 +38,7 @@ export interface LocalRequest {
    * turn's own transcription later runs as the host set it.
    */
   draft?: boolean;
-  /** A piece of a batch job (the jobs API): the scheduler's background lane, behind every other job. */
+  /** A run of a batch job (the jobs API): the scheduler's background lane, behind every other job. */
   background?: boolean;
 }
 

@@ -30,7 +30,7 @@
 //   so a key that floods the queue is refused while the others still find room:
 //   fair ordering alone decides who goes first, not who gets in.
 // - Aborting a queued job removes it; aborting a running or paused one is passed to it.
-// - A background lane (submit's `background`, the jobs API's pieces): a
+// - A background lane (submit's `background`, the jobs API's runs): a
 //   background job starts only on a slot no other job waits for or sits
 //   paused for, in arrival order, and is paused for any other job that
 //   arrives. It takes no place in the bounded queue, no ageing and no
