@@ -112,7 +112,25 @@ set(STT_FA_TILE_Q 128)
 # from whatever the state decoded before, so a clip with a fallback window
 # could be answered differently depending on the requests before it. Decoder
 # 0 is seeded anew too, as a fresh state is (whisper-cli's single run).
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed")
+#
+# 9. fa-rows (ggml/src/ggml-cpu/ops.cpp, the code in cmake/patches/fa-rows.cpp):
+# the decoder's attention, a few query rows (one per beam) over 1,500 keys
+# (cross-attention) or its cache (self-attention), took ggml's one-row path:
+# each key on its own, a scalar expf, and an f16 accumulator converted to f32
+# and back at every key; a 5-beam step converted the same f16 keys and values
+# once per beam. On AVX-512 the patched path converts a block of 16 keys and
+# values once for all the rows of a head, scores 16 keys in one vector,
+# takes their softmax weights with one vector exp and accumulates in f32. It
+# computes the same attention with other rounding (f32 where the one-row path
+# rounds to f16), so it is checked against a double-precision attention
+# (test/native/fa_rows.cpp) and by the eval's WER; results are not bit for
+# bit those of the one-row path. Anything else (other types, ALiBi, a soft
+# cap, heads wider than 128) keeps the one-row path. Could go upstream as
+# the one-row path's AVX-512 case.
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows")
+
+# Patches too long to keep in this file (read where they are inserted).
+set(STT_PATCHES_DIR "${CMAKE_CURRENT_LIST_DIR}/patches")
 
 function(stt_patch_insert text_var anchor insertion)
   string(FIND "${${text_var}}" "${anchor}" at)
@@ -188,6 +206,14 @@ function(stt_patch_ops whisper_dir out_file)
   stt_patch_replace(text
     "                    ggml_fp16_to_fp32_row((const ggml_fp16_t *)v_data, V32 + tk * DV, DV);\n"
     "                    ggml_cpu_fp16_to_fp32((const ggml_fp16_t *)v_data, V32 + tk * DV, DV); // stt-gateway (fa-wide-tiles): vectorised\n")
+  # fa-rows: the decoder's rows of a head together, ahead of the one-row path.
+  set(fa_rows_file "${STT_PATCHES_DIR}/fa-rows.cpp")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${fa_rows_file}")
+  file(READ "${fa_rows_file}" fa_rows)
+  stt_patch_insert(text "static void ggml_compute_forward_flash_attn_ext_f16_one_chunk(\n" "${fa_rows}")
+  stt_patch_replace(text
+    "        float * partials, int64_t partial_stride) {\n\n    const bool write_partials = (partials != nullptr);\n"
+    "        float * partials, int64_t partial_stride) {\n    // stt-gateway (cmake/whisper-patches.cmake, fa-rows)\n    if (stt_fa_rows_chunk(params, dst, ir0, ir1, ic_start, ic_end, partials)) return;\n\n    const bool write_partials = (partials != nullptr);\n")
   stt_write_if_changed("${out_file}" "${text}")
 endfunction()
 

@@ -1,10 +1,13 @@
-// Two of the ggml patches that promise bit-identical results, checked below
-// the model (shared-q0-tiles is checked on the real model), through the patched ggml the addon builds (`npm run build:peers`
-// builds the checks): test/native/q0_columns.cpp multiplies a q8_0 matrix by
-// 2-7 columns at once and by each column alone (stt-q0-columns);
-// test/native/fa_tiles.cpp runs the encoder's flash attention on the same
-// queries at two places in their tiles, and against a double-precision
-// attention (stt-fa-tiles).
+// Three of the ggml patches checked below the model (shared-q0-tiles is
+// checked on the real model), through the patched ggml the addon builds
+// (`npm run build:peers` builds the checks): test/native/q0_columns.cpp
+// multiplies a q8_0 matrix by 2-7 columns at once and by each column alone
+// (stt-q0-columns); test/native/fa_tiles.cpp runs the encoder's flash
+// attention on the same queries at two places in their tiles, and against a
+// double-precision attention (stt-fa-tiles); test/native/fa_rows.cpp runs the
+// decoder's few-row flash attention against a double-precision attention and
+// with other rows beside each row (stt-fa-rows). The first two patches
+// promise bit-identical results; fa-rows promises f32 accuracy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -28,5 +31,14 @@ for (const threads of [1, 2, 3]) {
       assert.fail(`stt-fa-tiles failed: ${error.stdout ?? error.message}`);
     });
     assert.match(stdout, /fa tiles: all equal/);
+  });
+}
+
+for (const threads of [1, 2, 3]) {
+  test(`fa-rows: the decoder's few-row flash attention is within 1e-5 of a double-precision attention, and a row's result does not depend on the rows beside it (${threads} threads)`, async () => {
+    const { stdout } = await run(requireBin('stt-fa-rows'), [String(threads)]).catch((error: { stdout?: string; message: string }) => {
+      assert.fail(`stt-fa-rows failed: ${error.stdout ?? error.message}`);
+    });
+    assert.match(stdout, /fa rows: all equal/);
   });
 }
