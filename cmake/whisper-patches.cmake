@@ -127,7 +127,18 @@ set(STT_FA_TILE_Q 128)
 # bit those of the one-row path. Anything else (other types, ALiBi, a soft
 # cap, heads wider than 128) keeps the one-row path. Could go upstream as
 # the one-row path's AVX-512 case.
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows")
+#
+# 10. fa-tile-loops (ggml/src/ggml-cpu/ops.cpp, the code in
+# cmake/patches/fa-tile-loops.cpp): two scalar loops in the encoder's tiled
+# flash attention took a fifth of its time (perf, AVX-512): the maximum of
+# each row of scores, one value at a time in a dependent chain, and the
+# packing of each tile's keys transposed to f32, one value at a time through
+# ggml's 256-KB f16 table. On AVX-512 the maximum is taken 16 lanes at a
+# time and the keys are packed 16 at a time (a gather of two neighbouring
+# dimensions, both converted at once). The values are the same, so the
+# results are bit for bit the same (test/native/fa_tiles.cpp). Could go
+# upstream.
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops")
 
 # Patches too long to keep in this file (read where they are inserted).
 set(STT_PATCHES_DIR "${CMAKE_CURRENT_LIST_DIR}/patches")
@@ -211,6 +222,17 @@ function(stt_patch_ops whisper_dir out_file)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${fa_rows_file}")
   file(READ "${fa_rows_file}" fa_rows)
   stt_patch_insert(text "static void ggml_compute_forward_flash_attn_ext_f16_one_chunk(\n" "${fa_rows}")
+  # fa-tile-loops: the tiled path's row maximum and key packing, vectorised.
+  set(fa_tile_loops_file "${STT_PATCHES_DIR}/fa-tile-loops.cpp")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${fa_tile_loops_file}")
+  file(READ "${fa_tile_loops_file}" fa_tile_loops)
+  stt_patch_insert(text "static void ggml_compute_forward_flash_attn_ext_tiled(\n" "${fa_tile_loops}")
+  stt_patch_replace(text
+    "                ggml_vec_max_f32(KV_TILE_SZ, &tile_max, kq_row);\n"
+    "                tile_max = stt_fa_max(KV_TILE_SZ, kq_row); // stt-gateway (fa-tile-loops)\n")
+  stt_patch_replace(text
+    "            for (int tk = 0; tk < kv_tile; tk++) {\n                const char * k_data = (const char *)k->data + (ic + tk)*nbk1 + ik2*nbk2 + ik3*nbk3;\n"
+    "            // stt-gateway (cmake/whisper-patches.cmake, fa-tile-loops): 16 f16 keys at a time, the rest below\n            const int tk_packed = kv_type == GGML_TYPE_F16 ? stt_fa_pack_keys((const char *)k->data + ic*nbk1 + ik2*nbk2 + ik3*nbk3, nbk1, kv_tile, DK, K_f32, KV_TILE_SZ) : 0;\n            for (int tk = tk_packed; tk < kv_tile; tk++) {\n                const char * k_data = (const char *)k->data + (ic + tk)*nbk1 + ik2*nbk2 + ik3*nbk3;\n")
   stt_patch_replace(text
     "        float * partials, int64_t partial_stride) {\n\n    const bool write_partials = (partials != nullptr);\n"
     "        float * partials, int64_t partial_stride) {\n    // stt-gateway (cmake/whisper-patches.cmake, fa-rows)\n    if (stt_fa_rows_chunk(params, dst, ir0, ir1, ic_start, ic_end, partials)) return;\n\n    const bool write_partials = (partials != nullptr);\n")

@@ -1,13 +1,14 @@
-// Three of the ggml patches checked below the model (shared-q0-tiles is
+// Four of the ggml patches checked below the model (shared-q0-tiles is
 // checked on the real model), through the patched ggml the addon builds
 // (`npm run build:peers` builds the checks): test/native/q0_columns.cpp
 // multiplies a q8_0 matrix by 2-7 columns at once and by each column alone
 // (stt-q0-columns); test/native/fa_tiles.cpp runs the encoder's flash
 // attention on the same queries at two places in their tiles, and against a
-// double-precision attention (stt-fa-tiles); test/native/fa_rows.cpp runs the
-// decoder's few-row flash attention against a double-precision attention and
-// with other rows beside each row (stt-fa-rows). The first two patches
-// promise bit-identical results; fa-rows promises f32 accuracy.
+// double-precision attention (stt-fa-tiles, which checks fa-tile-loops too);
+// test/native/fa_rows.cpp runs the decoder's few-row flash attention against
+// a double-precision attention and with other rows beside each row
+// (stt-fa-rows). q0-one-pass, fa-wide-tiles and fa-tile-loops promise
+// bit-identical results; fa-rows promises f32 accuracy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
