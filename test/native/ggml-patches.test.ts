@@ -1,4 +1,4 @@
-// Four of the ggml patches checked below the model (shared-q0-tiles is
+// Five of the ggml patches checked below the model (shared-q0-tiles is
 // checked on the real model), through the patched ggml the addon builds
 // (`npm run build:peers` builds the checks): test/native/q0_columns.cpp
 // multiplies a q8_0 matrix by 2-7 columns at once and by each column alone
@@ -7,8 +7,10 @@
 // double-precision attention (stt-fa-tiles, which checks fa-tile-loops too);
 // test/native/fa_rows.cpp runs the decoder's few-row flash attention against
 // a double-precision attention and with other rows beside each row
-// (stt-fa-rows). q0-one-pass, fa-wide-tiles and fa-tile-loops promise
-// bit-identical results; fa-rows promises f32 accuracy.
+// (stt-fa-rows); test/native/gelu_table.cpp runs GELU on the same values 16
+// at a time and one at a time (stt-gelu-table). q0-one-pass, fa-wide-tiles,
+// fa-tile-loops and gelu-vector-table promise bit-identical results; fa-rows
+// promises f32 accuracy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -41,5 +43,14 @@ for (const threads of [1, 2, 3]) {
       assert.fail(`stt-fa-rows failed: ${error.stdout ?? error.message}`);
     });
     assert.match(stdout, /fa rows: all equal/);
+  });
+}
+
+for (const threads of [1, 2]) {
+  test(`gelu-vector-table: GELU 16 values at a time gives the bits of ggml's one-at-a-time table lookup, for every f16 value and the edges (${threads} threads)`, async () => {
+    const { stdout } = await run(requireBin('stt-gelu-table'), [String(threads)]).catch((error: { stdout?: string; message: string }) => {
+      assert.fail(`stt-gelu-table failed: ${error.stdout ?? error.message}`);
+    });
+    assert.match(stdout, /gelu table: all equal/);
   });
 }
