@@ -145,7 +145,16 @@ set(STT_FA_TILE_Q 128)
 # to 1,500 x 2,048 values per layer). On AVX-512 the same conversion, table
 # and cut-offs take 16 values at a time (a gather), so the results are bit
 # for bit the same (test/native/gelu_table.cpp). Could go upstream.
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table")
+#
+# 12. dft-twiddles (src/whisper.cpp, the code in cmake/patches/dft-twiddles.cpp):
+# the log-mel spectrogram took 4-5 % of a greedy window, most of it in the
+# 25-point DFTs its FFT ends in (400 = 16 x 25), each product finding its
+# twiddle through a multiply and a modulo. The 25-point twiddles are laid out
+# once and four outputs are summed at a time (SSE2), each in the same order
+# with the same roundings, so the results are bit for bit the same
+# (test/native/dft_twiddles.cpp against a copy of the upstream dft()).
+# Could go upstream.
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles")
 
 # Patches too long to keep in this file (read where they are inserted).
 set(STT_PATCHES_DIR "${CMAKE_CURRENT_LIST_DIR}/patches")
@@ -480,6 +489,17 @@ void stt_whisper_resume(struct whisper_state * state, const int64_t * clock, con
     state->tid_last = (whisper_token) clock[2];
 }
 ]=])
+  # dft-twiddles: the 25-point DFTs of the log-mel FFT, four k at a time.
+  set(dft_file "${STT_PATCHES_DIR}/dft-twiddles.cpp")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${dft_file}")
+  file(READ "${dft_file}" dft)
+  stt_patch_insert(text "static void dft(const float* in, int N, float* out) {\n" "${dft}")
+  stt_patch_replace(text
+    "static void dft(const float* in, int N, float* out) {\n    const int sin_cos_step = SIN_COS_N_COUNT / N;\n"
+    "static void dft(const float* in, int N, float* out) {\n    if (stt_dft(in, N, out)) return; // stt-gateway (cmake/whisper-patches.cmake, dft-twiddles)\n    const int sin_cos_step = SIN_COS_N_COUNT / N;\n")
+  # For test/native/dft_twiddles.cpp: whisper.cpp's dft() as patched.
+  stt_patch_insert(text "// Cooley-Tukey FFT\n"
+    "// stt-gateway (cmake/whisper-patches.cmake, dft-twiddles): dft() for test/native/dft_twiddles.cpp.\nextern \"C\" void stt_whisper_dft(const float * in, int n, float * out) { dft(in, n, out); }\n\n")
   string(APPEND text "\n// stt-gateway (cmake/whisper-patches.cmake): which patches this copy carries.\nextern \"C\" const char * stt_whisper_patches(void) { return \"${STT_WHISPER_PATCH_ID}\"; }\n")
   stt_write_if_changed("${out_file}" "${text}")
 endfunction()

@@ -1,4 +1,4 @@
-// Five of the ggml patches checked below the model (shared-q0-tiles is
+// Six of our whisper.cpp and ggml patches checked below the model (shared-q0-tiles is
 // checked on the real model), through the patched ggml the addon builds
 // (`npm run build:peers` builds the checks): test/native/q0_columns.cpp
 // multiplies a q8_0 matrix by 2-7 columns at once and by each column alone
@@ -8,8 +8,10 @@
 // test/native/fa_rows.cpp runs the decoder's few-row flash attention against
 // a double-precision attention and with other rows beside each row
 // (stt-fa-rows); test/native/gelu_table.cpp runs GELU on the same values 16
-// at a time and one at a time (stt-gelu-table). q0-one-pass, fa-wide-tiles,
-// fa-tile-loops and gelu-vector-table promise bit-identical results; fa-rows
+// at a time and one at a time (stt-gelu-table); test/native/dft_twiddles.cpp
+// runs whisper.cpp's patched 25-point DFT against a copy of the upstream one
+// (stt-dft-twiddles). q0-one-pass, fa-wide-tiles, fa-tile-loops,
+// gelu-vector-table and dft-twiddles promise bit-identical results; fa-rows
 // promises f32 accuracy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -54,3 +56,10 @@ for (const threads of [1, 2]) {
     assert.match(stdout, /gelu table: all equal/);
   });
 }
+
+test("dft-twiddles: whisper.cpp's 25-point DFT, four outputs at a time, gives the bits of the upstream dft()", async () => {
+  const { stdout } = await run(requireBin('stt-dft-twiddles'), []).catch((error: { stdout?: string; message: string }) => {
+    assert.fail(`stt-dft-twiddles failed: ${error.stdout ?? error.message}`);
+  });
+  assert.match(stdout, /dft twiddles: all equal/);
+});
