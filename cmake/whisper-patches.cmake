@@ -114,19 +114,22 @@ set(STT_FA_TILE_Q 128)
 # 0 is seeded anew too, as a fresh state is (whisper-cli's single run).
 #
 # 9. fa-rows (ggml/src/ggml-cpu/ops.cpp, the code in cmake/patches/fa-rows.cpp):
-# the decoder's attention, a few query rows (one per beam) over 1,500 keys
-# (cross-attention) or its cache (self-attention), took ggml's one-row path:
-# each key on its own, a scalar expf, and an f16 accumulator converted to f32
-# and back at every key; a 5-beam step converted the same f16 keys and values
-# once per beam. On AVX-512 the patched path converts a block of 16 keys and
-# values once for all the rows of a head, scores 16 keys in one vector,
-# takes their softmax weights with one vector exp and accumulates in f32. It
-# computes the same attention with other rounding (f32 where the one-row path
-# rounds to f16), so it is checked against a double-precision attention
+# the decoder's cross-attention, a few query rows (one per beam) over the
+# encoder's 1,500 keys, took ggml's one-row path: each key on its own, a
+# scalar expf, and an f16 accumulator converted to f32 and back at every
+# key; a 5-beam step converted the same f16 keys and values once per beam.
+# On AVX-512 the patched path converts a block of 16 keys and values once
+# for all the rows of a head, scores 16 keys in one vector, takes their
+# softmax weights with one vector exp and accumulates in f32. It computes the
+# same attention with other rounding (f32 where the one-row path rounds to
+# f16), so it is checked against a double-precision attention
 # (test/native/fa_rows.cpp) and by the eval's WER; results are not bit for
-# bit those of the one-row path. Anything else (other types, ALiBi, a soft
-# cap, heads wider than 128) keeps the one-row path. Could go upstream as
-# the one-row path's AVX-512 case.
+# bit those of the one-row path. The one-row path keeps what it was faster
+# at or what this does not take: one query row (a greedy step), a mask (the
+# self-attention, whose masked keys it skips one by one), sinks, other
+# types, ALiBi, a soft cap, heads not a multiple of 16 or wider than 128,
+# ggml's reference mode. Could go upstream as the one-row path's AVX-512
+# case.
 #
 # 10. fa-tile-loops (ggml/src/ggml-cpu/ops.cpp, the code in
 # cmake/patches/fa-tile-loops.cpp): two scalar loops in the encoder's tiled
@@ -150,8 +153,9 @@ set(STT_FA_TILE_Q 128)
 # the log-mel spectrogram took 4-5 % of a greedy window, most of it in the
 # 25-point DFTs its FFT ends in (400 = 16 x 25), each product finding its
 # twiddle through a multiply and a modulo. The 25-point twiddles are laid out
-# once and four outputs are summed at a time (SSE2), each in the same order
-# with the same roundings, so the results are bit for bit the same
+# once and four outputs are summed at a time (SSE2; not where the compiler may
+# use FMA, which could fuse the upstream loop), each in the same order with
+# the same roundings, so the results are bit for bit the same
 # (test/native/dft_twiddles.cpp against a copy of the upstream dft()).
 # Could go upstream.
 set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles")

@@ -8,7 +8,9 @@
 // file is built without FMA), so the results are bit for bit the same
 // (test/native/dft_twiddles.cpp). Inserted into whisper.cpp ahead of dft(),
 // which calls it first.
-#if defined(__SSE2__)
+// Without FMA only: a compiler allowed to fuse the upstream loop's multiply
+// and add could round it otherwise.
+#if defined(__SSE2__) && !defined(__FMA__)
 #include <emmintrin.h>
 
 struct stt_dft_twiddles {

@@ -42,7 +42,8 @@ static inline __m512 stt_fa_sum16(const __m512 v[16]) {
 
 // Rows [ir0, ir1) over keys [ic_start, ic_end), as
 // ggml_compute_forward_flash_attn_ext_f16_one_chunk computes them. Returns
-// false, having done nothing, for what it does not take: one query row (a
+// false, having done nothing, for what it does not take: ggml's reference
+// mode (use_ref), one query row (a
 // greedy step: the one-row path splits its keys between the threads and was
 // faster there), a mask (the self-attention's: the one-row path skips the
 // masked keys one by one), sinks, other types, ALiBi, a soft cap, heads not
@@ -63,7 +64,7 @@ static bool stt_fa_rows_chunk(
 
     const int64_t DK = k->ne[0];
     const int64_t DV = v->ne[0];
-    if (q->type != GGML_TYPE_F32 || k->type != GGML_TYPE_F16 || v->type != GGML_TYPE_F16 ||
+    if (params->use_ref || q->type != GGML_TYPE_F32 || k->type != GGML_TYPE_F16 || v->type != GGML_TYPE_F16 ||
         max_bias != 0.0f || logit_softcap != 0.0f ||
         DK % 16 != 0 || DV % 16 != 0 || DK > STT_FA_DIM || DV > STT_FA_DIM ||
         q->ne[1] < 2 || dst->src[3] || dst->src[4] || partials) {

@@ -40,10 +40,12 @@ for (const threads of [1, 2, 3]) {
 }
 
 for (const threads of [1, 2, 3]) {
-  test(`fa-rows: the decoder's few-row flash attention is within 1e-5 of a double-precision attention, and a row's result does not depend on the rows beside it (${threads} threads)`, async () => {
+  test(`fa-rows: the decoder's few-row flash attention is within 1e-5 of a double-precision attention, and a row's result does not depend on the rows beside it nor on the tensors' layout (${threads} threads)`, async (t) => {
     const { stdout } = await run(requireBin('stt-fa-rows'), [String(threads)]).catch((error: { stdout?: string; message: string }) => {
       assert.fail(`stt-fa-rows failed: ${error.stdout ?? error.message}`);
     });
+    // The patch is AVX-512 code: a build for another CPU runs ggml's own path.
+    if (/fa rows: skipped/.test(stdout)) return t.skip(stdout.trim());
     assert.match(stdout, /fa rows: all equal/);
   });
 }
