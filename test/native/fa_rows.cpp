@@ -21,6 +21,7 @@
 
 #include "ggml-cpu.h"
 #include "ggml.h"
+#include "ggml_compute.h"
 
 namespace {
 
@@ -71,16 +72,7 @@ std::vector<float> attend(const Case & c, int first, int n, int threads) {
                         &c.queries[(static_cast<size_t>(h) * kMaxRows + first + i) * kDim], sizeof(float) * kDim);
     std::memcpy(k->data, c.k16.data(), sizeof(ggml_fp16_t) * c.k16.size());
     std::memcpy(v->data, c.v16.data(), sizeof(ggml_fp16_t) * c.v16.size());
-    ggml_tensor * out = ggml_flash_attn_ext(ctx, q, k, v, nullptr, kScale, 0.0f, 0.0f);
-    ggml_cgraph * graph = ggml_new_graph(ctx);
-    ggml_build_forward_expand(graph, out);
-    if (ggml_graph_compute_with_ctx(ctx, graph, threads) != GGML_STATUS_SUCCESS) {
-        std::fprintf(stderr, "ggml_graph_compute_with_ctx failed\n");
-        std::exit(2);
-    }
-    std::vector<float> result(static_cast<const float *>(out->data), static_cast<const float *>(out->data) + kDim * kHeads * n);
-    ggml_free(ctx);
-    return result;
+    return compute_and_free(ctx, ggml_flash_attn_ext(ctx, q, k, v, nullptr, kScale, 0.0f, 0.0f), threads);
 }
 
 // The same rows laid out as whisper.cpp's decoder lays them out: the queries a
@@ -105,16 +97,7 @@ std::vector<float> attend_as_whisper(const Case & c, int first, int n, int threa
         }
     ggml_tensor * k = ggml_view_3d(ctx, kc, kDim, c.keys, kHeads, kc->nb[1], sizeof(ggml_fp16_t) * kDim, 0);
     ggml_tensor * v = ggml_view_3d(ctx, vc, kDim, c.keys, kHeads, vc->nb[1], sizeof(ggml_fp16_t) * kDim, 0);
-    ggml_tensor * out = ggml_flash_attn_ext(ctx, q, k, v, nullptr, kScale, 0.0f, 0.0f);
-    ggml_cgraph * graph = ggml_new_graph(ctx);
-    ggml_build_forward_expand(graph, out);
-    if (ggml_graph_compute_with_ctx(ctx, graph, threads) != GGML_STATUS_SUCCESS) {
-        std::fprintf(stderr, "ggml_graph_compute_with_ctx failed\n");
-        std::exit(2);
-    }
-    std::vector<float> result(static_cast<const float *>(out->data), static_cast<const float *>(out->data) + kDim * kHeads * n);
-    ggml_free(ctx);
-    return result;
+    return compute_and_free(ctx, ggml_flash_attn_ext(ctx, q, k, v, nullptr, kScale, 0.0f, 0.0f), threads);
 }
 
 // The largest difference between `out` (rows [first, first + n)) and a

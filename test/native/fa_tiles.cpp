@@ -23,6 +23,7 @@
 
 #include "ggml-cpu.h"
 #include "ggml.h"
+#include "ggml_compute.h"
 
 namespace {
 
@@ -58,16 +59,8 @@ std::vector<float> attend(const std::vector<float> & queries, int n, const std::
             for (int j = 0; j < kKeys; ++j) rows[static_cast<size_t>(i) * kKeys + j] = ggml_fp32_to_fp16(visible(i, j, n, true) ? 0.0f : -INFINITY);
     }
     ggml_tensor * out = ggml_flash_attn_ext(ctx, q, k, v, m, kScale, 0.0f, 0.0f);
-    ggml_cgraph * graph = ggml_new_graph(ctx);
-    ggml_build_forward_expand(graph, out);
-    if (ggml_graph_compute_with_ctx(ctx, graph, threads) != GGML_STATUS_SUCCESS) {
-        std::fprintf(stderr, "ggml_graph_compute_with_ctx failed\n");
-        std::exit(2);
-    }
     // out: ne0 = kDim, ne1 = kHeads, ne2 = n, contiguous.
-    std::vector<float> result(static_cast<const float *>(out->data), static_cast<const float *>(out->data) + kDim * kHeads * n);
-    ggml_free(ctx);
-    return result;
+    return compute_and_free(ctx, out, threads);
 }
 
 // Rows [first, first + n) of all queries, laid out as kDim x n x kHeads.

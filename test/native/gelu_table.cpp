@@ -17,6 +17,7 @@
 
 #include "ggml-cpu.h"
 #include "ggml.h"
+#include "ggml_compute.h"
 
 namespace {
 
@@ -25,16 +26,7 @@ std::vector<float> gelu(const std::vector<float> & values, int row, int threads)
     ggml_context * ctx = ggml_init(params);
     ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, row, static_cast<int64_t>(values.size()) / row);
     std::memcpy(x->data, values.data(), sizeof(float) * values.size());
-    ggml_tensor * y = ggml_gelu(ctx, x);
-    ggml_cgraph * graph = ggml_new_graph(ctx);
-    ggml_build_forward_expand(graph, y);
-    if (ggml_graph_compute_with_ctx(ctx, graph, threads) != GGML_STATUS_SUCCESS) {
-        std::fprintf(stderr, "ggml_graph_compute_with_ctx failed\n");
-        std::exit(2);
-    }
-    std::vector<float> out(static_cast<const float *>(y->data), static_cast<const float *>(y->data) + values.size());
-    ggml_free(ctx);
-    return out;
+    return compute_and_free(ctx, ggml_gelu(ctx, x), threads);
 }
 
 }  // namespace

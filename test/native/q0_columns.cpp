@@ -14,6 +14,7 @@
 
 #include "ggml-cpu.h"
 #include "ggml.h"
+#include "ggml_compute.h"
 
 namespace {
 
@@ -28,16 +29,7 @@ std::vector<float> product(const std::vector<float> & weights, const std::vector
     ggml_quantize_chunk(GGML_TYPE_Q8_0, weights.data(), a->data, 0, kRows, kInner, nullptr);
     ggml_tensor * b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, kInner, n);
     std::memcpy(b->data, columns.data(), sizeof(float) * kInner * n);
-    ggml_tensor * c = ggml_mul_mat(ctx, a, b);
-    ggml_cgraph * graph = ggml_new_graph(ctx);
-    ggml_build_forward_expand(graph, c);
-    if (ggml_graph_compute_with_ctx(ctx, graph, threads) != GGML_STATUS_SUCCESS) {
-        std::fprintf(stderr, "ggml_graph_compute_with_ctx failed\n");
-        std::exit(2);
-    }
-    std::vector<float> out(static_cast<const float *>(c->data), static_cast<const float *>(c->data) + kRows * n);
-    ggml_free(ctx);
-    return out;
+    return compute_and_free(ctx, ggml_mul_mat(ctx, a, b), threads);
 }
 
 }  // namespace
