@@ -158,7 +158,18 @@ set(STT_FA_TILE_Q 128)
 # the same roundings, so the results are bit for bit the same
 # (test/native/dft_twiddles.cpp against a copy of the upstream dft()).
 # Could go upstream.
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles")
+#
+# 13. fa-tile-gemm (ggml/src/ggml-cpu/ops.cpp, the code in
+# cmake/patches/fa-tile-gemm.cpp): the tiled flash attention's two products
+# (scores = Q K, output += P V) ran at about half the multiply-add rate on
+# AVX-512: ggml's simd_gemm keeps a 4 x 64 block of C in registers, but the
+# compiler folds B's loads into the multiply-adds, so each of the four rows
+# loads B again. On AVX-512 the patched product holds B in registers and
+# takes six rows per block. Each element is the same chain of fused
+# multiply-adds in the same order, so the results are bit for bit the same
+# (test/native/fa_tile_gemm.cpp, against the pinned simd-gemm.h). Could go
+# upstream as simd_gemm's AVX-512 kernel.
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm")
 
 # Patches too long to keep in this file (read where they are inserted).
 set(STT_PATCHES_DIR "${CMAKE_CURRENT_LIST_DIR}/patches")
@@ -170,6 +181,16 @@ function(stt_patch_insert text_var anchor insertion)
   endif()
   string(REPLACE "${anchor}" "${insertion}${anchor}" patched "${${text_var}}")
   set(${text_var} "${patched}" PARENT_SCOPE)
+endfunction()
+
+# Inserts the code of cmake/patches/<name> ahead of `anchor`, and re-runs
+# the configure when that file changes.
+function(stt_patch_insert_file text_var anchor name)
+  set(file "${STT_PATCHES_DIR}/${name}")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${file}")
+  file(READ "${file}" code)
+  stt_patch_insert(${text_var} "${anchor}" "${code}")
+  set(${text_var} "${${text_var}}" PARENT_SCOPE)
 endfunction()
 
 # Replaces `anchor`, which must occur exactly once, by `replacement`.
@@ -238,20 +259,19 @@ function(stt_patch_ops whisper_dir out_file)
     "                    ggml_fp16_to_fp32_row((const ggml_fp16_t *)v_data, V32 + tk * DV, DV);\n"
     "                    ggml_cpu_fp16_to_fp32((const ggml_fp16_t *)v_data, V32 + tk * DV, DV); // stt-gateway (fa-wide-tiles): vectorised\n")
   # fa-rows: the decoder's rows of a head together, ahead of the one-row path.
-  set(fa_rows_file "${STT_PATCHES_DIR}/fa-rows.cpp")
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${fa_rows_file}")
-  file(READ "${fa_rows_file}" fa_rows)
-  stt_patch_insert(text "static void ggml_compute_forward_flash_attn_ext_f16_one_chunk(\n" "${fa_rows}")
+  stt_patch_insert_file(text "static void ggml_compute_forward_flash_attn_ext_f16_one_chunk(\n" fa-rows.cpp)
   # fa-tile-loops: the tiled path's row maximum and key packing, vectorised.
-  set(fa_tile_loops_file "${STT_PATCHES_DIR}/fa-tile-loops.cpp")
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${fa_tile_loops_file}")
-  file(READ "${fa_tile_loops_file}" fa_tile_loops)
-  stt_patch_insert(text "static void ggml_compute_forward_flash_attn_ext_tiled(\n" "${fa_tile_loops}")
+  stt_patch_insert_file(text "static void ggml_compute_forward_flash_attn_ext_tiled(\n" fa-tile-loops.cpp)
+  # fa-tile-gemm: the tiled path's two products with B held in registers.
+  stt_patch_insert_file(text "static void ggml_compute_forward_flash_attn_ext_tiled(\n" fa-tile-gemm.cpp)
+  stt_patch_replace(text
+    "            simd_gemm(KQ, (const float *)Q_q, K_f32, Q_TILE_SZ, DK, KV_TILE_SZ);\n"
+    "            stt_fa_gemm(KQ, (const float *)Q_q, K_f32, Q_TILE_SZ, DK, KV_TILE_SZ); // stt-gateway (fa-tile-gemm)\n")
+  stt_patch_replace(text
+    "            simd_gemm(VKQ32, KQ, V32, Q_TILE_SZ, KV_TILE_SZ, DV);\n"
+    "            stt_fa_gemm(VKQ32, KQ, V32, Q_TILE_SZ, KV_TILE_SZ, DV); // stt-gateway (fa-tile-gemm)\n")
   # gelu-vector-table: GELU's table lookups 16 at a time.
-  set(gelu_file "${STT_PATCHES_DIR}/gelu-vector-table.cpp")
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${gelu_file}")
-  file(READ "${gelu_file}" gelu)
-  stt_patch_insert(text "static void ggml_compute_forward_gelu_f32(\n" "${gelu}")
+  stt_patch_insert_file(text "static void ggml_compute_forward_gelu_f32(\n" gelu-vector-table.cpp)
   stt_patch_replace(text "        ggml_vec_gelu_f32(nc,\n" "        stt_vec_gelu_f32(nc, // stt-gateway (gelu-vector-table)\n")
   stt_patch_replace(text
     "                ggml_vec_max_f32(KV_TILE_SZ, &tile_max, kq_row);\n"
@@ -494,10 +514,7 @@ void stt_whisper_resume(struct whisper_state * state, const int64_t * clock, con
 }
 ]=])
   # dft-twiddles: the 25-point DFTs of the log-mel FFT, four k at a time.
-  set(dft_file "${STT_PATCHES_DIR}/dft-twiddles.cpp")
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${dft_file}")
-  file(READ "${dft_file}" dft)
-  stt_patch_insert(text "static void dft(const float* in, int N, float* out) {\n" "${dft}")
+  stt_patch_insert_file(text "static void dft(const float* in, int N, float* out) {\n" dft-twiddles.cpp)
   stt_patch_replace(text
     "static void dft(const float* in, int N, float* out) {\n    const int sin_cos_step = SIN_COS_N_COUNT / N;\n"
     "static void dft(const float* in, int N, float* out) {\n    if (stt_dft(in, N, out)) return; // stt-gateway (cmake/whisper-patches.cmake, dft-twiddles)\n    const int sin_cos_step = SIN_COS_N_COUNT / N;\n")
