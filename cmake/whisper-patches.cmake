@@ -169,7 +169,19 @@ set(STT_FA_TILE_Q 128)
 # multiply-adds in the same order, so the results are bit for bit the same
 # (test/native/fa_tile_gemm.cpp, against the pinned simd-gemm.h). Could go
 # upstream as simd_gemm's AVX-512 kernel.
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm")
+#
+# 14. lazy-probs (src/whisper.cpp, the code in cmake/patches/lazy-probs.cpp):
+# every step of every beam took expf() of all 51,865 logits twice: once for
+# the log-softmax and again for the probabilities, of which at temperature 0
+# the samplers read only the timestamp tokens' and the chosen token's. At
+# temperature 0 the probabilities are computed where they are read (the
+# timestamp tokens' ahead, a text token's when a sampler reads it; greedy
+# search computes them only for text tokens within 1/16 of the largest
+# log-probability, and no other can be the most probable), with the same
+# expression, so the tokens and their probabilities are bit for bit the same
+# (test/native/lazy_probs.cpp, against upstream's code). The temperature
+# fallback still computes all. Could go upstream.
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs")
 
 # Patches too long to keep in this file (read where they are inserted).
 set(STT_PATCHES_DIR "${CMAKE_CURRENT_LIST_DIR}/patches")
@@ -462,6 +474,17 @@ function(stt_patch_whisper whisper_dir out_file)
   stt_patch_replace(text
     "whisper_sample_token_topk(*ctx, decoder, params.beam_search.beam_size);"
     "whisper_sample_token_topk(*ctx, decoder, params.beam_search.beam_size, t_cur < 1e-6f);")
+  # lazy-probs: at temperature 0, probabilities computed where they are read.
+  stt_patch_insert_file(text "static void whisper_process_logits(\n" lazy-probs.cpp)
+  stt_patch_replace(text
+    "    whisper_compute_probs(logits, n_logits, logprobs, probs);\n"
+    "    // stt-gateway (cmake/whisper-patches.cmake, lazy-probs): at temperature 0 the timestamp tokens' only.\n    if (temperature < 1e-6f) {\n        stt_compute_probs_from(logits, vocab.token_beg, n_logits, logprobs, probs);\n    } else {\n        whisper_compute_probs(logits, n_logits, logprobs, probs);\n    }\n")
+  stt_patch_replace(text
+    "    if (best) {\n        for (int i = 0; i < n_logits; ++i) {\n            if (result.p < probs[i]) {\n                result.id   = i;\n                result.p    = probs[i];\n                result.plog = logprobs[i];\n            }\n        }\n    } else {\n"
+    "    if (best) {\n        stt_best_token(decoder, vocab.token_beg, n_logits, result); // stt-gateway (lazy-probs)\n    } else {\n")
+  stt_patch_replace(text
+    "        result.push_back({ id, tid, probs[id], logprobs[id], pt, ptsum, -1, -1, -1, 0.0f, });\n"
+    "        result.push_back({ id, tid, stt_top_k ? stt_prob(decoder, vocab.token_beg, id) : probs[id], logprobs[id], pt, ptsum, -1, -1, -1, 0.0f, }); // stt-gateway (lazy-probs)\n")
   # resume-point: the window's seek in the state, a resumed run's clock and prompt kept.
   stt_patch_insert(text
     "    std::vector<whisper_token>   prompt_past0; // static carried initial prompt (if enabled)\n"

@@ -1,4 +1,4 @@
-// Seven of our whisper.cpp and ggml patches checked below the model (shared-q0-tiles is
+// Eight of our whisper.cpp and ggml patches checked below the model (shared-q0-tiles is
 // checked on the real model), through the patched ggml the addon builds
 // (`npm run build:peers` builds the checks): test/native/q0_columns.cpp
 // multiplies a q8_0 matrix by 2-7 columns at once and by each column alone
@@ -11,10 +11,12 @@
 // at a time and one at a time (stt-gelu-table); test/native/dft_twiddles.cpp
 // runs whisper.cpp's patched 25-point DFT against a copy of the upstream one
 // (stt-dft-twiddles); test/native/fa_tile_gemm.cpp runs the tiled attention's
-// products through the patch and through ggml's simd_gemm (stt-fa-tile-gemm).
-// q0-one-pass, fa-wide-tiles, fa-tile-loops, fa-tile-gemm, gelu-vector-table
-// and dft-twiddles promise bit-identical results; fa-rows promises f32
-// accuracy.
+// products through the patch and through ggml's simd_gemm (stt-fa-tile-gemm);
+// test/native/lazy_probs.cpp runs whisper.cpp's greedy choice and
+// probabilities as patched against a copy of upstream's (stt-lazy-probs).
+// q0-one-pass, fa-wide-tiles, fa-tile-loops, fa-tile-gemm, gelu-vector-table,
+// dft-twiddles and lazy-probs promise bit-identical results; fa-rows promises
+// f32 accuracy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -68,6 +70,13 @@ test("fa-tile-gemm: the tiled flash attention's products with B held in register
   // The patch is AVX-512 code: a build for another CPU runs ggml's own simd_gemm.
   if (/fa tile gemm: skipped/.test(stdout)) return t.skip(stdout.trim());
   assert.match(stdout, /fa tile gemm: all equal/);
+});
+
+test('lazy-probs: at temperature 0 the greedy choice and the probabilities the samplers read are the bits of upstream whisper.cpp\'s, computed for every token', async () => {
+  const { stdout } = await run(requireBin('stt-lazy-probs'), []).catch((error: { stdout?: string; message: string }) => {
+    assert.fail(`stt-lazy-probs failed: ${error.stdout ?? error.message}`);
+  });
+  assert.match(stdout, /lazy probs: all equal/);
 });
 
 test("dft-twiddles: whisper.cpp's 25-point DFT, four outputs at a time, gives the bits of the upstream dft()", async () => {
