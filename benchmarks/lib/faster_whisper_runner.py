@@ -3,7 +3,7 @@
 # Usage: python faster_whisper_runner.py MODEL_DIR THREADS COMPUTE_TYPE...
 # Loads one WhisperModel per compute type, prints one JSON line of versions,
 # then for each JSON line {"wav", "compute_type", "beam_size"} on stdin prints
-# {"text", "ms", "language"}. Optional in a job: "language" (default "en";
+# {"text", "ms", "cpu_ms", "language"} (cpu_ms: the CPU time of all its threads meanwhile). Optional in a job: "language" (default "en";
 # null detects it, as faster-whisper does without one) and "fallback" (true:
 # faster-whisper's default temperature ladder 0.0-1.0 by 0.2; default false). ms covers transcribe() and consuming its segments (the
 # generator is lazy: the decoding happens there), not loading the WAV.
@@ -31,6 +31,7 @@ for line in sys.stdin:
     with wave.open(job["wav"]) as w:  # 16-bit mono 16 kHz, as the benchmark writes them
         audio = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float32) / 32768.0
     t0 = time.perf_counter()
+    c0 = time.process_time()  # this process's CPU time, all its threads
     segments, info = models[job["compute_type"]].transcribe(
         audio,
         language=job.get("language", "en"),
@@ -43,4 +44,5 @@ for line in sys.stdin:
     )
     text = "".join(s.text for s in segments)
     ms = (time.perf_counter() - t0) * 1000
-    print(json.dumps({"text": text, "ms": ms, "language": info.language}), flush=True)
+    cpu_ms = (time.process_time() - c0) * 1000
+    print(json.dumps({"text": text, "ms": ms, "cpu_ms": cpu_ms, "language": info.language}), flush=True)

@@ -7,7 +7,9 @@
 // free), and faster-whisper int8 with 2 threads. Greedy, English, no
 // fallback, full window on both sides. Each round decodes every clip with
 // every contender in turn; the slowdown is shared ÷ alone per contender,
-// with the median and range over rounds. Raw per-run times go to the JSON.
+// with the median and range over rounds, and how many cores each keeps busy
+// alone (its process's CPU time over wall time). Raw per-run times and CPU
+// times go to the JSON.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -37,18 +39,24 @@ async function main(): Promise<void> {
   const monitor = new FreeCoresMonitor(2, 250);
   const chosen: number[] = [];
 
-  const runOnce = async (c: Contender, i: number): Promise<number> => {
+  // Each run's wall time and the CPU time its process used meanwhile (all threads), ms.
+  const runOnce = async (c: Contender, i: number): Promise<{ ms: number; cpuMs: number }> => {
     // The free-cores contender waits for a whole sampling interval after the others' work, as a request would.
     await sleep(c === 'ours, threads for the free cores' ? 600 : 100);
-    if (c.startsWith('faster-whisper')) return (await fw.ask({ wav: clips[i].file, compute_type: 'int8', beam_size: 1 })).ms;
+    if (c.startsWith('faster-whisper')) {
+      const reply = await fw.ask({ wav: clips[i].file, compute_type: 'int8', beam_size: 1 });
+      return { ms: reply.ms, cpuMs: reply.cpu_ms };
+    }
     const threads = c === 'ours, 2 threads' ? 2 : c === 'ours, 1 thread' ? 1 : threadsForFreeCores(2, monitor.freeCores());
     if (c === 'ours, threads for the free cores') chosen.push(threads);
-    const t0 = performance.now();
+    const [t0, cpu0] = [performance.now(), process.cpuUsage()];
     await model.transcribe(pcms[i], { threads, language: 'en', temperatureFallback: false, beamSize: 1 });
-    return performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    return { ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 };
   };
-  // Per condition, contender and round: the time of the whole clip set, and each clip's.
+  // Per condition, contender and round: the time of the whole clip set, and each clip's; cpu the same for CPU time.
   const raw: Record<string, Record<Contender, number[][]>> = {};
+  const cpu: Record<string, Record<Contender, number[][]>> = {};
   let hog: ChildProcess | undefined;
   process.on('exit', () => hog?.kill()); // never leave the busy process behind, whatever fails
   for (const condition of ['alone', 'shared'] as const) {
@@ -57,12 +65,20 @@ async function main(): Promise<void> {
       await sleep(1500); // the monitor sees it
     }
     raw[condition] = Object.fromEntries(CONTENDERS.map((c) => [c, []])) as unknown as Record<Contender, number[][]>;
+    cpu[condition] = Object.fromEntries(CONTENDERS.map((c) => [c, []])) as unknown as Record<Contender, number[][]>;
     for (const c of CONTENDERS) await runOnce(c, 0); // warm-up
     for (let r = 0; r < rounds; r++) {
-      for (const c of CONTENDERS) raw[condition][c].push([]);
+      for (const c of CONTENDERS) {
+        raw[condition][c].push([]);
+        cpu[condition][c].push([]);
+      }
       for (let i = 0; i < clips.length; i++) {
         const order = r % 2 ? [...CONTENDERS].reverse() : CONTENDERS;
-        for (const c of order) raw[condition][c][r].push(await runOnce(c, i));
+        for (const c of order) {
+          const { ms, cpuMs } = await runOnce(c, i);
+          raw[condition][c][r].push(ms);
+          cpu[condition][c][r].push(cpuMs);
+        }
       }
       process.stdout.write('.');
     }
@@ -73,12 +89,16 @@ async function main(): Promise<void> {
   await fw.stop();
   await model.dispose();
 
-  const totals = (cond: string, c: Contender) => raw[cond][c].map((round) => round.reduce((a, b) => a + b, 0));
-  const lines = ['| contender | alone, s (median of rounds) | shared, s | slowdown: median (range over rounds) |', '| --- | --- | --- | --- |'];
+  const totals = (of: typeof raw, cond: string, c: Contender) => of[cond][c].map((round) => round.reduce((a, b) => a + b, 0));
+  const lines = [
+    '| contender | alone, s (median of rounds) | shared, s | slowdown: median (range over rounds) | cores busy alone: CPU time ÷ wall time (median of rounds) |',
+    '| --- | --- | --- | --- | --- |',
+  ];
   for (const c of CONTENDERS) {
-    const [alone, shared] = [totals('alone', c), totals('shared', c)];
+    const [alone, shared] = [totals(raw, 'alone', c), totals(raw, 'shared', c)];
     const ratios = shared.map((s, r) => s / alone[r]);
-    lines.push(`| ${c} | ${fmt(median(alone) / 1000, 2)} | ${fmt(median(shared) / 1000, 2)} | ${fmt(median(ratios), 2)} (${fmt(Math.min(...ratios), 2)} .. ${fmt(Math.max(...ratios), 2)}) |`);
+    const busy = totals(cpu, 'alone', c).map((t, r) => t / alone[r]);
+    lines.push(`| ${c} | ${fmt(median(alone) / 1000, 2)} | ${fmt(median(shared) / 1000, 2)} | ${fmt(median(ratios), 2)} (${fmt(Math.min(...ratios), 2)} .. ${fmt(Math.max(...ratios), 2)}) | ${fmt(median(busy), 2)} |`);
   }
   const date = today();
   const md = [
@@ -86,10 +106,12 @@ async function main(): Promise<void> {
     `\`npx tsx benchmarks/studies/contention.ts --rounds ${rounds} --clips ${nClips}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}).`,
     `${clips.length} held-out clips (dev half, English, 5 s and longer; ${fmt(clips.reduce((s, c) => s + c.seconds, 0), 0)} s). Real Whisper base: ours q8_0 in-process (the addon), faster-whisper ${versions['faster-whisper']} / CTranslate2 ${versions.ctranslate2} int8 in its own process; greedy, English, no fallback, the full 30-s window on both sides. ` +
       `"Shared": one \`python3 -c 'while True: pass'\` running throughout. Each round decodes every clip with every contender in turn (order reversed on odd rounds); ${rounds} rounds per condition; the slowdown is each round's shared total over the same round's alone total. ` +
-      `Threads for the free cores: what the server's scheduler gives a job (src/stt/local/free-cores.ts); it chose ${[...new Set(chosen)].sort().join(' or ')} (${chosen.filter((t) => t === 1).length} of ${chosen.length} runs with 1).`, '',
+      `Threads for the free cores: what the server's scheduler gives a job (src/stt/local/free-cores.ts); it chose ${[...new Set(chosen)].sort().join(' or ')} (${chosen.filter((t) => t === 1).length} of ${chosen.length} runs with 1). ` +
+      `Cores busy: the CPU time the contender's process used during its runs (all its threads: ours process.cpuUsage(), faster-whisper time.process_time()) over their wall time, alone. ` +
+      `Beside one busy process on 2 cores, Linux's fair scheduler gives each of 3 busy threads two thirds of a core: a run that keeps both cores busy takes at least 1.5x its time alone, and time spent on one core is not slowed.`, '',
     ...lines, '',
   ].join('\n');
-  saveReport(`contention-${date}`, md, { provenance: prov, versions, clips: clips.map((c) => c.id), raw });
+  saveReport(`contention-${date}`, md, { provenance: prov, versions, clips: clips.map((c) => c.id), raw, cpu });
 }
 
 if (require.main === module) {
