@@ -485,6 +485,11 @@ function(stt_patch_whisper whisper_dir out_file)
   stt_patch_replace(text
     "        result.push_back({ id, tid, probs[id], logprobs[id], pt, ptsum, -1, -1, -1, 0.0f, });\n"
     "        result.push_back({ id, tid, stt_top_k ? stt_prob(decoder, vocab.token_beg, id) : probs[id], logprobs[id], pt, ptsum, -1, -1, -1, 0.0f, }); // stt-gateway (lazy-probs)\n")
+  # The greedy sampler's own test of temperature 0 must stay the one above (and
+  # beam-top-k's): if a new pin changes it, the configure stops here.
+  stt_patch_replace(text
+    "                                        if (t_cur < 1e-6f) {\n                                            decoder.sequence.tokens.push_back(whisper_sample_token(*ctx, decoder, true));\n"
+    "                                        if (t_cur < 1e-6f) { // stt-gateway (lazy-probs): the threshold whisper_process_logits tests\n                                            decoder.sequence.tokens.push_back(whisper_sample_token(*ctx, decoder, true));\n")
   # resume-point: the window's seek in the state, a resumed run's clock and prompt kept.
   stt_patch_insert(text
     "    std::vector<whisper_token>   prompt_past0; // static carried initial prompt (if enabled)\n"

@@ -107,8 +107,8 @@ async function main(): Promise<void> {
     `${clips.length} held-out clips (dev half, English, 5 s and longer; ${fmt(clips.reduce((s, c) => s + c.seconds, 0), 0)} s). Real Whisper base: ours q8_0 in-process (the addon), faster-whisper ${versions['faster-whisper']} / CTranslate2 ${versions.ctranslate2} int8 in its own process; greedy, English, no fallback, the full 30-s window on both sides. ` +
       `"Shared": one \`python3 -c 'while True: pass'\` running throughout. Each round decodes every clip with every contender in turn (order reversed on odd rounds); ${rounds} rounds per condition; the slowdown is each round's shared total over the same round's alone total. ` +
       `Threads for the free cores: what the server's scheduler gives a job (src/stt/local/free-cores.ts); it chose ${[...new Set(chosen)].sort().join(' or ')} (${chosen.filter((t) => t === 1).length} of ${chosen.length} runs with 1). ` +
-      `Cores busy: the CPU time the contender's process used during its runs (all its threads: ours process.cpuUsage(), faster-whisper time.process_time()) over their wall time, alone. ` +
-      `Beside one busy process on 2 cores, Linux's fair scheduler gives each of 3 busy threads two thirds of a core: a run that keeps both cores busy takes at least 1.5x its time alone, and time spent on one core is not slowed.`, '',
+      `Cores busy: the CPU time the contender's process used during its runs (all its threads: ours process.cpuUsage(), faster-whisper time.process_time()) over their wall time, alone; threads spinning at a barrier count as busy. ` +
+      `Beside one busy process on 2 cores, Linux's fair scheduler gives each of 3 runnable threads two thirds of a core: work that needs both cores throughout takes at least 1.5x its time alone, and work on one core is not slowed.`, '',
     ...lines, '',
   ].join('\n');
   saveReport(`contention-${date}`, md, { provenance: prov, versions, clips: clips.map((c) => c.id), raw, cpu });

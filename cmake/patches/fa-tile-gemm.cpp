@@ -9,7 +9,7 @@
 // so the results are bit for bit the same (test/native/fa_tile_gemm.cpp).
 // Inserted into ggml-cpu's ops.cpp ahead of
 // ggml_compute_forward_flash_attn_ext_tiled.
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && defined(__GNUC__)
 // C[M x N] += A[M x K] * B[K x N], all row-major, N also C's and B's stride.
 static void stt_fa_gemm(float * GGML_RESTRICT C, const float * GGML_RESTRICT A, const float * GGML_RESTRICT B,
                         int M, int K, int N) {

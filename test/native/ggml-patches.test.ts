@@ -12,8 +12,9 @@
 // runs whisper.cpp's patched 25-point DFT against a copy of the upstream one
 // (stt-dft-twiddles); test/native/fa_tile_gemm.cpp runs the tiled attention's
 // products through the patch and through ggml's simd_gemm (stt-fa-tile-gemm);
-// test/native/lazy_probs.cpp runs whisper.cpp's greedy choice and
-// probabilities as patched against a copy of upstream's (stt-lazy-probs).
+// test/native/lazy_probs.cpp runs the patch's greedy choice and
+// probabilities against a copy of upstream's code (stt-lazy-probs; whole runs
+// were compared by hand: benchmarks/results/barrier-ab-2026-11-27-tile-gemm-lazy-probs.md).
 // q0-one-pass, fa-wide-tiles, fa-tile-loops, fa-tile-gemm, gelu-vector-table,
 // dft-twiddles and lazy-probs promise bit-identical results; fa-rows promises
 // f32 accuracy.
