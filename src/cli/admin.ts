@@ -22,6 +22,7 @@ import type { z } from 'zod';
 import { keyLimitsSchema } from '../routes/admin-schemas';
 import { JobStore } from '../store/jobs';
 import { cancelOrRemove } from '../jobs/cancel';
+import { jobSummary } from '../jobs/view';
 
 const USAGE = `usage: npm run admin -- <command>
   keys create <name>        create an API key (printed once)
@@ -78,11 +79,7 @@ async function main(argv: string[]): Promise<number> {
     } else if (group === 'aliases' && action === 'set') {
       out(await host().changeRouting({ aliases: argv.slice(2) }));
     } else if (group === 'jobs' && action === 'list') {
-      out((await new JobStore(db).list(null, 50)).map((j) => ({
-        id: j.id, keyId: j.keyId, status: j.status, secondsDone: j.secondsDone, secondsTotal: j.secondsTotal,
-        createdAt: new Date(j.createdAt).toISOString(), finishedAt: j.finishedAt === null ? null : new Date(j.finishedAt).toISOString(),
-        callback: j.callbackState,
-      })));
+      out((await new JobStore(db).list(null, 50)).map(jobSummary)); // as GET /admin/jobs lists them
     } else if (group === 'jobs' && action === 'cancel' && arg) {
       const jobs = new JobStore(db);
       const job = await jobs.get(arg);

@@ -1,5 +1,7 @@
 // A job as the jobs API shows it: to its key (GET /v1/audio/jobs/{id}) and
-// in the body of its callback.
+// in the body of its callback; and as the host sees it in a list
+// (GET /admin/jobs, `npm run admin -- jobs list`).
+import type { JobSummary } from '../admin-api';
 import type { Job } from '../store/jobs';
 import type { JobForm } from './runner';
 
@@ -24,3 +26,13 @@ export function jobView(job: Job) {
   };
 }
 
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** A job in the host's lists: no form, answer nor recording, the error's code only. */
+export function jobSummary(j: Job): JobSummary {
+  return {
+    id: j.id, keyId: j.keyId, status: j.status, secondsDone: j.secondsDone, secondsTotal: j.secondsTotal, createdAt: iso(j.createdAt)!, finishedAt: iso(j.finishedAt),
+    callbackStatus: j.callbackState, errorCode: j.error === null ? null : (JSON.parse(j.error) as { error: { code: string } }).error.code,
+  };
+}

@@ -15,21 +15,13 @@ import type { Backends } from '../stt/backends';
 import { downloadSchema, keyLimitsSchema, keySchema, providerSchema, routingSchema } from './admin-schemas';
 import { utcDay, type KeyUsageStore } from '../store/key-usage';
 import type { AdminStatus, ApiKeyView, CreatedApiKey, JobSummary, List, ProviderView, RoutingView, RuntimeEntry } from '../admin-api';
-import type { Job, JobStore } from '../store/jobs';
+import type { JobStore } from '../store/jobs';
 import { cancelOrRemove } from '../jobs/cancel';
+import { jobSummary } from '../jobs/view';
+import { bodyOf } from '../http/state';
 
 /** Jobs GET /admin/jobs lists: the newest. */
 const JOB_PAGE = 50;
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-function jobSummary(j: Job): JobSummary {
-  return {
-    id: j.id, keyId: j.keyId, status: j.status, secondsDone: j.secondsDone, secondsTotal: j.secondsTotal, createdAt: iso(j.createdAt)!, finishedAt: iso(j.finishedAt),
-    callbackStatus: j.callbackState, errorCode: j.error === null ? null : (JSON.parse(j.error) as { error: { code: string } }).error.code,
-  };
-}
-import { bodyOf } from '../http/state';
 
 /** Sets an answer typed as the admin API writes it (src/admin-api.ts). */
 function answer<T>(ctx: Context, body: T, status = 200): void {

@@ -131,6 +131,8 @@ test('jobs: listed with every key\'s, and cancelled by the CLI: the running serv
   const listed = (await json('jobs', 'list')).find((j: { id: string }) => j.id === id);
   assert.ok(listed && ['queued', 'running'].includes(listed.status), JSON.stringify(listed));
   assert.equal(listed.secondsTotal, 1800);
+  // the same summary GET /admin/jobs gives (src/jobs/view.ts)
+  assert.deepEqual(Object.keys(listed).sort(), ['callbackStatus', 'createdAt', 'errorCode', 'finishedAt', 'id', 'keyId', 'secondsDone', 'secondsTotal', 'status']);
   assert.deepEqual(await json('jobs', 'cancel', id), { id, status: 'cancelled' });
   assert.deepEqual(readdirSync(path.join(dataDir, 'spool')), []);
   const job = await (await fetch(`${url}/v1/audio/jobs/${id}`, { headers: { Authorization: `Bearer ${key}` } })).json();
