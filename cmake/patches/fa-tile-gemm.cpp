@@ -4,7 +4,7 @@
 // but the compiler folds the loads of B into every multiply-add, so each row
 // loads B again: 20 loads per 16 multiply-adds, more than the load ports
 // take. Here six rows share each B vector, held in a register, so a step
-// takes 4 loads, 6 broadcasts and 24 multiply-adds. Every element of C is the
+// takes 10 loads (4 of B, 6 broadcasts of A) and 24 multiply-adds. Every element of C is the
 // same chain of fused multiply-adds over k in the same order as simd_gemm's,
 // so the results are bit for bit the same (test/native/fa_tile_gemm.cpp).
 // Inserted into ggml-cpu's ops.cpp ahead of

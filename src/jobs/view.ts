@@ -26,7 +26,6 @@ export function jobView(job: Job) {
   };
 }
 
-
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** A job in the host's lists: no form, answer nor recording, the error's code only. */
