@@ -11,19 +11,21 @@
 // whisper_process_logits; test/native/lazy_probs.cpp checks it against
 // upstream's code.
 
+// Token i's probability, with whisper_compute_probs' expression.
+static inline float stt_prob_of(const std::vector<float> & logits, const std::vector<float> & logprobs, int i) {
+    return logits[i] == -INFINITY ? 0.0f : expf(logprobs[i]);
+}
+
 // probs[from, n) as whisper_compute_probs computes them.
 static void stt_compute_probs_from(const std::vector<float> & logits, int from, int n, const std::vector<float> & logprobs,
                                    std::vector<float> & probs) {
-    for (int i = from; i < n; ++i) {
-        probs[i] = logits[i] == -INFINITY ? 0.0f : expf(logprobs[i]);
-    }
+    for (int i = from; i < n; ++i) probs[i] = stt_prob_of(logits, logprobs, i);
 }
 
 // Token id's probability at temperature 0: computed ahead for a timestamp
 // token, here for a text token, the same value either way.
 static float stt_prob(const whisper_decoder & decoder, int token_beg, int id) {
-    if (id >= token_beg) return decoder.probs[id];
-    return decoder.logits[id] == -INFINITY ? 0.0f : expf(decoder.logprobs[id]);
+    return id >= token_beg ? decoder.probs[id] : stt_prob_of(decoder.logits, decoder.logprobs, id);
 }
 
 // whisper_sample_token's greedy choice (the first token with the largest

@@ -26,29 +26,31 @@ import { requireBin } from '../../fixtures/peers';
 
 const run = promisify(execFile);
 
+/** A check's output; the check failing (a non-zero exit) fails the test with what it printed. */
+async function runCheck(bin: string, args: string[]): Promise<string> {
+  const { stdout } = await run(requireBin(bin), args).catch((error: { stdout?: string; message: string }) => {
+    assert.fail(`${bin} failed: ${error.stdout ?? error.message}`);
+  });
+  return stdout;
+}
+
 for (const threads of [1, 2, 3]) {
   test(`q0-one-pass: a q8_0 product of n columns equals n one-column products, bit for bit (${threads} threads)`, async () => {
-    const { stdout } = await run(requireBin('stt-q0-columns'), [String(threads)]).catch((error: { stdout?: string; message: string }) => {
-      assert.fail(`stt-q0-columns failed: ${error.stdout ?? error.message}`);
-    });
+    const stdout = await runCheck('stt-q0-columns', [String(threads)]);
     assert.match(stdout, /q0 columns: all equal/);
   });
 }
 
 for (const threads of [1, 2, 3]) {
   test(`fa-wide-tiles: each query row of the tiled flash attention is the same wherever it sits in its tile, and right (${threads} threads)`, async () => {
-    const { stdout } = await run(requireBin('stt-fa-tiles'), [String(threads)]).catch((error: { stdout?: string; message: string }) => {
-      assert.fail(`stt-fa-tiles failed: ${error.stdout ?? error.message}`);
-    });
+    const stdout = await runCheck('stt-fa-tiles', [String(threads)]);
     assert.match(stdout, /fa tiles: all equal/);
   });
 }
 
 for (const threads of [1, 2, 3]) {
   test(`fa-rows: the decoder's few-row flash attention is within 1e-5 of a double-precision attention, and a row's result does not depend on the rows beside it nor on the tensors' layout (${threads} threads)`, async (t) => {
-    const { stdout } = await run(requireBin('stt-fa-rows'), [String(threads)]).catch((error: { stdout?: string; message: string }) => {
-      assert.fail(`stt-fa-rows failed: ${error.stdout ?? error.message}`);
-    });
+    const stdout = await runCheck('stt-fa-rows', [String(threads)]);
     // The patch is AVX-512 code: a build for another CPU runs ggml's own path.
     if (/fa rows: skipped/.test(stdout)) return t.skip(stdout.trim());
     assert.match(stdout, /fa rows: all equal/);
@@ -57,32 +59,24 @@ for (const threads of [1, 2, 3]) {
 
 for (const threads of [1, 2]) {
   test(`gelu-vector-table: GELU 16 values at a time gives the bits of ggml's one-at-a-time table lookup, for every f16 value and the edges (${threads} threads)`, async () => {
-    const { stdout } = await run(requireBin('stt-gelu-table'), [String(threads)]).catch((error: { stdout?: string; message: string }) => {
-      assert.fail(`stt-gelu-table failed: ${error.stdout ?? error.message}`);
-    });
+    const stdout = await runCheck('stt-gelu-table', [String(threads)]);
     assert.match(stdout, /gelu table: all equal/);
   });
 }
 
 test("fa-tile-gemm: the tiled flash attention's products with B held in registers give the bits of ggml's simd_gemm", async (t) => {
-  const { stdout } = await run(requireBin('stt-fa-tile-gemm'), []).catch((error: { stdout?: string; message: string }) => {
-    assert.fail(`stt-fa-tile-gemm failed: ${error.stdout ?? error.message}`);
-  });
+  const stdout = await runCheck('stt-fa-tile-gemm', []);
   // The patch is AVX-512 code: a build for another CPU runs ggml's own simd_gemm.
   if (/fa tile gemm: skipped/.test(stdout)) return t.skip(stdout.trim());
   assert.match(stdout, /fa tile gemm: all equal/);
 });
 
 test('lazy-probs: at temperature 0 the greedy choice and the probabilities the samplers read are the bits of upstream whisper.cpp\'s, computed for every token', async () => {
-  const { stdout } = await run(requireBin('stt-lazy-probs'), []).catch((error: { stdout?: string; message: string }) => {
-    assert.fail(`stt-lazy-probs failed: ${error.stdout ?? error.message}`);
-  });
+  const stdout = await runCheck('stt-lazy-probs', []);
   assert.match(stdout, /lazy probs: all equal/);
 });
 
 test("dft-twiddles: whisper.cpp's 25-point DFT, four outputs at a time, gives the bits of the upstream dft()", async () => {
-  const { stdout } = await run(requireBin('stt-dft-twiddles'), []).catch((error: { stdout?: string; message: string }) => {
-    assert.fail(`stt-dft-twiddles failed: ${error.stdout ?? error.message}`);
-  });
+  const stdout = await runCheck('stt-dft-twiddles', []);
   assert.match(stdout, /dft twiddles: all equal/);
 });
