@@ -26,7 +26,8 @@ import { openDatabase } from '../src/store/open-database';
 import { SettingsStore } from '../src/store/settings';
 import { ENCODER_WINDOW_RULES, type EncoderWindow } from '../src/stt/local/encoder-window';
 import { readEvalSet, type EvalSetClip } from '../scripts/eval-set';
-import { realModelPath } from '../fixtures';
+import { realModelPath, VAD_FIXTURE } from '../fixtures';
+import { VAD_FILE } from '../src/stt/catalogue';
 import { modelDir, startFasterWhisper } from './faster-whisper';
 import { alignErrors, errorCount, failuresOf, pairedBootstrap, scoringWords, type Errors, type Failures, type PerClip } from './lib/scoring';
 import { provenance } from './lib/provenance';
@@ -40,7 +41,7 @@ const SETTLE_MS = 100;
 const WITHIN_POINTS = 0.3;
 const BANDS: [number, number][] = [[0, 5], [5, 10], [10, 20], [20, 30.01]];
 
-interface OurConfig { beam: number; window: EncoderWindow }
+export interface OurConfig { beam: number; window: EncoderWindow }
 type System =
   | { id: string; label: string; kind: 'ours'; config: OurConfig; autoLanguage?: boolean }
   | { id: string; label: string; kind: 'fw'; beam: number; autoLanguage?: boolean };
@@ -77,11 +78,15 @@ function fromSaved(saved: SavedEval, clips: EvalSetClip[]): { results: Record<st
   return { results: Object.fromEntries(held.map((id) => [id, saved.clips.map((c) => c.runs[id])])), versions: saved.versions };
 }
 
-/** Our server with one decoding configuration (beam 0: the shipped defaults), real base q8_0, on 127.0.0.1. */
-async function startOurs(config: OurConfig): Promise<{ server: RunningServer; client: OpenAI }> {
+/**
+ * Our server with one decoding configuration (beam 0: the shipped defaults), real base q8_0, on 127.0.0.1.
+ * `silero`: the Silero model installed, so the speech gate (on by default) runs as a host that installed it.
+ */
+export async function startOurs(config: OurConfig, opts: { silero?: boolean } = {}): Promise<{ server: RunningServer; client: OpenAI }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stt-eval-'));
   mkdirSync(path.join(dataDir, 'models'));
   symlinkSync(realModelPath('base-q8_0'), path.join(dataDir, 'models', 'ggml-base.bin'));
+  if (opts.silero) symlinkSync(VAD_FIXTURE, path.join(dataDir, 'models', VAD_FILE.name));
   const db = await openDatabase({ dataDir, databaseUrl: null });
   await new SettingsStore(db).setRouting({ mode: 'local', localModel: 'whisper-base', cloud: null });
   await db.close();

@@ -62,6 +62,31 @@ export function failuresOf(ref: string[], hyp: string[]): Failures {
   };
 }
 
+/**
+ * For speech joined as A, a pause, B: the share of A's and of B's words an
+ * answer holds, from one longest-common-subsequence alignment of the answer
+ * against A + B (words the two parts share can be credited to either; the
+ * traceback takes a match where it can, from the end).
+ */
+export function partsFound(answer: string[], a: string[], b: string[]): { foundA: number; foundB: number } {
+  const ref = [...a, ...b];
+  const dp = Array.from({ length: answer.length + 1 }, () => new Array<number>(ref.length + 1).fill(0));
+  for (let i = 1; i <= answer.length; i++) {
+    for (let j = 1; j <= ref.length; j++) dp[i][j] = answer[i - 1] === ref[j - 1] ? dp[i - 1][j - 1] + 1 : Math.max(dp[i - 1][j], dp[i][j - 1]);
+  }
+  let [inA, inB] = [0, 0];
+  for (let i = answer.length, j = ref.length; i > 0 && j > 0;) {
+    if (answer[i - 1] === ref[j - 1] && dp[i][j] === dp[i - 1][j - 1] + 1) {
+      if (j <= a.length) inA++;
+      else inB++;
+      i--;
+      j--;
+    } else if (dp[i - 1][j] === dp[i][j]) i--;
+    else j--;
+  }
+  return { foundA: inA / a.length, foundB: inB / b.length };
+}
+
 export interface PerClip { errors: number; words: number; ms: number }
 
 const wer = (xs: PerClip[], idx: number[]): number => {

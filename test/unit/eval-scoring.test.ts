@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { alignErrors, errorCount, failuresOf, pairedBootstrap, scoringWords } from '../../benchmarks/lib/scoring';
+import { alignErrors, errorCount, failuresOf, pairedBootstrap, partsFound, scoringWords } from '../../benchmarks/lib/scoring';
 import { seededRandom } from '../../benchmarks/lib/stats';
 import { wordErrors } from '../../scripts/lib/english-normalizer';
 import { splitOf } from '../../scripts/eval-set';
@@ -63,4 +63,18 @@ test('the eval set split is fixed by the clip id and puts clips on both sides', 
   assert.deepEqual(ids.map(splitOf), sides);
   const dev = sides.filter((s) => s === 'dev').length;
   assert.ok(dev > 70 && dev < 130, `${dev} of 200 on dev`);
+});
+
+test('speech joined across a pause: the share of each part the answer holds, from one alignment', () => {
+  const a = w('he began a confused complaint against the wizard');
+  const b = w('it was a bright cold day in april');
+  assert.deepEqual(partsFound([...a, ...b], a, b), { foundA: 1, foundB: 1 });
+  assert.deepEqual(partsFound(a, a, b), { foundA: 1, foundB: 0 }); // B lost, as greedy lost JFK's second sentence
+  assert.deepEqual(partsFound(b, a, b), { foundA: 0, foundB: 1 });
+  assert.deepEqual(partsFound([], a, b), { foundA: 0, foundB: 0 });
+  assert.deepEqual(partsFound(w('he began a complaint it was cold'), a, b), { foundA: 4 / 8, foundB: 3 / 8 });
+  // Words the parts share go to one side only: the same sentence twice, answered once, counts once.
+  const jfk = w('ask not what your country can do for you');
+  const once = partsFound(jfk, jfk, jfk);
+  assert.equal(once.foundA + once.foundB, 1);
 });
