@@ -1,4 +1,4 @@
-// Eight of our whisper.cpp and ggml patches checked below the model (shared-q0-tiles is
+// Nine of our whisper.cpp and ggml patches checked below the model (shared-q0-tiles is
 // checked on the real model), through the patched ggml the addon builds
 // (`npm run build:peers` builds the checks): test/native/q0_columns.cpp
 // multiplies a q8_0 matrix by 2-7 columns at once and by each column alone
@@ -14,10 +14,12 @@
 // products through the patch and through ggml's simd_gemm (stt-fa-tile-gemm);
 // test/native/lazy_probs.cpp runs the patch's greedy choice and
 // probabilities against a copy of upstream's code (stt-lazy-probs; whole runs
-// were compared by hand: benchmarks/results/barrier-ab-2026-11-27-tile-gemm-lazy-probs.md).
+// were compared by hand: benchmarks/results/barrier-ab-2026-11-27-tile-gemm-lazy-probs.md);
+// test/native/q0_offset_dot.cpp runs the q8_0 tiles' dot product against
+// upstream's on every pair of byte values (stt-q0-offset-dot).
 // q0-one-pass, fa-wide-tiles, fa-tile-loops, fa-tile-gemm, gelu-vector-table,
-// dft-twiddles and lazy-probs promise bit-identical results; fa-rows promises
-// f32 accuracy.
+// dft-twiddles, lazy-probs and q0-offset-dot promise bit-identical results;
+// fa-rows promises f32 accuracy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -74,6 +76,11 @@ test("fa-tile-gemm: the tiled flash attention's products with B held in register
 test('lazy-probs: at temperature 0 the greedy choice and the probabilities the samplers read are the bits of upstream whisper.cpp\'s, computed for every token', async () => {
   const stdout = await runCheck('stt-lazy-probs', []);
   assert.match(stdout, /lazy probs: all equal/);
+});
+
+test("q0-offset-dot: the q8_0 tiles' dot products with a's sign bit flipped give the bits of upstream's sign trick, for every pair of byte values q8_0 holds", async () => {
+  const stdout = await runCheck('stt-q0-offset-dot', []);
+  assert.match(stdout, /q0 offset dot: all equal/);
 });
 
 test("dft-twiddles: whisper.cpp's 25-point DFT, four outputs at a time, gives the bits of the upstream dft()", async () => {
