@@ -194,7 +194,15 @@ set(STT_FA_TILE_Q 128)
 # which ggml's q8_0 quantizer never writes, so the results are bit for bit
 # the same (test/native/q0_offset_dot.cpp, every pair of byte values). The
 # tile took 6-8 % less time alone. Could go upstream.
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot")
+#
+# 16. q0-prefetch-rows (the same copy of sgemm.cpp): a tile of q0-one-pass's
+# stt_gemm4_all_columns reads its 4 rows of weights interleaved, 34 bytes of
+# each at a time, and the hardware prefetcher did not keep up: on the beam
+# decoder's 51,865-row output matrix (28 MB in q8_0, read once per step)
+# one thread ran at about 4 GB/s. The loop asks for the next tile's rows
+# (_mm_prefetch) as it starts a tile: that product took 0.4x its time in a
+# one-thread microbenchmark. A prefetch changes no result. Could go upstream.
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows")
 
 # Patches too long to keep in this file (read where they are inserted).
 set(STT_PATCHES_DIR "${CMAKE_CURRENT_LIST_DIR}/patches")
@@ -459,6 +467,19 @@ function(stt_patch_sgemm whisper_dir out_file)
                     C[ldc * (jj + j) + (ii + i)] = hsum(Cv[j][i]);
     }
 
+]=])
+  # q0-prefetch-rows: stt_gemm4_all_columns asks for the next tile's rows of
+  # weights while it computes this one's.
+  stt_patch_replace(class
+    "            int64_t ii = m0 + job * 4;\n            int64_t jj = n0;\n"
+    [=[            int64_t ii = m0 + job * 4;
+            int64_t jj = n0;
+            // stt-gateway (cmake/whisper-patches.cmake, q0-prefetch-rows)
+            if (job + 1 < tiles) {
+                const char * next = reinterpret_cast<const char *>(A + lda * (ii + 4));
+                for (size_t at = 0; at < 4 * lda * sizeof(TA); at += 64)
+                    _mm_prefetch(next + at, _MM_HINT_T0);
+            }
 ]=])
   # q0-offset-dot: gemm4xN's tile and stt_tile4xN (its copy) take their
   # dot products through stt_dot.
