@@ -191,8 +191,8 @@ set(STT_FA_TILE_Q 128)
 # flipped) as the unsigned operand and start each lane at -128 * sum(b): the
 # same 32-bit sums, with the flip made once per row and the start once per
 # column of a tile. They differ from upstream's only where b holds -128,
-# which ggml's q8_0 quantizer never writes, so the results are bit for bit
-# the same (test/native/q0_offset_dot.cpp, every pair of byte values). The
+# which ggml's q8_0 quantizer never writes from finite activations, so the
+# results are bit for bit the same (test/native/q0_offset_dot.cpp, every pair of byte values). The
 # tile took 6-8 % less time alone. Could go upstream.
 #
 # 16. q0-prefetch-rows (the same copy of sgemm.cpp): a tile of q0-one-pass's

@@ -157,13 +157,13 @@ export const DEFAULT_MODEL_BASE_URL = 'https://huggingface.co/ggerganov/whisper.
 export const DEFAULT_VAD_MODEL_URL = 'https://huggingface.co/ggml-org/whisper-vad/resolve/main/ggml-silero-v6.2.0.bin';
 
 /**
- * Beams per window unless STT_BEAM_SIZE says otherwise: 5, chosen by rule on
- * the held-out set's test half (the cheapest configuration within 0.3 WER
- * points of faster-whisper's default). Against that default's mean over its
- * three runs here (its fallback samples, so its WER moves), greedy is +0.37 points;
- * the latest run alone said +0.14: docs/performance.md, "The default".
+ * Beams per window unless STT_BEAM_SIZE says otherwise: 1 (greedy), chosen
+ * by rule on the held-out set's test half: the cheapest configuration within
+ * 0.3 WER points of faster-whisper's default, in the last two runs and
+ * against the mean and the median of its four runs here. Beam 5 is the
+ * documented accurate choice: docs/performance.md, "The default".
  */
-export const DEFAULT_BEAM_SIZE = 5;
+export const DEFAULT_BEAM_SIZE = 1;
 
 export function loadConfig(env: Env = process.env): Config {
   const cores = os.availableParallelism();

@@ -63,12 +63,11 @@ export function failuresOf(ref: string[], hyp: string[]): Failures {
 }
 
 /**
- * For speech joined as A, a pause, B: the share of A's and of B's words an
- * answer holds, from one longest-common-subsequence alignment of the answer
- * against A + B (words the two parts share can be credited to either; the
- * traceback takes a match where it can, from the end).
+ * One longest-common-subsequence alignment of an answer against A + B, traced
+ * back from the end, taking a match wherever it can: the shares of A's and of
+ * B's words it matches. A word both parts say can go to either.
  */
-export function partsFound(answer: string[], a: string[], b: string[]): { foundA: number; foundB: number } {
+function creditFromEnd(answer: string[], a: string[], b: string[]): [number, number] {
   const ref = [...a, ...b];
   const dp = Array.from({ length: answer.length + 1 }, () => new Array<number>(ref.length + 1).fill(0));
   for (let i = 1; i <= answer.length; i++) {
@@ -84,7 +83,21 @@ export function partsFound(answer: string[], a: string[], b: string[]): { foundA
     } else if (dp[i - 1][j] === dp[i][j]) i--;
     else j--;
   }
-  return { foundA: inA / a.length, foundB: inB / b.length };
+  return [inA / a.length, inB / b.length];
+}
+
+/**
+ * For speech joined as A, a pause, B: the share of A's and of B's words an
+ * answer holds. The alignment is traced from the end and, on the reversed
+ * words, from the start; each part gets the larger of its two shares, so a
+ * word both parts say counts for the part being measured, and a part is read
+ * as lost only when it is lost either way.
+ */
+export function partsFound(answer: string[], a: string[], b: string[]): { foundA: number; foundB: number } {
+  const [endA, endB] = creditFromEnd(answer, a, b);
+  const rev = (w: string[]) => [...w].reverse();
+  const [startB, startA] = creditFromEnd(rev(answer), rev(b), rev(a));
+  return { foundA: Math.max(endA, startA), foundB: Math.max(endB, startB) };
 }
 
 export interface PerClip { errors: number; words: number; ms: number }

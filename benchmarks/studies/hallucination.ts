@@ -3,7 +3,7 @@
 // The set (fixtures/hallucination-set.ts): silence, room noise, hum, music,
 // clapping and a ringing phone, 5-60 s each, made by sox; and speech with
 // 5-60 s pauses (hifitts utterances in quiet noise). Every clip is decoded as
-// the server ships (beam 5, temperature fallback, the full window, no
+// the server ships (its default beam size, temperature fallback, the full window, no
 // `language`: what an app sends by default): without Silero, with its speech
 // gate (the whole audio decoded, the segments of 30-s windows without speech dropped,
 // no decode where there is no speech: on in the server when the Silero model

@@ -1,7 +1,7 @@
 // `npx tsx benchmarks/studies/realtime-latency.ts [--rounds 3] [--model base-q8_0]`
 // (after `npm run build`): realtime sessions with server_vad on real
-// weights, the server in its shipped settings (beam 5, full window,
-// temperature fallback). Each session streams a clip of five hifitts
+// weights, the server in the settings it shipped with when this study was
+// made (beam 5, full window, temperature fallback; greedy is the default now). Each session streams a clip of five hifitts
 // utterances with 1.5-2.5 s of quiet noise between them (fixtures/clips.ts
 // gappedClip; each session its own five), paced in real time in 100-ms
 // events, at 1 and at 4 sessions at once on the 2-core box, against two
@@ -184,7 +184,7 @@ async function main(): Promise<void> {
 
 \`npx tsx benchmarks/studies/realtime-latency.ts --rounds ${ROUNDS} --model ${MODEL}\` at
 commit ${prov.commit}${prov.uncommitted.length ? ` (uncommitted: ${prov.uncommitted.join(', ')})` : ' (clean tree)'}, ${prov.cpu ?? ''}.
-Real Whisper ${MODEL}, shipped decoding (beam 5, full window, temperature fallback), server_vad at
+Real Whisper ${MODEL}, beam 5, full window, temperature fallback (the shipped decoding until 2026-11-27), server_vad at
 OpenAI's defaults (threshold 0.5, prefix 300 ms, silence 500 ms). Each session streams five hifitts
 utterances with 1.5-2.5 s of quiet noise between them, in real time (100-ms events), \`language: en\`; ${ROUNDS} rounds
 of 1 and of 4 sessions at once, 2 threads. Milliseconds on the client's clock: median (95 % interval

@@ -9,7 +9,7 @@
     // compiler merges the repeats, b's start is made once per column and a's
     // flip once per row of a tile. The two differ only where b holds -128,
     // which upstream negates to -128 again; ggml's q8_0 quantizer writes
-    // -127..127 (test/native/q0_offset_dot.cpp).
+    // -127..127 from finite activations (test/native/q0_offset_dot.cpp).
     inline __m256 stt_dot(__m256i a, __m256i b) {
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
         const __m256i flip = _mm256_set1_epi8((char) 0x80);

@@ -1,5 +1,5 @@
 // A fresh install as OpenAI apps meet it, at the production decoding defaults
-// (beam 5, temperature fallback) with real base weights: OpenAI's model names
+// (greedy, temperature fallback) with real base weights: OpenAI's model names
 // answered, include[]=logprobs, LiteLLM's stream=true with verbose_json
 // answered plainly (LiteLLM itself, from PyPI, as the client), and no text
 // where nobody speaks: the annotation filter alone, then with the Silero
@@ -89,6 +89,7 @@ async function jfkPauseJfk(): Promise<Float32Array> {
 test('with the Silero model installed (the speech gate, on by default): noise the filter leaves is silent too, speech is untouched, streams too', async () => {
   const gated = await startRealServer('base-q8_0', { vad: true, env: PRODUCTION });
   const ungated = await startRealServer('base-q8_0', { vad: true, env: { ...PRODUCTION, STT_SPEECH_GATE: 'false' } });
+  const gatedBeam5 = await startRealServer('base-q8_0', { vad: true, env: { ...PRODUCTION, STT_BEAM_SIZE: '5' } });
   try {
     for (const id of ['room-noise-30s', 'quiet-room-60s', 'phone-ring-30s']) {
       const pcm = await noSpeechPcm(NO_SPEECH_CLIPS.find((c) => c.id === id)!);
@@ -107,16 +108,20 @@ test('with the Silero model installed (the speech gate, on by default): noise th
     const [a, b] = await Promise.all([gated, ungated].map(async (s) => (await (await transcribe(s, { file: wavBlob(jfk), response_format: 'verbose_json' }, s.auth)).json())));
     assert.deepEqual(a.segments.map((s: { text: string }) => s.text), b.segments.map((s: { text: string }) => s.text), 'speech from end to end loses nothing');
     assert.equal('warnings' in a, false, 'no guard fired on clean speech: OpenAI\'s shape');
-    // Speech, a minute of quiet noise, speech: what is said is kept, in order, and the stream says the same.
+    // Speech, a minute of quiet, speech, with the gate: what is said is kept, in order, and the stream says
+    // the same. With beam 5 (the accurate choice): at the default, greedy, Whisper loses this recording's
+    // second sentence, with the gate or without; benchmarks/studies/pauses.ts measures how often speech
+    // after a pause is lost, greedy and beam 5 alike (docs/performance.md, "The default").
     const paused = await jfkPauseJfk();
-    const gappy = await (await transcribe(gated, { file: wavBlob(wav16k(paused)) }, gated.auth)).json();
+    const gappy = await (await transcribe(gatedBeam5, { file: wavBlob(wav16k(paused)) }, gatedBeam5.auth)).json();
     assert.equal((gappy.text.match(/ask not what your country/gi) ?? []).length, 2, gappy.text);
-    const events = (await (await transcribe(gated, { file: wavBlob(wav16k(paused)), stream: 'true' }, gated.auth)).text())
+    const events = (await (await transcribe(gatedBeam5, { file: wavBlob(wav16k(paused)), stream: 'true' }, gatedBeam5.auth)).text())
       .split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
     assert.equal(events.filter((e) => e.type === 'transcript.text.delta').map((e) => e.delta).join(''), events.at(-1).text);
     assert.equal(events.at(-1).text, gappy.text);
   } finally {
     await gated.close();
     await ungated.close();
+    await gatedBeam5.close();
   }
 });

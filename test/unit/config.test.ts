@@ -20,7 +20,7 @@ test('defaults follow the contract', () => {
   assert.equal(c.threads, os.availableParallelism());
   assert.equal(c.logLevel, 'info');
   assert.equal(c.encoderWindow, 'full');
-  assert.equal(c.beamSize, 5);
+  assert.equal(c.beamSize, 1);
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_ENCODER_WINDOW: 'full' }).encoderWindow, 'full');
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_ENCODER_WINDOW: 'tail' }).encoderWindow, 'tail');
   assert.equal(c.databaseUrl, null, 'SQLite in the data dir unless a database is named');

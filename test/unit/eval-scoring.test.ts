@@ -73,8 +73,11 @@ test('speech joined across a pause: the share of each part the answer holds, fro
   assert.deepEqual(partsFound(b, a, b), { foundA: 0, foundB: 1 });
   assert.deepEqual(partsFound([], a, b), { foundA: 0, foundB: 0 });
   assert.deepEqual(partsFound(w('he began a complaint it was cold'), a, b), { foundA: 4 / 8, foundB: 3 / 8 });
-  // Words the parts share go to one side only: the same sentence twice, answered once, counts once.
+  // A word both parts say counts for the part measured: an answer holding only A, whose last word
+  // B says first, keeps all of A and a quarter of B, whichever end the alignment is traced from.
+  assert.deepEqual(partsFound(w('x y z w'), w('x y z w'), w('w q r s')), { foundA: 1, foundB: 1 / 4 });
+  assert.deepEqual(partsFound(w('w q r s'), w('x y z w'), w('w q r s')), { foundA: 1 / 4, foundB: 1 });
+  // The same sentence twice, answered once: either part may claim it, so neither reads as lost.
   const jfk = w('ask not what your country can do for you');
-  const once = partsFound(jfk, jfk, jfk);
-  assert.equal(once.foundA + once.foundB, 1);
+  assert.deepEqual(partsFound(jfk, jfk, jfk), { foundA: 1, foundB: 1 });
 });
