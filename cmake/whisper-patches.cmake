@@ -237,6 +237,19 @@ function(stt_patch_replace text_var anchor replacement)
   set(${text_var} "${patched}" PARENT_SCOPE)
 endfunction()
 
+# Replaces every occurrence of `anchor`, which must occur exactly `count`
+# times (`what` names the places in the error), by `replacement`.
+function(stt_patch_replace_all text_var anchor replacement count what)
+  string(REPLACE "${anchor}" "@STT_ANCHOR@" marked "${${text_var}}")
+  string(REGEX MATCHALL "@STT_ANCHOR@" found "${marked}")
+  list(LENGTH found n)
+  if (NOT n EQUAL count)
+    message(FATAL_ERROR "cmake/whisper-patches.cmake: ${what}: ${n} found, not ${count}; review the patch for this whisper.cpp version:\n${anchor}")
+  endif()
+  string(REPLACE "@STT_ANCHOR@" "${replacement}" patched "${marked}")
+  set(${text_var} "${patched}" PARENT_SCOPE)
+endfunction()
+
 function(stt_write_if_changed out_file text)
   # Written only when it changes, so a reconfigure does not rebuild whisper.cpp.
   if (EXISTS "${out_file}")
@@ -334,14 +347,10 @@ function(stt_patch_sgemm whisper_dir out_file)
   string(SUBSTRING "${rest}" ${length} -1 after)
   # The three tile loops (gemm4xN, gemmMx4, gemm): the fixed split's range
   # becomes the first of the chunks this thread is given.
-  set(split "        if (end > tiles)\n            end = tiles;\n        for (int64_t job = start; job < end; ++job) {\n")
-  string(REPLACE "${split}" "@STT_SPLIT@" marked "${class}")
-  string(REGEX MATCHALL "@STT_SPLIT@" found "${marked}")
-  list(LENGTH found n_loops)
-  if (NOT n_loops EQUAL 3)
-    message(FATAL_ERROR "cmake/whisper-patches.cmake: tinyBLAS_Q0_AVX has ${n_loops} tile loops, not 3; review the shared-q0-tiles patch for this whisper.cpp version")
-  endif()
-  string(REPLACE "@STT_SPLIT@" "        if (end > tiles)\n            end = tiles;\n        stt_tiles_begin(tiles, start, end);\n        for (int64_t lo, hi; stt_tiles_next(lo, hi);)\n        for (int64_t job = lo; job < hi; ++job) {\n" class "${marked}")
+  stt_patch_replace_all(class
+    "        if (end > tiles)\n            end = tiles;\n        for (int64_t job = start; job < end; ++job) {\n"
+    "        if (end > tiles)\n            end = tiles;\n        stt_tiles_begin(tiles, start, end);\n        for (int64_t lo, hi; stt_tiles_next(lo, hi);)\n        for (int64_t job = lo; job < hi; ++job) {\n"
+    3 "shared-q0-tiles: tinyBLAS_Q0_AVX's tile loops")
   stt_patch_insert(class "    const int ith;\n    const int nth;\n" [=[
     // stt-gateway (cmake/whisper-patches.cmake, shared-q0-tiles). With a
     // pool, threads take numbered chunks of tiles from its counter (which
@@ -490,14 +499,10 @@ function(stt_patch_sgemm whisper_dir out_file)
     else()
       set(indent "                                            ")
     endif()
-    set(dot "updot(_mm256_sign_epi8(avec${row}, avec${row}),\n${indent}_mm256_sign_epi8(load(B + ldb * (jj + j) + l), avec${row}))")
-    string(REPLACE "${dot}" "@STT_DOT@" marked "${class}")
-    string(REGEX MATCHALL "@STT_DOT@" found "${marked}")
-    list(LENGTH found n_dots)
-    if (NOT n_dots EQUAL 2)
-      message(FATAL_ERROR "cmake/whisper-patches.cmake: row ${row}'s dot product is in ${n_dots} tiles of tinyBLAS_Q0_AVX, not 2 (gemm4xN, stt_tile4xN); review the q0-offset-dot patch for this whisper.cpp version")
-    endif()
-    string(REPLACE "@STT_DOT@" "stt_dot(avec${row}, load(B + ldb * (jj + j) + l))" class "${marked}")
+    stt_patch_replace_all(class
+      "updot(_mm256_sign_epi8(avec${row}, avec${row}),\n${indent}_mm256_sign_epi8(load(B + ldb * (jj + j) + l), avec${row}))"
+      "stt_dot(avec${row}, load(B + ldb * (jj + j) + l))"
+      2 "q0-offset-dot: row ${row}'s dot product in gemm4xN and stt_tile4xN")
   endforeach()
   set(text "${before}${class}${after}")
   stt_patch_insert(text "#include <array>\n"
