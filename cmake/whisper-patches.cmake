@@ -228,13 +228,8 @@ endfunction()
 
 # Replaces `anchor`, which must occur exactly once, by `replacement`.
 function(stt_patch_replace text_var anchor replacement)
-  string(FIND "${${text_var}}" "${anchor}" first)
-  string(FIND "${${text_var}}" "${anchor}" last REVERSE)
-  if (first EQUAL -1 OR NOT first EQUAL last)
-    message(FATAL_ERROR "cmake/whisper-patches.cmake: a text it replaces is not in whisper.cpp exactly once; review the patch for this whisper.cpp version:\n${anchor}")
-  endif()
-  string(REPLACE "${anchor}" "${replacement}" patched "${${text_var}}")
-  set(${text_var} "${patched}" PARENT_SCOPE)
+  stt_patch_replace_all(${text_var} "${anchor}" "${replacement}" 1 "a text it replaces")
+  set(${text_var} "${${text_var}}" PARENT_SCOPE)
 endfunction()
 
 # Replaces every occurrence of `anchor`, which must occur exactly `count`
