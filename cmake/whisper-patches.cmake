@@ -202,7 +202,35 @@ set(STT_FA_TILE_Q 128)
 # one thread ran at about 4 GB/s. The loop asks for the next tile's rows
 # (_mm_prefetch) as it starts a tile: that product took 0.4x its time in a
 # one-thread microbenchmark. A prefetch changes no result. Could go upstream.
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows")
+#
+# 17. fa-fixed-key-chunks (ggml/src/ggml-cpu/ops.cpp, and ggml-cpu.c's
+# scratch size): flash attention for one query over 512 keys or more (a
+# greedy step's cross-attention over the 1,500 encoder positions) splits the
+# keys into one chunk per thread and then combines the chunks' partial sums,
+# so its last bits, and now and then a token, changed with the thread count.
+# The patch always makes STT_FA_KEY_CHUNKS chunks and deals them out to the
+# threads (thread i takes chunks i, i + n, ...); they are combined in the same
+# order as before. The results are then the same at any thread count
+# (test/real/real-weights.test.ts: tokens and log-probabilities at 1, 2 and 3
+# threads, in the full window), which decoder-threads (18) relies on. Hosts
+# with more threads than chunks leave the rest idle in this small operator.
+# Could go upstream.
+# Changing the count changes the results: give the patch a new id then.
+set(STT_FA_KEY_CHUNKS 16)
+#
+# 18. decoder-threads (src/whisper.cpp): whisper_full decodes with as many
+# threads as it encodes. The decoder's graphs are small (a greedy step is
+# some 250 nodes of a few microseconds each, a barrier after every one), so
+# when another process holds one of two cores, the thread it displaces holds
+# the other up hundreds of times per token; the encoder's large products hand
+# out their chunks from a shared counter and lose far less. The patch lets a
+# run decode with fewer threads than it encodes with
+# (stt_whisper_set_decoder_threads on the state; 0, the default, keeps
+# n_threads). With fa-fixed-key-chunks every output is computed the same way
+# whatever the thread count, so the results are bit for bit the same
+# (test/real/real-weights.test.ts). Could go upstream as a field of
+# whisper_full_params.
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads")
 
 # Patches too long to keep in this file (read where they are inserted).
 set(STT_PATCHES_DIR "${CMAKE_CURRENT_LIST_DIR}/patches")
@@ -277,6 +305,10 @@ function(stt_patch_ggml_cpu whisper_dir out_file)
   stt_patch_insert(text
     "void ggml_threadpool_chunk_set(struct ggml_threadpool * tp, int value) {\n"
     "// stt-gateway (cmake/whisper-patches.cmake, shared-q0-tiles): set by a thread\n// around the llamafile call whose tiles it may share; read by sgemm.cpp.\n_Thread_local struct ggml_threadpool * stt_sgemm_shared_pool = NULL;\n\n")
+  # fa-fixed-key-chunks: the one-query path's partials, one per key chunk.
+  stt_patch_replace(text
+    "                        size_t n_chunks = n_tasks;\n"
+    "                        size_t n_chunks = ${STT_FA_KEY_CHUNKS}; // stt-gateway (cmake/whisper-patches.cmake, fa-fixed-key-chunks)\n")
   # fa-wide-tiles: the tiled flash attention's scratch, sized for its taller tiles.
   stt_patch_replace(text
     "size_t prefill  = sizeof(float)*(GGML_FA_TILE_Q*DK + 2*GGML_FA_TILE_Q*GGML_FA_TILE_KV + GGML_FA_TILE_Q*DV + GGML_FA_TILE_KV*DV + GGML_FA_TILE_KV*DK)*n_tasks;"
@@ -323,6 +355,75 @@ function(stt_patch_ops whisper_dir out_file)
   stt_patch_replace(text
     "        float * partials, int64_t partial_stride) {\n\n    const bool write_partials = (partials != nullptr);\n"
     "        float * partials, int64_t partial_stride) {\n    // stt-gateway (cmake/whisper-patches.cmake, fa-rows)\n    if (stt_fa_rows_chunk(params, dst, ir0, ir1, ic_start, ic_end, partials)) return;\n\n    const bool write_partials = (partials != nullptr);\n")
+  # fa-fixed-key-chunks: one query's keys in STT_FA_KEY_CHUNKS chunks, not one per thread.
+  stt_patch_replace(text
+    [=[    if (use_split_kv_path) {
+        const int64_t chunk_size = (nek1 + nth - 1) / nth;
+
+        // Partials buffer layout: [q_head][kv_chunk][M, S, VKQ]
+        const int64_t partial_size  = 2 + DV;
+        float *       partials_base = (float *) params->wdata + nth * (DK + 2*DV + CACHE_LINE_SIZE_F32);
+
+        const int64_t ic_start = ith * chunk_size;
+        const int64_t ic_end   = std::min(ic_start + chunk_size, nek1);
+
+        const int64_t partial_stride = nth * partial_size;
+        float *       chunk_partials = partials_base + ith * partial_size;
+
+        if (ic_start < nek1) {
+            for (int64_t q_head = 0; q_head < neq2; q_head++) {
+                ggml_compute_forward_flash_attn_ext_f16_one_chunk(
+                    params, dst, q_head, q_head + 1, ic_start, ic_end,
+                    chunk_partials, partial_stride);
+            }
+        } else {
+            for (int64_t q_head = 0; q_head < neq2; q_head++) {
+                float * q_partials = chunk_partials + q_head * partial_stride;
+                q_partials[0] = -INFINITY;  // M
+                q_partials[1] = 0.0f;       // S
+            }
+        }
+
+        ggml_barrier(params->threadpool);
+        ggml_flash_attn_ext_reduce_partials(params, dst, nth, chunk_size);
+]=]
+    [=[    if (use_split_kv_path) {
+        // stt-gateway (cmake/whisper-patches.cmake, fa-fixed-key-chunks): a
+        // fixed number of key chunks, dealt out to the threads, so the sums
+        // are the same whatever the thread count.
+        const int64_t n_chunks   = @STT_FA_KEY_CHUNKS@;
+        const int64_t chunk_size = (nek1 + n_chunks - 1) / n_chunks;
+
+        // Partials buffer layout: [q_head][kv_chunk][M, S, VKQ]
+        const int64_t partial_size  = 2 + DV;
+        float *       partials_base = (float *) params->wdata + nth * (DK + 2*DV + CACHE_LINE_SIZE_F32);
+
+        const int64_t partial_stride = n_chunks * partial_size;
+
+        for (int64_t chunk = ith; chunk < n_chunks; chunk += nth) {
+        const int64_t ic_start = chunk * chunk_size;
+        const int64_t ic_end   = std::min(ic_start + chunk_size, nek1);
+        float *       chunk_partials = partials_base + chunk * partial_size;
+
+        if (ic_start < nek1) {
+            for (int64_t q_head = 0; q_head < neq2; q_head++) {
+                ggml_compute_forward_flash_attn_ext_f16_one_chunk(
+                    params, dst, q_head, q_head + 1, ic_start, ic_end,
+                    chunk_partials, partial_stride);
+            }
+        } else {
+            for (int64_t q_head = 0; q_head < neq2; q_head++) {
+                float * q_partials = chunk_partials + q_head * partial_stride;
+                q_partials[0] = -INFINITY;  // M
+                q_partials[1] = 0.0f;       // S
+            }
+        }
+        }
+
+        ggml_barrier(params->threadpool);
+        ggml_flash_attn_ext_reduce_partials(params, dst, n_chunks, chunk_size);
+]=])
+  string(REPLACE "@STT_FA_KEY_CHUNKS@" "${STT_FA_KEY_CHUNKS}" text "${text}")
   stt_write_if_changed("${out_file}" "${text}")
 endfunction()
 
@@ -591,6 +692,22 @@ void stt_whisper_resume(struct whisper_state * state, const int64_t * clock, con
     state->t_beg    = clock[0];
     state->t_last   = clock[1];
     state->tid_last = (whisper_token) clock[2];
+}
+]=])
+  # decoder-threads: the state's decoder thread count, if set, for whisper_full's decodes.
+  stt_patch_insert(text
+    "    std::vector<whisper_token>   prompt_past0; // static carried initial prompt (if enabled)\n"
+    "    int stt_decoder_threads = 0; // stt-gateway (cmake/whisper-patches.cmake, decoder-threads): 0 = n_threads\n")
+  stt_patch_replace_all(text
+    "whisper_decode_internal(*ctx, *state, state->batch, params.n_threads, false, params.abort_callback"
+    "whisper_decode_internal(*ctx, *state, state->batch, state->stt_decoder_threads > 0 ? state->stt_decoder_threads : params.n_threads, false, params.abort_callback"
+    2 "decoder-threads: whisper_full's prompt and token decodes")
+  string(APPEND text [=[
+
+// stt-gateway (cmake/whisper-patches.cmake, decoder-threads): the threads
+// whisper_full decodes with on this state from now on; 0 = its n_threads.
+void stt_whisper_set_decoder_threads(struct whisper_state * state, int n_threads) {
+    state->stt_decoder_threads = n_threads > 0 ? n_threads : 0;
 }
 ]=])
   # dft-twiddles: the 25-point DFTs of the log-mel FFT, four k at a time.

@@ -53,7 +53,7 @@ export interface Config {
   temperatureFallback: boolean;
   /** Whisper beams per window (STT_BEAM_SIZE); 1 is greedy. */
   beamSize: number;
-  /** A job's threads follow the cores other processes leave free (STT_FOLLOW_FREE_CORES, default off: measured no gain, docs/performance.md). */
+  /** A job's decoder threads follow the cores other processes leave free (STT_FOLLOW_FREE_CORES, default on; docs/performance.md#sharing-the-cpu). */
   followFreeCores: boolean;
   deadlineBaseMs: number;
   deadlinePerAudioSecondMs: number;
@@ -238,7 +238,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxTokens: int(env, 'STT_MAX_TOKENS', 0, 0, 100000),
     temperatureFallback: env.STT_TEMPERATURE_FALLBACK === undefined ? true : bool(env, 'STT_TEMPERATURE_FALLBACK'),
     beamSize: int(env, 'STT_BEAM_SIZE', DEFAULT_BEAM_SIZE, 1, 8),
-    followFreeCores: bool(env, 'STT_FOLLOW_FREE_CORES'),
+    followFreeCores: env.STT_FOLLOW_FREE_CORES === undefined ? true : bool(env, 'STT_FOLLOW_FREE_CORES'),
     deadlineBaseMs: int(env, 'STT_DEADLINE_BASE_MS', 60000, 100, 3_600_000),
     deadlinePerAudioSecondMs: int(env, 'STT_DEADLINE_PER_AUDIO_SECOND_MS', 3000, 0, 600_000),
     shutdownTimeoutMs: int(env, 'STT_SHUTDOWN_TIMEOUT_MS', 30000, 0, 3_600_000),

@@ -92,7 +92,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   const freeCores = config.followFreeCores ? new FreeCoresMonitor() : null;
   const scheduler = new Scheduler({
     threads: config.threads, order: config.scheduling, slots: config.parallel, capacity: config.queueCapacity, ownerCapacity: config.queuePerKey, maxPaused: config.maxPaused,
-    threadsFor: freeCores ? (share) => threadsForFreeCores(share, freeCores.freeCores(), config.threads) : undefined,
+    decoderThreadsFor: freeCores ? (share) => threadsForFreeCores(share, freeCores.freeCores(), config.threads) : undefined,
   });
   const metrics = new Metrics(() => scheduler.stats());
   const loadMarker = new LoadMarker(config.dataDir);

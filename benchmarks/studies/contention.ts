@@ -1,11 +1,11 @@
-// `npx tsx benchmarks/studies/contention.ts [--rounds N] [--clips N]`: how much a
-// busy process beside it slows each engine down. The same held-out clips
-// (dev half of `npm run eval:set`), alone and then with one Python
+// `npx tsx benchmarks/studies/contention.ts [--rounds N] [--clips N] [--beam N]`:
+// how much a busy process beside it slows each engine down. The same held-out
+// clips (dev half of `npm run eval:set`), alone and then with one Python
 // `while True: pass` on this 2-core box, through: ours with 2 threads, ours
-// with 1 thread, ours with the threads the server would choose
-// (src/stt/local/free-cores.ts: one per core the other processes leave
-// free), and faster-whisper int8 with 2 threads. Greedy, English, no
-// fallback, full window on both sides. Each round decodes every clip with
+// with 1 thread, ours as the server runs a job (2 threads for the encoder,
+// and for the decoder one per core the other processes leave free:
+// src/stt/local/free-cores.ts), and faster-whisper int8 with 2 threads.
+// Greedy (or beam N on both sides), English, no fallback, full window on both sides. Each round decodes every clip with
 // every contender in turn; the slowdown is shared ÷ alone per contender,
 // with the median and range over rounds, and how many cores each keeps busy
 // alone (its process's CPU time over wall time). Raw per-run times and CPU
@@ -22,13 +22,15 @@ import { provenance } from '../lib/provenance';
 import { saveReport, today } from '../lib/results';
 import { fmt, median } from '../lib/stats';
 
-const CONTENDERS = ['ours, 2 threads', 'ours, 1 thread', 'ours, threads for the free cores', 'faster-whisper int8, 2 threads'] as const;
+const FOLLOWING = 'ours, 2 threads, the decoder\'s for the free cores (the server\'s default)';
+const CONTENDERS = ['ours, 2 threads', 'ours, 1 thread', FOLLOWING, 'faster-whisper int8, 2 threads'] as const;
 type Contender = (typeof CONTENDERS)[number];
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const rounds = args.includes('--rounds') ? Number(args[args.indexOf('--rounds') + 1]) : 5;
   const nClips = args.includes('--clips') ? Number(args[args.indexOf('--clips') + 1]) : 8;
+  const beamSize = args.includes('--beam') ? Number(args[args.indexOf('--beam') + 1]) : 1;
   // Read before the runs: the commit and the tree as they were when the timing began.
   const prov = provenance();
   const clips = readEvalSet().filter((c) => c.split === 'dev' && c.language === 'en' && c.seconds >= 5).slice(0, nClips);
@@ -42,15 +44,16 @@ async function main(): Promise<void> {
   // Each run's wall time and the CPU time its process used meanwhile (all threads), ms.
   const runOnce = async (c: Contender, i: number): Promise<{ ms: number; cpuMs: number }> => {
     // The free-cores contender waits for a whole sampling interval after the others' work, as a request would.
-    await sleep(c === 'ours, threads for the free cores' ? 600 : 100);
+    await sleep(c === FOLLOWING ? 600 : 100);
     if (c.startsWith('faster-whisper')) {
-      const reply = await fw.ask({ wav: clips[i].file, compute_type: 'int8', beam_size: 1 });
+      const reply = await fw.ask({ wav: clips[i].file, compute_type: 'int8', beam_size: beamSize });
       return { ms: reply.ms, cpuMs: reply.cpu_ms };
     }
-    const threads = c === 'ours, 2 threads' ? 2 : c === 'ours, 1 thread' ? 1 : threadsForFreeCores(2, monitor.freeCores());
-    if (c === 'ours, threads for the free cores') chosen.push(threads);
+    const threads = c === 'ours, 1 thread' ? 1 : 2;
+    const decoderThreads = c === FOLLOWING ? threadsForFreeCores(2, monitor.freeCores()) : threads;
+    if (c === FOLLOWING) chosen.push(decoderThreads);
     const [t0, cpu0] = [performance.now(), process.cpuUsage()];
-    await model.transcribe(pcms[i], { threads, language: 'en', temperatureFallback: false, beamSize: 1 });
+    await model.transcribe(pcms[i], { threads, decoderThreads, language: 'en', temperatureFallback: false, beamSize });
     const cpu = process.cpuUsage(cpu0);
     return { ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 };
   };
@@ -103,15 +106,15 @@ async function main(): Promise<void> {
   const date = today();
   const md = [
     `# Sharing the CPU with a busy process, ${date}`, '',
-    `\`npx tsx benchmarks/studies/contention.ts --rounds ${rounds} --clips ${nClips}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}).`,
-    `${clips.length} held-out clips (dev half, English, 5 s and longer; ${fmt(clips.reduce((s, c) => s + c.seconds, 0), 0)} s). Real Whisper base: ours q8_0 in-process (the addon), faster-whisper ${versions['faster-whisper']} / CTranslate2 ${versions.ctranslate2} int8 in its own process; greedy, English, no fallback, the full 30-s window on both sides. ` +
+    `\`npx tsx benchmarks/studies/contention.ts --rounds ${rounds} --clips ${nClips}${beamSize > 1 ? ` --beam ${beamSize}` : ''}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}).`,
+    `${clips.length} held-out clips (dev half, English, 5 s and longer; ${fmt(clips.reduce((s, c) => s + c.seconds, 0), 0)} s). Real Whisper base: ours q8_0 in-process (the addon), faster-whisper ${versions['faster-whisper']} / CTranslate2 ${versions.ctranslate2} int8 in its own process; ${beamSize > 1 ? `beam ${beamSize}` : 'greedy'}, English, no fallback, the full 30-s window on both sides. ` +
       `"Shared": one \`python3 -c 'while True: pass'\` running throughout. Each round decodes every clip with every contender in turn (order reversed on odd rounds); ${rounds} rounds per condition; the slowdown is each round's shared total over the same round's alone total. ` +
-      `Threads for the free cores: what the server's scheduler gives a job (src/stt/local/free-cores.ts); it chose ${[...new Set(chosen)].sort().join(' or ')} (${chosen.filter((t) => t === 1).length} of ${chosen.length} runs with 1). ` +
+      `The server's default: the encoder with 2 threads, the decoder with the threads the server's scheduler gives it (one per core other processes left free over the last interval, src/stt/local/free-cores.ts); it chose ${[...new Set(chosen)].sort().join(' or ')} (${chosen.filter((t) => t === 1).length} of ${chosen.length} runs with 1). ` +
       `Cores busy: the CPU time the contender's process used during its runs (all its threads: ours process.cpuUsage(), faster-whisper time.process_time()) over their wall time, alone; threads spinning at a barrier count as busy. ` +
       `Beside one busy process on 2 cores, Linux's fair scheduler gives each of 3 runnable threads two thirds of a core: work that needs both cores throughout takes at least 1.5x its time alone, and work on one core is not slowed.`, '',
     ...lines, '',
   ].join('\n');
-  saveReport(`contention-${date}`, md, { provenance: prov, versions, clips: clips.map((c) => c.id), raw, cpu });
+  saveReport(`contention-${date}${beamSize > 1 ? `-beam${beamSize}` : ''}`, md, { provenance: prov, versions, clips: clips.map((c) => c.id), raw, cpu });
 }
 
 if (require.main === module) {

@@ -84,6 +84,7 @@ TranscribeOptions options_from(const Napi::Object& o) {
   t.temperature_fallback = get_bool(o, "temperatureFallback", true);
   t.beam_size = static_cast<int>(get_number(o, "beamSize", 1));
   t.threads = static_cast<int>(get_number(o, "threads", 1));
+  t.decoder_threads = static_cast<int>(get_number(o, "decoderThreads", 0));
   t.word_timestamps = get_bool(o, "wordTimestamps", false);
   t.token_logprobs = get_bool(o, "tokenLogprobs", false);
   t.speech_gate = get_bool(o, "speechGate", false);

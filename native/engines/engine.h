@@ -75,6 +75,9 @@ struct TranscribeOptions {
   bool temperature_fallback = true;  // whisper.cpp's +0.2 retries on low-confidence windows
   int beam_size = 1;  // Whisper: 1 greedy; more searches that many beams (whisper.cpp's beam search)
   int threads = 1;
+  // Whisper: threads for the decoder's graphs; 0 = `threads`. Fewer when another
+  // process holds a core (the decoder's many small graphs wait at every barrier).
+  int decoder_threads = 0;
   bool word_timestamps = false;
   // Each text token's bytes and log-probability (OpenAI's include[]=logprobs); Whisper only.
   bool token_logprobs = false;

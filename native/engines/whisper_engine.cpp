@@ -15,6 +15,8 @@
 void stt_whisper_checkpoint(const whisper_state* state, int& seek, std::vector<whisper_token>& prompt, int64_t clock[3],
                             std::vector<std::string>& rngs);
 void stt_whisper_resume(whisper_state* state, const int64_t* clock, const std::vector<std::string>& rngs);
+// The decoder-threads patch: the threads whisper_full decodes with on a state (0 = its n_threads).
+void stt_whisper_set_decoder_threads(whisper_state* state, int n_threads);
 
 namespace stt {
 namespace {
@@ -208,6 +210,7 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
     {
       // The pooled state is a resumed run's for this call only, whatever leaves it.
       const ResumeScope resuming(job.state(), from);
+      stt_whisper_set_decoder_threads(job.state(), o.decoder_threads);  // set on every run: the state is pooled
       rc = whisper_full_with_state(context(), job.state(), p, heard.samples, engine_sample_count(heard.n_samples));
     }
     job.stop_if_aborted();

@@ -146,6 +146,7 @@ function validateOptions(o: Omit<TranscribeOptions, 'signal'>): void {
     }
   };
   intIn(o.threads, 'threads', 1, 256);
+  intIn(o.decoderThreads, 'decoderThreads', 1, 256);
   intIn(o.maxTokens, 'maxTokens', 0, 100000);
   intIn(o.beamSize, 'beamSize', 1, 8);
   intIn(o.audioCtx, 'audioCtx', 0, 100000);

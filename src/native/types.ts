@@ -30,6 +30,11 @@ export interface TranscribeOptions {
   /** Whisper: beams searched per window at temperature 0 (whisper.cpp's beam search); 1 (default) is greedy. */
   beamSize?: number;
   threads?: number;
+  /**
+   * Whisper: threads for the decoder's graphs (default `threads`). Fewer when another
+   * process holds a core: the decoder's small graphs wait at a barrier after every node.
+   */
+  decoderThreads?: number;
   wordTimestamps?: boolean;
   /** Whisper: each text token's bytes and log-probability in `Segment.tokenLogprobs` (OpenAI's include[]=logprobs). */
   tokenLogprobs?: boolean;

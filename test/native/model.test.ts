@@ -94,6 +94,7 @@ test('what the addon throws and rejects with is an instance of the class src/nat
     is(TranscriptionError, 'runtime_error', /^whisper inference failed \(code -?\d+\)$/));
   const pcm = await pcmOf(JFK);
   await assert.rejects(m.transcribe(pcm, { ...GREEDY, signal: AbortSignal.abort() }), is(TranscriptionError, 'aborted', /^transcription aborted$/));
+  assert.throws(() => m.transcribe(pcm, { ...GREEDY, decoderThreads: 0 }), /^RangeError: decoderThreads must be an integer in 1\.\.256$/);
   await m.dispose();
   assert.throws(() => m.transcribe(pcm), is(TranscriptionError, 'disposed', /^model has been disposed$/));
 });

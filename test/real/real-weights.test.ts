@@ -132,27 +132,28 @@ test('beam search at temperature 0 takes the most likely candidates: a clip deco
   }
 });
 
-test('the same tokens and log-probabilities at 1, 2 and 3 threads, greedy and beam 5: the shared q8_0 tiles are each done once', async () => {
+test('the same tokens and log-probabilities at 1, 2 and 3 threads, and with fewer decoder threads, greedy and beam 5, full window', async () => {
   // shared-q0-tiles (cmake/whisper-patches.cmake): the encoder's and the
   // decoder's q8_0 products (beam 5's, and the prompt's pass in greedy) hand
   // out chunks of tiles from a counter; a chunk done twice or never would
-  // change the numbers with the thread count. Under 5.12 s, in a 256-position
-  // window: from 512 keys on, ggml's flash attention for a single query (a
-  // greedy step, or one beam left) splits the keys by thread count, which
-  // changes the last bits whatever the patch does.
+  // change the numbers with the thread count. fa-fixed-key-chunks: a greedy
+  // step's cross-attention over the full window's 1,500 positions splits its
+  // keys into a fixed number of chunks, not one per thread. decoder-threads:
+  // the server decodes with one thread when another process holds a core.
   const model = await loadModel(realModelPath('base-q8_0'));
   try {
     const short: ReturnType<typeof hifittsClips> = [];
     for (const c of hifittsClips().filter((x) => x.seconds < 2.4)) if (short.reduce((a, x) => a + x.seconds, 0) + c.seconds <= 4.8) short.push(c);
     const clip = joinClips(short);
-    const decode = async (threads: number, beamSize: number) => {
-      const result = await model.transcribe(clip.pcm, { threads, language: 'en', beamSize, audioCtx: 256, temperatureFallback: false, tokenLogprobs: true });
+    const decode = async (threads: number, beamSize: number, decoderThreads?: number) => {
+      const result = await model.transcribe(clip.pcm, { threads, decoderThreads, language: 'en', beamSize, temperatureFallback: false, tokenLogprobs: true });
       return { text: result.segments.map((s) => s.text).join(''), logprobs: result.segments.flatMap((s) => s.tokenLogprobs!.map((t) => t.logprob)) };
     };
     for (const beamSize of [1, 5]) {
       const one = await decode(1, beamSize);
       assert.ok(wer([{ reference: clip.reference, hypothesis: one.text }]) < 0.3, `real text (beam ${beamSize}): ${one.text}`);
       for (const threads of [2, 3]) assert.deepEqual(await decode(threads, beamSize), one, `beam ${beamSize}, ${threads} threads`);
+      assert.deepEqual(await decode(2, beamSize, 1), one, `beam ${beamSize}, 2 threads, the decoder's 1`);
     }
   } finally {
     await model.dispose();

@@ -57,12 +57,11 @@ test('a busy process is seen in /proc and this process\'s own work is not', { sk
   }
 });
 
-test('the scheduler starts a job with the threads threadsFor gives for its share', async () => {
+test('the scheduler starts a job with its share of threads, and the decoder with those decoderThreadsFor gives', async () => {
   const shares: number[] = [];
-  const s = new Scheduler({ threads: 2, slots: 1, capacity: 4, threadsFor: (share) => (shares.push(share), 1) });
-  const threads = await s.submit(1, undefined, async ({ threads }) => threads);
-  assert.equal(threads, 1);
+  const s = new Scheduler({ threads: 4, slots: 2, capacity: 4, decoderThreadsFor: (share) => (shares.push(share), 1) });
+  assert.deepEqual(await s.submit(1, undefined, async ({ threads, decoderThreads }) => ({ threads, decoderThreads })), { threads: 2, decoderThreads: 1 });
   assert.deepEqual(shares, [2]);
   const plain = new Scheduler({ threads: 2, slots: 1, capacity: 4 });
-  assert.equal(await plain.submit(1, undefined, async ({ threads }) => threads), 2);
+  assert.deepEqual(await plain.submit(1, undefined, async ({ threads, decoderThreads }) => ({ threads, decoderThreads })), { threads: 2, decoderThreads: 2 });
 });

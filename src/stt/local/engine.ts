@@ -24,7 +24,7 @@ interface Loaded {
 export interface LocalRequest {
   pcm: Float32Array;
   durationSeconds: number;
-  options: Omit<TranscribeOptions, 'signal' | 'threads' | 'vad'>;
+  options: Omit<TranscribeOptions, 'signal' | 'threads' | 'decoderThreads' | 'vad'>;
   /** Undefined: VAD as the host set it (STT_VAD). */
   chunkingStrategy?: ChunkingStrategy;
   signal: AbortSignal;
@@ -244,7 +244,7 @@ export class LocalEngine {
     else if (!req.background) for (const running of this.drafts) running.abort();
     const signal = draft ? AbortSignal.any([req.signal, draft.signal]) : req.signal;
     try {
-      return await this.opts.scheduler.submit(req.durationSeconds, signal, async ({ threads, attach }) => {
+      return await this.opts.scheduler.submit(req.durationSeconds, signal, async ({ threads, decoderThreads, attach }) => {
         const queueMs = performance.now() - queued;
         const loaded = this.current; // requests move to a newly activated model when they start
         if (!loaded) throw new BackendError('no_active_model', 'No local speech model is active.');
@@ -278,6 +278,7 @@ export class LocalEngine {
             ...(resumeFrom && { resumeFrom }),
             ...(onCheckpoint && { onCheckpoint: (point: ResumePoint, segments: Segment[], gated: number) => onCheckpoint({ ...point, by }, segments, gated) }),
             threads,
+            decoderThreads,
             signal: req.background ? AbortSignal.any([signal, evicted.signal]) : signal,
             control,
           });

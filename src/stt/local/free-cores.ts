@@ -1,8 +1,9 @@
-// How many cores other processes leave free, so a job's thread count can
+// How many cores other processes leave free, so a job's decoder threads can
 // follow them. ggml's graph threads meet at a barrier after every node: when
 // another busy process holds one of two cores, the thread it displaces holds
-// up the others at every node, and a 2-thread job took 2.5-3x its time where
-// one thread on the free core takes about 1.6x (docs/performance.md). Read
+// up the others at every node. The decoder's graphs are hundreds of nodes of
+// microseconds per token, so it loses most there; the encoder's large
+// products share their chunks out and keep both threads (docs/performance.md). Read
 // from /proc (Linux): the busy time of the CPUs this process may run on (its
 // affinity, as a container's cpuset sets it) minus this process's own, over
 // the last sampling interval; steal time (a VM's host running others) counts

@@ -87,11 +87,11 @@ export interface SchedulerOptions {
   maxPaused?: number;
   now?: () => number;
   /**
-   * Threads a job starts with, given the slot's share: by default the share;
-   * the server passes one that follows the cores other processes leave free
-   * (free-cores.ts, STT_FOLLOW_FREE_CORES).
+   * Threads a job's decoder starts with, given the slot's share (its encoder
+   * always has the share): by default the share; the server passes one that
+   * follows the cores other processes leave free (free-cores.ts, STT_FOLLOW_FREE_CORES).
    */
-  threadsFor?: (share: number) => number;
+  decoderThreadsFor?: (share: number) => number;
 }
 
 /** What a job hands the scheduler so it can be paused at a safe point. */
@@ -110,6 +110,8 @@ export interface Pausable {
 
 export interface JobStart {
   threads: number;
+  /** Threads for the decoder's graphs (Whisper); at most `threads`. */
+  decoderThreads: number;
   /** Registers the job's pause handle; a job that never attaches is never paused. */
   attach(pausable: Pausable): void;
 }
@@ -489,8 +491,9 @@ export class Scheduler {
     const queue = entry.background ? this.backlog : this.waiting;
     queue.splice(queue.indexOf(entry), 1);
     this.active.add(entry);
-    const threads = this.options.threadsFor ? this.options.threadsFor(this.threadsPerJob) : this.threadsPerJob;
-    entry.start({ threads, attach: (p) => (entry.pausable = p) });
+    const threads = this.threadsPerJob;
+    const decoderThreads = this.options.decoderThreadsFor ? this.options.decoderThreadsFor(threads) : threads;
+    entry.start({ threads, decoderThreads, attach: (p) => (entry.pausable = p) });
   }
 
   private finish(entry: Entry, startedAt: number): void {
