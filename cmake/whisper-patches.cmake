@@ -219,10 +219,10 @@ set(STT_FA_TILE_Q 128)
 set(STT_FA_KEY_CHUNKS 16)
 #
 # 18. decoder-threads (src/whisper.cpp): whisper_full decodes with as many
-# threads as it encodes. The decoder's graphs are small (a greedy step is
-# some 250 nodes of a few microseconds each, a barrier after every one), so
+# threads as it encodes. The decoder's graphs are small (a greedy step, about
+# 3 ms, is a few dozen operations per layer, a barrier after every one), so
 # when another process holds one of two cores, the thread it displaces holds
-# the other up hundreds of times per token; the encoder's large products hand
+# the other up many times per token; the encoder's large products hand
 # out their chunks from a shared counter and lose far less. The patch lets a
 # run decode with fewer threads than it encodes with
 # (stt_whisper_set_decoder_threads on the state; 0, the default, keeps

@@ -2,9 +2,10 @@
 // how much a busy process beside it slows each engine down. The same held-out
 // clips (dev half of `npm run eval:set`), alone and then with one Python
 // `while True: pass` on this 2-core box, through: ours with 2 threads, ours
-// with 1 thread, ours as the server runs a job (2 threads for the encoder,
-// and for the decoder one per core the other processes leave free:
-// src/stt/local/free-cores.ts), and faster-whisper int8 with 2 threads.
+// with 1 thread, ours with 2 threads for the encoder and 1 for the decoder
+// (the control for the next), ours as the server runs a job (2 threads for
+// the encoder, and for the decoder one per core the other processes leave
+// free: src/stt/local/free-cores.ts), and faster-whisper int8 with 2 threads.
 // Greedy (or beam N on both sides), English, no fallback, full window on both sides. Each round decodes every clip with
 // every contender in turn; the slowdown is shared ÷ alone per contender,
 // with the median and range over rounds, and how many cores each keeps busy
@@ -23,7 +24,7 @@ import { saveReport, today } from '../lib/results';
 import { fmt, median } from '../lib/stats';
 
 const FOLLOWING = 'ours, 2 threads, the decoder\'s for the free cores (the server\'s default)';
-const CONTENDERS = ['ours, 2 threads', 'ours, 1 thread', FOLLOWING, 'faster-whisper int8, 2 threads'] as const;
+const CONTENDERS = ['ours, 2 threads', 'ours, 1 thread', 'ours, 2 threads, the decoder\'s 1', FOLLOWING, 'faster-whisper int8, 2 threads'] as const;
 type Contender = (typeof CONTENDERS)[number];
 
 async function main(): Promise<void> {
@@ -39,7 +40,9 @@ async function main(): Promise<void> {
   const fw = startFasterWhisper(modelDir());
   const versions = await fw.versions;
   const monitor = new FreeCoresMonitor(2, 250);
-  const chosen: number[] = [];
+  // The decoder threads the monitor chose, per condition (warm-up included).
+  const chosen: Record<string, number[]> = { alone: [], shared: [] };
+  let condition: 'alone' | 'shared' = 'alone';
 
   // Each run's wall time and the CPU time its process used meanwhile (all threads), ms.
   const runOnce = async (c: Contender, i: number): Promise<{ ms: number; cpuMs: number }> => {
@@ -50,8 +53,8 @@ async function main(): Promise<void> {
       return { ms: reply.ms, cpuMs: reply.cpu_ms };
     }
     const threads = c === 'ours, 1 thread' ? 1 : 2;
-    const decoderThreads = c === FOLLOWING ? threadsForFreeCores(2, monitor.freeCores()) : threads;
-    if (c === FOLLOWING) chosen.push(decoderThreads);
+    const decoderThreads = c === FOLLOWING ? threadsForFreeCores(2, monitor.freeCores()) : c === 'ours, 2 threads, the decoder\'s 1' ? 1 : threads;
+    if (c === FOLLOWING) chosen[condition].push(decoderThreads);
     const [t0, cpu0] = [performance.now(), process.cpuUsage()];
     await model.transcribe(pcms[i], { threads, decoderThreads, language: 'en', temperatureFallback: false, beamSize });
     const cpu = process.cpuUsage(cpu0);
@@ -62,7 +65,7 @@ async function main(): Promise<void> {
   const cpu: Record<string, Record<Contender, number[][]>> = {};
   let hog: ChildProcess | undefined;
   process.on('exit', () => hog?.kill()); // never leave the busy process behind, whatever fails
-  for (const condition of ['alone', 'shared'] as const) {
+  for (condition of ['alone', 'shared'] as const) {
     if (condition === 'shared') {
       hog = spawn('python3', ['-c', 'while True: pass'], { stdio: 'ignore' });
       await sleep(1500); // the monitor sees it
@@ -109,12 +112,12 @@ async function main(): Promise<void> {
     `\`npx tsx benchmarks/studies/contention.ts --rounds ${rounds} --clips ${nClips}${beamSize > 1 ? ` --beam ${beamSize}` : ''}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}).`,
     `${clips.length} held-out clips (dev half, English, 5 s and longer; ${fmt(clips.reduce((s, c) => s + c.seconds, 0), 0)} s). Real Whisper base: ours q8_0 in-process (the addon), faster-whisper ${versions['faster-whisper']} / CTranslate2 ${versions.ctranslate2} int8 in its own process; ${beamSize > 1 ? `beam ${beamSize}` : 'greedy'}, English, no fallback, the full 30-s window on both sides. ` +
       `"Shared": one \`python3 -c 'while True: pass'\` running throughout. Each round decodes every clip with every contender in turn (order reversed on odd rounds); ${rounds} rounds per condition; the slowdown is each round's shared total over the same round's alone total. ` +
-      `The server's default: the encoder with 2 threads, the decoder with the threads the server's scheduler gives it (one per core other processes left free over the last interval, src/stt/local/free-cores.ts); it chose ${[...new Set(chosen)].sort().join(' or ')} (${chosen.filter((t) => t === 1).length} of ${chosen.length} runs with 1). ` +
+      `The server's default: the encoder with 2 threads, the decoder with the threads the server's scheduler gives it (one per core other processes left free over the last interval, src/stt/local/free-cores.ts); it gave the decoder 1 thread in ${chosen.alone.filter((t) => t === 1).length} of ${chosen.alone.length} runs alone and in ${chosen.shared.filter((t) => t === 1).length} of ${chosen.shared.length} shared (warm-up runs included; the rest had 2). ` +
       `Cores busy: the CPU time the contender's process used during its runs (all its threads: ours process.cpuUsage(), faster-whisper time.process_time()) over their wall time, alone; threads spinning at a barrier count as busy. ` +
       `Beside one busy process on 2 cores, Linux's fair scheduler gives each of 3 runnable threads two thirds of a core: work that needs both cores throughout takes at least 1.5x its time alone, and work on one core is not slowed.`, '',
     ...lines, '',
   ].join('\n');
-  saveReport(`contention-${date}${beamSize > 1 ? `-beam${beamSize}` : ''}`, md, { provenance: prov, versions, clips: clips.map((c) => c.id), raw, cpu });
+  saveReport(`contention-${date}${beamSize > 1 ? `-beam${beamSize}` : ''}`, md, { provenance: prov, versions, clips: clips.map((c) => c.id), raw, cpu, decoderThreadsChosen: chosen });
 }
 
 if (require.main === module) {
