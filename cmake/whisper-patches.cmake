@@ -211,7 +211,7 @@ set(STT_FA_TILE_Q 128)
 # The patch always makes STT_FA_KEY_CHUNKS chunks and deals them out to the
 # threads (thread i takes chunks i, i + n, ...); they are combined in the same
 # order as before. The results are then the same at any thread count
-# (test/real/real-weights.test.ts: tokens and log-probabilities at 1, 2 and 3
+# (test/real/real-weights.test.ts: tokens and log-probabilities at 1 to 4
 # threads, in the full window), which decoder-threads (18) relies on. Hosts
 # with more threads than chunks leave the rest idle in this small operator.
 # Could go upstream.
