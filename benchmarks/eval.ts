@@ -12,8 +12,13 @@
 // rule: the cheapest of ours whose WER is within 0.3 points of it, a window
 // other than full only where it is shown to cost nothing, else beam 5 full.
 // Usage: tsx benchmarks/eval.ts [--split dev|test] [--limit N] [--systems id,id] [--rescore FILE] [--name SUFFIX]
+//   [--pool-reference FILE,FILE]
 // (--systems: a subset of SYSTEMS by id; the reference is always run;
-// --rescore: the tables again from a report's JSON, nothing decoded).
+// --rescore: the tables again from a report's JSON, nothing decoded;
+// --pool-reference: the rule read once more against faster-whisper's default
+// pooled over this run and the saved runs named, which must be of the same
+// clips, faster-whisper version and CPU flags: its temperature fallback
+// samples, so one run is a noisy reference).
 import { createReadStream, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,7 +34,7 @@ import { readEvalSet, type EvalSetClip } from '../scripts/eval-set';
 import { realModelPath, VAD_FIXTURE } from '../fixtures';
 import { VAD_FILE } from '../src/stt/catalogue';
 import { modelDir, startFasterWhisper } from './faster-whisper';
-import { alignErrors, errorCount, failuresOf, pairedBootstrap, scoringWords, type Errors, type Failures, type PerClip } from './lib/scoring';
+import { alignErrors, errorCount, failuresOf, meanOverRuns, pairedBootstrap, scoringWords, type Errors, type Failures, type PerClip } from './lib/scoring';
 import { provenance } from './lib/provenance';
 import { saveReport, today } from './lib/results';
 import { fmt } from './lib/stats';
@@ -76,6 +81,26 @@ function fromSaved(saved: SavedEval, clips: EvalSetClip[]): { results: Record<st
   const held = Object.keys(saved.clips[0].runs);
   SYSTEMS.splice(0, SYSTEMS.length, ...SYSTEMS.filter((s) => held.includes(s.id)));
   return { results: Object.fromEntries(held.map((id) => [id, saved.clips.map((c) => c.runs[id])])), versions: saved.versions };
+}
+
+/**
+ * The reference's per-clip results in saved runs, checked to be comparable
+ * with this one: the same split and clips, faster-whisper version and CPU
+ * flags (CTranslate2 picks its kernels by instruction set), and not this run again.
+ */
+function savedReferenceRuns(files: string[], split: string, clips: EvalSetClip[], versions: Record<string, string>, cpuFlags: string[], thisRun: Result[]): Result[][] {
+  return files.map((file) => {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as SavedEval;
+    const why =
+      saved.split !== split ? `it is of the ${saved.split} half` :
+      saved.clips.length !== clips.length || saved.clips.some((c, i) => c.id !== clips[i].id) ? 'its clips are not these' :
+      !saved.clips.every((c) => c.runs[REFERENCE]) ? `it has no ${REFERENCE} run` :
+      ['faster-whisper', 'ctranslate2'].some((k) => saved.versions[k] !== versions[k]) ? `its faster-whisper is ${saved.versions['faster-whisper']} / CTranslate2 ${saved.versions.ctranslate2}` :
+      [...saved.provenance.cpuFlags].sort().join(' ') !== [...cpuFlags].sort().join(' ') ? 'it ran on a CPU with other flags' :
+      saved.clips.every((c, i) => c.runs[REFERENCE].ms === thisRun[i].ms) ? 'it is this run' : null;
+    if (why) throw new Error(`--pool-reference ${file}: ${why}`);
+    return saved.clips.map((c) => c.runs[REFERENCE]);
+  });
 }
 
 /**
@@ -216,6 +241,11 @@ async function main(): Promise<void> {
   // against the same decoding in the full window excludes a cost of WITHIN_POINTS; if none holds, beam 5
   // in the full window.
   const candidates = SYSTEMS.filter((s) => s.kind === 'ours' && !s.autoLanguage).map((s) => ({ s, ...vs(s.id, all) }));
+  const poolFiles = args.includes('--pool-reference') ? args[args.indexOf('--pool-reference') + 1].split(',') : [];
+  const toPerClip = (rs: Result[]): PerClip[] => rs.map((r) => ({ errors: errorCount(r.errors), words: r.errors.words, ms: r.ms }));
+  const pooledRef = poolFiles.length
+    ? meanOverRuns([results[REFERENCE], ...savedReferenceRuns(poolFiles, split, clips, versions, prov.cpuFlags, results[REFERENCE])].map(toPerClip), perClip(REFERENCE, all))
+    : null;
   const windowCost = (s: System): { costsNothing: boolean; text: string } | null => {
     if (s.kind !== 'ours' || s.config.window === 'full') return null;
     const full = SYSTEMS.find((x) => x.kind === 'ours' && !x.autoLanguage && x.config.beam === s.config.beam && x.config.window === 'full');
@@ -228,6 +258,21 @@ async function main(): Promise<void> {
   const rule = holding.length
     ? `Chosen by the rule: **${holding[0].s.label}**, WER ${holding[0].wer} points against faster-whisper's default in ${holding[0].time}x its time.`
     : `No configuration of ours holds on this half, so the rule keeps **beam 5 in the full window**.`;
+  // The same rule against the pooled reference: its WER the mean over its runs, the times this run's.
+  const pooled = pooledRef ? (() => {
+    const refWer = (100 * pooledRef.reduce((s, c) => s + c.errors, 0)) / pooledRef.reduce((s, c) => s + c.words, 0);
+    const against = judged.map((c) => {
+      const b = pairedBootstrap(perClip(c.s.id, all), pooledRef);
+      return { ...c, b, wer: `${signed(b.werDiff[0])} (${signed(b.werDiff[1])} .. ${signed(b.werDiff[2])})` };
+    });
+    const hold = against.filter((c) => c.b.werDiff[0] <= WITHIN_POINTS && (c.window === null || c.window.costsNothing)).sort((a, b) => a.b.timeRatio[0] - b.b.timeRatio[0]);
+    return [
+      `## The default by rule, against faster-whisper's default pooled over ${poolFiles.length + 1} runs`, '',
+      `Its errors on each clip are the mean over this run and ${poolFiles.map((f) => path.basename(f)).join(', ')} (the same clips, faster-whisper version and CPU flags): a pooled WER of ${pct(refWer)} % against this run's ${pct((100 * perClip(REFERENCE, all).reduce((s, c) => s + c.errors, 0)) / words)} %. Times are this run's. Intervals: paired bootstrap over clips (the spread between its runs is not in them).`, '',
+      ...against.map((c) => `- ${c.s.label}: WER ${c.wer}${c.window ? `; window ${c.window.costsNothing ? 'costs nothing' : `cannot exclude a cost of ${WITHIN_POINTS}`}` : ''}`), '',
+      hold.length ? `Chosen by the rule against the pooled reference: **${hold[0].s.label}**, WER ${hold[0].wer} points.` : 'No configuration of ours holds against the pooled reference: **beam 5 in the full window**.', '',
+    ];
+  })() : [];
 
   const date = today();
   const command = rescore?.command ?? `npm run eval -- ${args.join(' ')}`;
@@ -249,6 +294,7 @@ async function main(): Promise<void> {
     `The cheapest configuration of ours whose WER is within ${WITHIN_POINTS} points of faster-whisper's default (point estimate; the interval is printed with it); ` +
       `a window other than \`full\` only where its interval against the same decoding in the full window excludes a cost of ${WITHIN_POINTS} points; if none holds, beam 5 in the full window:`, '',
     ...judged.map((c) => `- ${c.s.label}: WER ${c.wer}, time ${c.time}${c.window ? `; window ${c.window.text}: ${c.window.costsNothing ? 'costs nothing' : `cannot exclude a cost of ${WITHIN_POINTS}`}` : ''}`), '', rule, '',
+    ...pooled,
   ].join('\n');
   const json: SavedEval = { split, command, provenance: prov, versions, clips: clips.map((c, i) => ({ id: c.id, source: c.source, seconds: c.seconds, language: c.language, reference: c.reference, runs: Object.fromEntries(SYSTEMS.map((s) => [s.id, results[s.id][i]])) })) };
   // --name: a part-run (other systems, fewer clips) goes beside the full report, not over it.

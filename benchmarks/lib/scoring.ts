@@ -102,6 +102,21 @@ export function partsFound(answer: string[], a: string[], b: string[]): { foundA
 
 export interface PerClip { errors: number; words: number; ms: number }
 
+/**
+ * A reference that samples (faster-whisper's temperature fallback) scores
+ * differently from run to run; its expected errors on each clip are the mean
+ * over its runs. `runs` are its saved runs on the same clips, in the same
+ * order; the times are `times`' (one run's, so that a time ratio stays within
+ * one run).
+ */
+export function meanOverRuns(runs: PerClip[][], times: PerClip[]): PerClip[] {
+  if (runs.length === 0) throw new Error('no runs to pool');
+  return times.map((t, i) => {
+    if (runs.some((r) => r.length !== times.length || r[i].words !== t.words)) throw new Error(`clip ${i}: the runs are not of the same clips`);
+    return { errors: runs.reduce((s, r) => s + r[i].errors, 0) / runs.length, words: t.words, ms: t.ms };
+  });
+}
+
 const wer = (xs: PerClip[], idx: number[]): number => {
   let e = 0;
   let w = 0;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { alignErrors, errorCount, failuresOf, pairedBootstrap, partsFound, scoringWords } from '../../benchmarks/lib/scoring';
+import { alignErrors, errorCount, failuresOf, meanOverRuns, pairedBootstrap, partsFound, scoringWords } from '../../benchmarks/lib/scoring';
 import { seededRandom } from '../../benchmarks/lib/stats';
 import { wordErrors } from '../../scripts/lib/english-normalizer';
 import { splitOf } from '../../scripts/eval-set';
@@ -80,4 +80,13 @@ test('speech joined across a pause: the share of each part the answer holds, fro
   // The same sentence twice, answered once: either part may claim it, so neither reads as lost.
   const jfk = w('ask not what your country can do for you');
   assert.deepEqual(partsFound(jfk, jfk, jfk), { foundA: 1, foundB: 1 });
+});
+
+test('a sampling reference pooled over its runs: the mean errors per clip, this run\'s times, the same clips required', () => {
+  const run = (errors: number[], ms = 100) => errors.map((e, i) => ({ errors: e, words: 10 + i, ms }));
+  const pooled = meanOverRuns([run([1, 0, 4]), run([3, 0, 40]), run([2, 3, 4])], run([0, 0, 0], 7));
+  assert.deepEqual(pooled, [{ errors: 2, words: 10, ms: 7 }, { errors: 1, words: 11, ms: 7 }, { errors: 16, words: 12, ms: 7 }]);
+  assert.throws(() => meanOverRuns([run([1, 0])], run([0, 0, 0])), /not of the same clips/);
+  assert.throws(() => meanOverRuns([[{ errors: 1, words: 9, ms: 1 }]], run([0])), /not of the same clips/);
+  assert.throws(() => meanOverRuns([], run([0])), /no runs/);
 });
