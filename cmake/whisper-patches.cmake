@@ -355,74 +355,29 @@ function(stt_patch_ops whisper_dir out_file)
   stt_patch_replace(text
     "        float * partials, int64_t partial_stride) {\n\n    const bool write_partials = (partials != nullptr);\n"
     "        float * partials, int64_t partial_stride) {\n    // stt-gateway (cmake/whisper-patches.cmake, fa-rows)\n    if (stt_fa_rows_chunk(params, dst, ir0, ir1, ic_start, ic_end, partials)) return;\n\n    const bool write_partials = (partials != nullptr);\n")
-  # fa-fixed-key-chunks: one query's keys in STT_FA_KEY_CHUNKS chunks, not one per thread.
+  # fa-fixed-key-chunks: one query's keys in STT_FA_KEY_CHUNKS chunks, not
+  # one per thread; each thread loops over the chunks dealt to it.
   stt_patch_replace(text
-    [=[    if (use_split_kv_path) {
-        const int64_t chunk_size = (nek1 + nth - 1) / nth;
-
-        // Partials buffer layout: [q_head][kv_chunk][M, S, VKQ]
-        const int64_t partial_size  = 2 + DV;
-        float *       partials_base = (float *) params->wdata + nth * (DK + 2*DV + CACHE_LINE_SIZE_F32);
-
-        const int64_t ic_start = ith * chunk_size;
-        const int64_t ic_end   = std::min(ic_start + chunk_size, nek1);
-
-        const int64_t partial_stride = nth * partial_size;
-        float *       chunk_partials = partials_base + ith * partial_size;
-
-        if (ic_start < nek1) {
-            for (int64_t q_head = 0; q_head < neq2; q_head++) {
-                ggml_compute_forward_flash_attn_ext_f16_one_chunk(
-                    params, dst, q_head, q_head + 1, ic_start, ic_end,
-                    chunk_partials, partial_stride);
-            }
-        } else {
-            for (int64_t q_head = 0; q_head < neq2; q_head++) {
-                float * q_partials = chunk_partials + q_head * partial_stride;
-                q_partials[0] = -INFINITY;  // M
-                q_partials[1] = 0.0f;       // S
-            }
-        }
-
-        ggml_barrier(params->threadpool);
-        ggml_flash_attn_ext_reduce_partials(params, dst, nth, chunk_size);
-]=]
+    "    if (use_split_kv_path) {\n        const int64_t chunk_size = (nek1 + nth - 1) / nth;\n"
     [=[    if (use_split_kv_path) {
         // stt-gateway (cmake/whisper-patches.cmake, fa-fixed-key-chunks): a
         // fixed number of key chunks, dealt out to the threads, so the sums
         // are the same whatever the thread count.
         const int64_t n_chunks   = @STT_FA_KEY_CHUNKS@;
         const int64_t chunk_size = (nek1 + n_chunks - 1) / n_chunks;
-
-        // Partials buffer layout: [q_head][kv_chunk][M, S, VKQ]
-        const int64_t partial_size  = 2 + DV;
-        float *       partials_base = (float *) params->wdata + nth * (DK + 2*DV + CACHE_LINE_SIZE_F32);
-
-        const int64_t partial_stride = n_chunks * partial_size;
+]=])
+  stt_patch_replace(text
+    "        const int64_t ic_start = ith * chunk_size;\n        const int64_t ic_end   = std::min(ic_start + chunk_size, nek1);\n\n        const int64_t partial_stride = nth * partial_size;\n        float *       chunk_partials = partials_base + ith * partial_size;\n"
+    [=[        const int64_t partial_stride = n_chunks * partial_size;
 
         for (int64_t chunk = ith; chunk < n_chunks; chunk += nth) {
         const int64_t ic_start = chunk * chunk_size;
         const int64_t ic_end   = std::min(ic_start + chunk_size, nek1);
         float *       chunk_partials = partials_base + chunk * partial_size;
-
-        if (ic_start < nek1) {
-            for (int64_t q_head = 0; q_head < neq2; q_head++) {
-                ggml_compute_forward_flash_attn_ext_f16_one_chunk(
-                    params, dst, q_head, q_head + 1, ic_start, ic_end,
-                    chunk_partials, partial_stride);
-            }
-        } else {
-            for (int64_t q_head = 0; q_head < neq2; q_head++) {
-                float * q_partials = chunk_partials + q_head * partial_stride;
-                q_partials[0] = -INFINITY;  // M
-                q_partials[1] = 0.0f;       // S
-            }
-        }
-        }
-
-        ggml_barrier(params->threadpool);
-        ggml_flash_attn_ext_reduce_partials(params, dst, n_chunks, chunk_size);
 ]=])
+  stt_patch_replace(text
+    "        }\n\n        ggml_barrier(params->threadpool);\n        ggml_flash_attn_ext_reduce_partials(params, dst, nth, chunk_size);\n"
+    "        }\n        }\n\n        ggml_barrier(params->threadpool);\n        ggml_flash_attn_ext_reduce_partials(params, dst, n_chunks, chunk_size);\n")
   string(REPLACE "@STT_FA_KEY_CHUNKS@" "${STT_FA_KEY_CHUNKS}" text "${text}")
   stt_write_if_changed("${out_file}" "${text}")
 endfunction()
