@@ -89,6 +89,8 @@ function fromSaved(saved: SavedEval, clips: EvalSetClip[]): { results: Record<st
  * flags (CTranslate2 picks its kernels by instruction set), and not this run again.
  */
 function savedReferenceRuns(files: string[], split: string, clips: EvalSetClip[], versions: Record<string, string>, cpuFlags: string[], thisRun: Result[]): Result[][] {
+  // A run is known by its reference's times: a report rescored under another name holds the same run.
+  const seen = [thisRun.map((r) => r.ms).join(',')];
   return files.map((file) => {
     const saved = JSON.parse(readFileSync(file, 'utf8')) as SavedEval;
     const why =
@@ -97,8 +99,9 @@ function savedReferenceRuns(files: string[], split: string, clips: EvalSetClip[]
       !saved.clips.every((c) => c.runs[REFERENCE]) ? `it has no ${REFERENCE} run` :
       ['faster-whisper', 'ctranslate2'].some((k) => saved.versions[k] !== versions[k]) ? `its faster-whisper is ${saved.versions['faster-whisper']} / CTranslate2 ${saved.versions.ctranslate2}` :
       [...saved.provenance.cpuFlags].sort().join(' ') !== [...cpuFlags].sort().join(' ') ? 'it ran on a CPU with other flags' :
-      saved.clips.every((c, i) => c.runs[REFERENCE].ms === thisRun[i].ms) ? 'it is this run' : null;
+      seen.includes(saved.clips.map((c) => c.runs[REFERENCE].ms).join(',')) ? 'it is this run or one already named' : null;
     if (why) throw new Error(`--pool-reference ${file}: ${why}`);
+    seen.push(saved.clips.map((c) => c.runs[REFERENCE].ms).join(','));
     return saved.clips.map((c) => c.runs[REFERENCE]);
   });
 }
