@@ -90,6 +90,7 @@ function fromSaved(saved: SavedEval, clips: EvalSetClip[]): { results: Record<st
  */
 function savedReferenceRuns(files: string[], split: string, clips: EvalSetClip[], versions: Record<string, string>, cpuFlags: string[], thisRun: Result[]): Result[][] {
   // A run is known by its reference's times: a report rescored under another name holds the same run.
+  const timesOf = (saved: SavedEval) => saved.clips.map((c) => c.runs[REFERENCE].ms).join(',');
   const seen = [thisRun.map((r) => r.ms).join(',')];
   return files.map((file) => {
     const saved = JSON.parse(readFileSync(file, 'utf8')) as SavedEval;
@@ -99,9 +100,9 @@ function savedReferenceRuns(files: string[], split: string, clips: EvalSetClip[]
       !saved.clips.every((c) => c.runs[REFERENCE]) ? `it has no ${REFERENCE} run` :
       ['faster-whisper', 'ctranslate2'].some((k) => saved.versions[k] !== versions[k]) ? `its faster-whisper is ${saved.versions['faster-whisper']} / CTranslate2 ${saved.versions.ctranslate2}` :
       [...saved.provenance.cpuFlags].sort().join(' ') !== [...cpuFlags].sort().join(' ') ? 'it ran on a CPU with other flags' :
-      seen.includes(saved.clips.map((c) => c.runs[REFERENCE].ms).join(',')) ? 'it is this run or one already named' : null;
+      seen.includes(timesOf(saved)) ? 'it is this run or one already named' : null;
     if (why) throw new Error(`--pool-reference ${file}: ${why}`);
-    seen.push(saved.clips.map((c) => c.runs[REFERENCE].ms).join(','));
+    seen.push(timesOf(saved));
     return saved.clips.map((c) => c.runs[REFERENCE]);
   });
 }
@@ -181,7 +182,8 @@ async function main(): Promise<void> {
   };
   const { results, versions } = rescore ? fromSaved(rescore, clips) : await measure();
 
-  const perClip = (id: string, idx: number[]): PerClip[] => idx.map((i) => ({ errors: errorCount(results[id][i].errors), words: results[id][i].errors.words, ms: results[id][i].ms }));
+  const toPerClip = (rs: Result[]): PerClip[] => rs.map((r) => ({ errors: errorCount(r.errors), words: r.errors.words, ms: r.ms }));
+  const perClip = (id: string, idx: number[]): PerClip[] => toPerClip(idx.map((i) => results[id][i]));
   const all = clips.map((_, i) => i);
   const pct = (x: number) => `${fmt(x, 2)}`;
   const signed = (x: number) => `${x >= 0 ? '+' : ''}${fmt(x, 2)}`;
@@ -245,7 +247,6 @@ async function main(): Promise<void> {
   // in the full window.
   const candidates = SYSTEMS.filter((s) => s.kind === 'ours' && !s.autoLanguage).map((s) => ({ s, ...vs(s.id, all) }));
   const poolFiles = args.includes('--pool-reference') ? args[args.indexOf('--pool-reference') + 1].split(',') : [];
-  const toPerClip = (rs: Result[]): PerClip[] => rs.map((r) => ({ errors: errorCount(r.errors), words: r.errors.words, ms: r.ms }));
   const pooledRef = poolFiles.length
     ? meanOverRuns([results[REFERENCE], ...savedReferenceRuns(poolFiles, split, clips, versions, prov.cpuFlags, results[REFERENCE])].map(toPerClip), perClip(REFERENCE, all))
     : null;
@@ -257,7 +258,10 @@ async function main(): Promise<void> {
     return { costsNothing: m.werDiff[2] < WITHIN_POINTS, text: `against the full window ${signed(m.werDiff[0])} points (${signed(m.werDiff[1])} .. ${signed(m.werDiff[2])})` };
   };
   const judged = candidates.map((c) => ({ ...c, window: windowCost(c.s) }));
-  const holding = judged.filter((c) => c.b.werDiff[0] <= WITHIN_POINTS && (c.window === null || c.window.costsNothing)).sort((a, b) => a.b.timeRatio[0] - b.b.timeRatio[0]);
+  // The configurations that hold, cheapest first.
+  const holdingOf = <T extends { b: { werDiff: number[]; timeRatio: number[] }; window: { costsNothing: boolean } | null }>(cs: T[]): T[] =>
+    cs.filter((c) => c.b.werDiff[0] <= WITHIN_POINTS && (c.window === null || c.window.costsNothing)).sort((a, b) => a.b.timeRatio[0] - b.b.timeRatio[0]);
+  const holding = holdingOf(judged);
   const rule = holding.length
     ? `Chosen by the rule: **${holding[0].s.label}**, WER ${holding[0].wer} points against faster-whisper's default in ${holding[0].time}x its time.`
     : `No configuration of ours holds on this half, so the rule keeps **beam 5 in the full window**.`;
@@ -268,7 +272,7 @@ async function main(): Promise<void> {
       const b = pairedBootstrap(perClip(c.s.id, all), pooledRef);
       return { ...c, b, wer: `${signed(b.werDiff[0])} (${signed(b.werDiff[1])} .. ${signed(b.werDiff[2])})` };
     });
-    const hold = against.filter((c) => c.b.werDiff[0] <= WITHIN_POINTS && (c.window === null || c.window.costsNothing)).sort((a, b) => a.b.timeRatio[0] - b.b.timeRatio[0]);
+    const hold = holdingOf(against);
     return [
       `## The default by rule, against faster-whisper's default pooled over ${poolFiles.length + 1} runs`, '',
       `Its errors on each clip are the mean over this run and ${poolFiles.map((f) => path.basename(f)).join(', ')} (the same clips, faster-whisper version and CPU flags): a pooled WER of ${pct(refWer)} % against this run's ${pct((100 * perClip(REFERENCE, all).reduce((s, c) => s + c.errors, 0)) / words)} %. Times are this run's. Intervals: paired bootstrap over clips (the spread between its runs is not in them).`, '',

@@ -24,7 +24,8 @@ import { saveReport, today } from '../lib/results';
 import { fmt, median } from '../lib/stats';
 
 const FOLLOWING = 'ours, 2 threads, the decoder\'s for the free cores (the server\'s default)';
-const CONTENDERS = ['ours, 2 threads', 'ours, 1 thread', 'ours, 2 threads, the decoder\'s 1', FOLLOWING, 'faster-whisper int8, 2 threads'] as const;
+const ONE_DECODER_THREAD = 'ours, 2 threads, the decoder\'s 1';
+const CONTENDERS = ['ours, 2 threads', 'ours, 1 thread', ONE_DECODER_THREAD, FOLLOWING, 'faster-whisper int8, 2 threads'] as const;
 type Contender = (typeof CONTENDERS)[number];
 
 async function main(): Promise<void> {
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
       return { ms: reply.ms, cpuMs: reply.cpu_ms };
     }
     const threads = c === 'ours, 1 thread' ? 1 : 2;
-    const decoderThreads = c === FOLLOWING ? threadsForFreeCores(2, monitor.freeCores()) : c === 'ours, 2 threads, the decoder\'s 1' ? 1 : threads;
+    const decoderThreads = c === FOLLOWING ? threadsForFreeCores(2, monitor.freeCores()) : c === ONE_DECODER_THREAD ? 1 : threads;
     if (c === FOLLOWING) chosen[condition].push(decoderThreads);
     const [t0, cpu0] = [performance.now(), process.cpuUsage()];
     await model.transcribe(pcms[i], { threads, decoderThreads, language: 'en', temperatureFallback: false, beamSize });
