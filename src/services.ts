@@ -25,7 +25,7 @@ import type { FirstStartView } from './admin-api';
 import { Host } from './host/host';
 import { followStoredRouting } from './host/follow-routing';
 import { Metrics } from './metrics';
-import { FreeCoresMonitor, threadsForFreeCores } from './stt/local/free-cores';
+import { decoderThreadsFollowing, FreeCoresMonitor } from './stt/local/free-cores';
 import { KeyUsageStore } from './store/key-usage';
 import { KeyLimiter } from './http/key-limiter';
 import { requestWindows } from './store/request-windows';
@@ -92,7 +92,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   const freeCores = config.followFreeCores ? new FreeCoresMonitor() : null;
   const scheduler = new Scheduler({
     threads: config.threads, order: config.scheduling, slots: config.parallel, capacity: config.queueCapacity, ownerCapacity: config.queuePerKey, maxPaused: config.maxPaused,
-    decoderThreadsFor: freeCores ? (share) => threadsForFreeCores(share, freeCores.freeCores(), config.threads) : undefined,
+    decoderThreadsFor: freeCores ? decoderThreadsFollowing(freeCores, config.threads) : undefined,
   });
   const metrics = new Metrics(() => scheduler.stats());
   const loadMarker = new LoadMarker(config.dataDir);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import os from 'node:os';
-import { freeCoresBetween, othersBusyBetween, parseCpuList, readCpuSample, threadsForFreeCores } from '../../src/stt/local/free-cores';
+import { decoderThreadsFollowing, freeCoresBetween, othersBusyBetween, parseCpuList, readCpuSample, threadsForFreeCores } from '../../src/stt/local/free-cores';
 import { Scheduler } from '../../src/stt/local/scheduler';
 
 test('free cores: the cores less what other processes used, never below zero', () => {
@@ -64,4 +64,16 @@ test('the scheduler starts a job with its share of threads, and the decoder with
   assert.deepEqual(shares, [2]);
   const plain = new Scheduler({ threads: 2, slots: 1, capacity: 4 });
   assert.deepEqual(await plain.submit(1, undefined, async ({ threads, decoderThreads }) => ({ threads, decoderThreads })), { threads: 2, decoderThreads: 2 });
+});
+
+test('the server\'s decoder threads: the slot\'s share of the cores the monitor saw free at the job\'s start', () => {
+  let free = 4;
+  const forShare = decoderThreadsFollowing({ freeCores: () => free }, 4);
+  assert.equal(forShare(4), 4);
+  assert.equal(forShare(2), 2);
+  free = 2; // another process took half the host: a slot of half the threads gets one
+  assert.equal(forShare(2), 1);
+  assert.equal(forShare(4), 2);
+  free = 0;
+  assert.equal(forShare(2), 1);
 });

@@ -76,6 +76,14 @@ export function threadsForFreeCores(share: number, freeCores: number, threads = 
   return Math.max(1, Math.min(share, Math.round((freeCores * share) / threads)));
 }
 
+/**
+ * The scheduler's decoderThreadsFor for a host of `threads` in all: a job's
+ * decoder gets its slot's share of the cores `monitor` last saw free.
+ */
+export function decoderThreadsFollowing(monitor: { freeCores(): number }, threads: number): (share: number) => number {
+  return (share) => threadsForFreeCores(share, monitor.freeCores(), threads);
+}
+
 /** Samples /proc every `intervalMs` in the background; freeCores() is the latest interval's reading. */
 export class FreeCoresMonitor {
   private last: CpuSample | null;
