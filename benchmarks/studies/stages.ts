@@ -19,7 +19,7 @@ const run = promisify(execFile);
 const THREADS = 2;
 
 /** whisper-cli's whisper_print_timings lines: stage → ms. */
-function cliStages(stderr: string): Record<string, number> {
+export function cliStages(stderr: string): Record<string, number> {
   const out: Record<string, number> = {};
   for (const m of stderr.matchAll(/whisper_print_timings:\s+(\w+) time =\s+([\d.]+) ms(?: \/\s+(\d+) runs)?/g)) out[m[1]] = Number(m[2]);
   return out;
