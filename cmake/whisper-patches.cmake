@@ -230,7 +230,18 @@ set(STT_FA_KEY_CHUNKS 16)
 # whatever the thread count, so the results are bit for bit the same
 # (test/real/real-weights.test.ts). Could go upstream as a field of
 # whisper_full_params.
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads")
+#
+# 19. fa-row-prefetch (ggml/src/ggml-cpu/ops.cpp): the one-row flash
+# attention (a greedy step's cross-attention: one query over the 1,500
+# encoder positions, every head of every layer) reads each key's row of K
+# and of V, 128 bytes at a stride of the whole cache row, one key after the
+# other, each step waiting on the last (its running maximum). On an AVX2-only
+# EPYC (Zen 3) perf put a fifth of a greedy window there, nearly all of it on
+# the loads of V. The loop asks for the rows STT_FA_PREFETCH_KEYS keys ahead
+# (__builtin_prefetch) before it scores a key. A prefetch changes no result.
+# Could go upstream.
+set(STT_FA_PREFETCH_KEYS 8)
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch")
 
 # Patches too long to keep in this file (read where they are inserted).
 set(STT_PATCHES_DIR "${CMAKE_CURRENT_LIST_DIR}/patches")
@@ -355,6 +366,18 @@ function(stt_patch_ops whisper_dir out_file)
   stt_patch_replace(text
     "        float * partials, int64_t partial_stride) {\n\n    const bool write_partials = (partials != nullptr);\n"
     "        float * partials, int64_t partial_stride) {\n    // stt-gateway (cmake/whisper-patches.cmake, fa-rows)\n    if (stt_fa_rows_chunk(params, dst, ir0, ir1, ic_start, ic_end, partials)) return;\n\n    const bool write_partials = (partials != nullptr);\n")
+  # fa-row-prefetch: the one-row path asks for the K and V rows of a key
+  # STT_FA_PREFETCH_KEYS ahead.
+  stt_patch_insert(text
+    "            const char * k_data = (const char *) k->data + ( ic*nbk1 + ik2*nbk2 + ik3*nbk3);\n            kq_vec_dot(DK, &s, 0, k_data, 0, Q_q, 0, 1);\n"
+    [=[            // stt-gateway (cmake/whisper-patches.cmake, fa-row-prefetch)
+            if (ic + @STT_FA_PREFETCH_KEYS@ < ic_end) {
+                const char * k_next = (const char *) k->data + ((ic + @STT_FA_PREFETCH_KEYS@)*nbk1 + ik2*nbk2 + ik3*nbk3);
+                const char * v_next = (const char *) v->data + ((ic + @STT_FA_PREFETCH_KEYS@)*nbv1 + iv2*nbv2 + iv3*nbv3);
+                for (size_t at = 0; at < ggml_row_size(k->type, DK); at += 64) __builtin_prefetch(k_next + at);
+                for (size_t at = 0; at < ggml_row_size(v->type, DV); at += 64) __builtin_prefetch(v_next + at);
+            }
+]=])
   # fa-fixed-key-chunks: one query's keys in STT_FA_KEY_CHUNKS chunks, not
   # one per thread; each thread loops over the chunks dealt to it.
   stt_patch_replace(text
@@ -379,6 +402,7 @@ function(stt_patch_ops whisper_dir out_file)
     "        }\n\n        ggml_barrier(params->threadpool);\n        ggml_flash_attn_ext_reduce_partials(params, dst, nth, chunk_size);\n"
     "        }\n        }\n\n        ggml_barrier(params->threadpool);\n        ggml_flash_attn_ext_reduce_partials(params, dst, n_chunks, chunk_size);\n")
   string(REPLACE "@STT_FA_KEY_CHUNKS@" "${STT_FA_KEY_CHUNKS}" text "${text}")
+  string(REPLACE "@STT_FA_PREFETCH_KEYS@" "${STT_FA_PREFETCH_KEYS}" text "${text}")
   stt_write_if_changed("${out_file}" "${text}")
 endfunction()
 
