@@ -138,7 +138,10 @@ set(STT_FA_TILE_Q 128)
 # packing of each tile's keys transposed to f32, one value at a time through
 # ggml's 256-KB f16 table. On AVX-512 the maximum is taken 16 lanes at a
 # time and the keys are packed 16 at a time (a gather of two neighbouring
-# dimensions, both converted at once). The values are the same, so the
+# dimensions, both converted at once); on AVX2 8 at a time (8 dimensions of 8
+# keys converted, then transposed in registers: the packing and the maximum
+# were a third of the tiled attention's time on an AVX2-only EPYC, perf).
+# The values are the same, so the
 # results are bit for bit the same (test/native/fa_tiles.cpp). Could go
 # upstream.
 #
@@ -146,7 +149,7 @@ set(STT_FA_TILE_Q 128)
 # cmake/patches/gelu-vector-table.cpp): ggml's GELU looks each value up in
 # its f16 table one at a time (3 % of a greedy window: the encoder applies it
 # to 1,500 x 2,048 values per layer). On AVX-512 the same conversion, table
-# and cut-offs take 16 values at a time (a gather), so the results are bit
+# and cut-offs take 16 values at a time (a gather), on AVX2 8, so the results are bit
 # for bit the same (test/native/gelu_table.cpp). Could go upstream.
 #
 # 12. dft-twiddles (src/whisper.cpp, the code in cmake/patches/dft-twiddles.cpp):
