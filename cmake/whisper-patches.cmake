@@ -365,21 +365,28 @@ function(stt_patch_ops whisper_dir out_file)
     "                tile_max = stt_fa_max(KV_TILE_SZ, kq_row); // stt-gateway (fa-tile-loops)\n")
   stt_patch_replace(text
     "            for (int tk = 0; tk < kv_tile; tk++) {\n                const char * k_data = (const char *)k->data + (ic + tk)*nbk1 + ik2*nbk2 + ik3*nbk3;\n"
-    "            // stt-gateway (cmake/whisper-patches.cmake, fa-tile-loops): 16 f16 keys at a time, the rest below\n            const int tk_packed = kv_type == GGML_TYPE_F16 ? stt_fa_pack_keys((const char *)k->data + ic*nbk1 + ik2*nbk2 + ik3*nbk3, nbk1, kv_tile, DK, K_f32, KV_TILE_SZ) : 0;\n            for (int tk = tk_packed; tk < kv_tile; tk++) {\n                const char * k_data = (const char *)k->data + (ic + tk)*nbk1 + ik2*nbk2 + ik3*nbk3;\n")
+    "            // stt-gateway (cmake/whisper-patches.cmake, fa-tile-loops): 16 f16 keys at a time (AVX2: 8), the rest below\n            const int tk_packed = kv_type == GGML_TYPE_F16 ? stt_fa_pack_keys((const char *)k->data + ic*nbk1 + ik2*nbk2 + ik3*nbk3, nbk1, kv_tile, DK, K_f32, KV_TILE_SZ) : 0;\n            for (int tk = tk_packed; tk < kv_tile; tk++) {\n                const char * k_data = (const char *)k->data + (ic + tk)*nbk1 + ik2*nbk2 + ik3*nbk3;\n")
   stt_patch_replace(text
     "        float * partials, int64_t partial_stride) {\n\n    const bool write_partials = (partials != nullptr);\n"
     "        float * partials, int64_t partial_stride) {\n    // stt-gateway (cmake/whisper-patches.cmake, fa-rows)\n    if (stt_fa_rows_chunk(params, dst, ir0, ir1, ic_start, ic_end, partials)) return;\n\n    const bool write_partials = (partials != nullptr);\n")
   # fa-row-prefetch: the one-row path asks for the K and V rows of a key
-  # STT_FA_PREFETCH_KEYS ahead.
+  # STT_FA_PREFETCH_KEYS ahead (row sizes computed once, before the loop).
+  stt_patch_insert(text
+    "        for (int64_t ic = ic_start; ic < ic_end; ++ic) {\n            const float mv = mp ? slope*GGML_CPU_FP16_TO_FP32(mp[ic]) : 0.0f;\n"
+    "        const size_t stt_k_row = ggml_row_size(k->type, DK), stt_v_row = ggml_row_size(v->type, DV); // stt-gateway (fa-row-prefetch)\n")
   stt_patch_insert(text
     "            const char * k_data = (const char *) k->data + ( ic*nbk1 + ik2*nbk2 + ik3*nbk3);\n            kq_vec_dot(DK, &s, 0, k_data, 0, Q_q, 0, 1);\n"
-    [=[            // stt-gateway (cmake/whisper-patches.cmake, fa-row-prefetch)
+    [=[#if defined(__GNUC__)
+            // stt-gateway (cmake/whisper-patches.cmake, fa-row-prefetch): every line of both rows
             if (ic + @STT_FA_PREFETCH_KEYS@ < ic_end) {
                 const char * k_next = (const char *) k->data + ((ic + @STT_FA_PREFETCH_KEYS@)*nbk1 + ik2*nbk2 + ik3*nbk3);
                 const char * v_next = (const char *) v->data + ((ic + @STT_FA_PREFETCH_KEYS@)*nbv1 + iv2*nbv2 + iv3*nbv3);
-                for (size_t at = 0; at < ggml_row_size(k->type, DK); at += 64) __builtin_prefetch(k_next + at);
-                for (size_t at = 0; at < ggml_row_size(v->type, DV); at += 64) __builtin_prefetch(v_next + at);
+                for (size_t at = 0; at < stt_k_row; at += 64) __builtin_prefetch(k_next + at);
+                __builtin_prefetch(k_next + stt_k_row - 1);
+                for (size_t at = 0; at < stt_v_row; at += 64) __builtin_prefetch(v_next + at);
+                __builtin_prefetch(v_next + stt_v_row - 1);
             }
+#endif
 ]=])
   # fa-fixed-key-chunks: one query's keys in STT_FA_KEY_CHUNKS chunks, not
   # one per thread; each thread loops over the chunks dealt to it.

@@ -9,6 +9,7 @@
 // the 1-thread run's decoder and sampling, which give the same tokens
 // (fa-fixed-key-chunks). Conditions alternate in order round by round.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -32,15 +33,17 @@ type Runs = Record<string, Record<Decoding, Record<Condition, Stages[]>>>;
 async function oursStages(clip: string, threads: number, decoding: Decoding): Promise<Stages> {
   const { stderr } = await run(path.join(BIN_DIR, 'whisper-cli'), ['-m', realModelPath('base-q8_0'), '-f', clip, '-t', String(threads), '-l', 'en', '-nf', '-nt', ...DECODINGS[decoding]], { maxBuffer: 1 << 24 });
   const s = cliStages(stderr);
+  if (s.encode === undefined || s.decode === undefined) throw new Error(`whisper-cli printed no stage timings:\n${stderr.slice(-2000)}`);
   return { encoder: s.encode, decoder: (s.decode ?? 0) + (s.batchd ?? 0) + (s.prompt ?? 0) + (s.sample ?? 0) };
 }
 
+/** One warm round of faster-whisper's stages: its process runs two and the first, which pays CTranslate2's warm-up, is dropped. */
 async function fasterWhisperStages(clip: string): Promise<Record<Decoding, Stages>> {
-  const { stdout } = await run(venvPython(), [path.join(__dirname, '..', 'lib', 'faster_whisper_stages.py'), modelDir(), '2', clip, '1'], { env: { ...process.env, HF_HUB_OFFLINE: '1' }, maxBuffer: 1 << 24 });
+  const { stdout } = await run(venvPython(), [path.join(__dirname, '..', 'lib', 'faster_whisper_stages.py'), modelDir(), '2', clip, '2'], { env: { ...process.env, HF_HUB_OFFLINE: '1' }, maxBuffer: 1 << 24 });
   const out = {} as Record<Decoding, Stages>;
   for (const line of stdout.trim().split('\n')) {
-    const j = JSON.parse(line) as { beam: number; encode_ms: number; decode_ms: number };
-    out[j.beam === 1 ? 'greedy' : 'beam 5'] = { encoder: j.encode_ms, decoder: j.decode_ms };
+    const j = JSON.parse(line) as { round: number; beam: number; encode_ms: number; decode_ms: number };
+    if (j.round === 1) out[j.beam === 1 ? 'greedy' : 'beam 5'] = { encoder: j.encode_ms, decoder: j.decode_ms };
   }
   return out;
 }
@@ -55,7 +58,9 @@ async function main(): Promise<void> {
   const contenders = ['ours, 2 threads', 'ours, 1 thread', 'faster-whisper int8, 2 threads'];
   const runs: Runs = Object.fromEntries(contenders.map((c) => [c, { greedy: { alone: [], shared: [] }, 'beam 5': { alone: [], shared: [] } }]));
   let hog: ChildProcess | undefined;
-  process.on('exit', () => hog?.kill()); // never leave the busy process behind, whatever fails
+  // Never leave the busy process behind, whatever fails or stops the study.
+  process.on('exit', () => hog?.kill());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
   for (let r = 0; r < rounds; r++) {
     const order: Condition[] = r % 2 ? ['shared', 'alone'] : ['alone', 'shared'];
     for (const condition of order) {
@@ -69,8 +74,12 @@ async function main(): Promise<void> {
       }
       const fw = await fasterWhisperStages(clip.file);
       for (const decoding of Object.keys(DECODINGS) as Decoding[]) runs['faster-whisper int8, 2 threads'][decoding][condition].push(fw[decoding]);
-      hog?.kill();
-      hog = undefined;
+      if (hog) {
+        const exited = once(hog, 'exit');
+        hog.kill();
+        await exited;
+        hog = undefined;
+      }
     }
     process.stdout.write('.');
   }

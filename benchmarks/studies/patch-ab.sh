@@ -5,33 +5,39 @@
 # every 12th English clip of the held-out set's dev half (8 clips), greedy
 # and beam 5, full window, 2 threads. Each pair of runs must write the same
 # JSON (-ojf: every token with its probability); the script stops at the
-# first that differs. Then ROUNDS rounds on one clip, the builds alternating,
-# print whisper.cpp's encode and decode times (ms) per run.
+# first that differs or fails. Then ROUNDS rounds on one dev clip (CLIP, a
+# path under the set), the builds alternating in order, print whisper.cpp's
+# encode, decode and batch-decode times (ms) per run.
 # Usage: benchmarks/studies/patch-ab.sh OLD_BIN_DIR NEW_BIN_DIR [ROUNDS] [CLIP]
 set -euo pipefail
 old=$1 new=$2 rounds=${3:-5}
 set_dir=${STT_EVAL_SET_DIR:-$HOME/.cache/stt-gateway/eval-set}
 model=${STT_MODEL:-$HOME/.cache/stt-gateway/models/ggml-base-q8_0.bin}
-clip=${4:-clips/mfa/acoustic_corpus.wav}
+clips=$(awk -F'\t' '$5 == "dev" && $3 == "en" { print $6 }' "$set_dir/manifest.tsv" | awk 'NR % 12 == 0' | head -8)
+clip=${4:-$(awk -F'\t' '$5 == "dev" && $3 == "en" && $4 > 20 { print $6; exit }' "$set_dir/manifest.tsv")}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+cli() { "$1/whisper-cli" -m "$model" -f "$set_dir/$2" -t 2 -l en -bs "$3" -bo "$3" "${@:4}"; }
 runs=0
-for f in $(awk -F'\t' '$5 == "dev" && $3 == "en" { print $6 }' "$set_dir/manifest.tsv" | awk 'NR % 12 == 0' | head -8); do
+for f in $clips; do
   for beam in 1 5; do
-    for b in old new; do
-      dir=$old; [ $b = new ] && dir=$new
-      "$dir/whisper-cli" -m "$model" -f "$set_dir/$f" -t 2 -l en -bs $beam -bo $beam -ojf -of "$out/$b" >/dev/null 2>&1
-    done
+    rm -f "$out"/*.json
+    cli "$old" "$f" $beam -ojf -of "$out/old" >/dev/null 2>&1
+    cli "$new" "$f" $beam -ojf -of "$out/new" >/dev/null 2>&1
+    [ -s "$out/old.json" ] && [ -s "$out/new.json" ] || { echo "no output: $f, beam $beam"; exit 1; }
     cmp -s "$out/old.json" "$out/new.json" || { echo "differs: $f, beam $beam"; exit 1; }
     runs=$((runs + 1))
   done
 done
-echo "same tokens and probabilities in all $runs runs"
+[ "$runs" -eq 16 ] || { echo "only $runs runs: is the held-out set there ($set_dir)?"; exit 1; }
+echo "same tokens and probabilities in all $runs runs; timing on $clip"
 for r in $(seq "$rounds"); do
+  order="old new"; [ $((r % 2)) -eq 0 ] && order="new old"
   for beam in 1 5; do
-    for b in old new; do
-      dir=$old; [ $b = new ] && dir=$new
-      times=$("$dir/whisper-cli" -m "$model" -f "$set_dir/$clip" -t 2 -l en -bs $beam -bo $beam -nf -nt 2>&1 >/dev/null | grep -o '\(encode\|decode\|batchd\) time = *[0-9.]*' | tr -s ' ' | tr '\n' ' ')
+    for b in $order; do
+      dir=$old; [ "$b" = new ] && dir=$new
+      times=$(cli "$dir" "$clip" $beam -nf -nt 2>&1 >/dev/null | grep -o '\(encode\|decode\|batchd\) time = *[0-9.]*' | tr -s ' ' | tr '\n' ' ' || true)
+      [ -n "$times" ] || { echo "no timings from $dir/whisper-cli on $clip"; exit 1; }
       echo "round $r beam $beam $b: $times"
     done
   done

@@ -7,14 +7,16 @@
 // double-precision attention (stt-fa-tiles, which checks fa-tile-loops too);
 // test/native/fa_rows.cpp runs the decoder's few-row flash attention against
 // a double-precision attention and with other rows beside each row
-// (stt-fa-rows); test/native/gelu_table.cpp runs GELU on the same values 16
-// at a time and one at a time (stt-gelu-table); test/native/dft_twiddles.cpp
+// (stt-fa-rows); test/native/gelu_table.cpp runs GELU on the same values by
+// vectors and one at a time (stt-gelu-table); test/native/dft_twiddles.cpp
 // runs whisper.cpp's patched 25-point DFT against a copy of the upstream one
 // (stt-dft-twiddles); test/native/fa_tile_gemm.cpp runs the tiled attention's
 // products through the patch and through ggml's simd_gemm (stt-fa-tile-gemm);
 // test/native/lazy_probs.cpp runs the patch's greedy choice and
 // probabilities against a copy of upstream's code (stt-lazy-probs; whole runs
 // were compared by hand: benchmarks/results/barrier-ab-2026-11-27-tile-gemm-lazy-probs.md);
+// test/native/fa_tile_loops.cpp runs fa-tile-loops' row maximum and key
+// packing against ggml's loops (stt-fa-tile-loops);
 // test/native/q0_offset_dot.cpp runs the q8_0 tiles' dot product against
 // upstream's on every pair of byte values (stt-q0-offset-dot).
 // q0-one-pass, fa-wide-tiles, fa-tile-loops, fa-tile-gemm, gelu-vector-table,
@@ -23,6 +25,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { requireBin } from '../../fixtures/peers';
 
@@ -60,7 +63,7 @@ for (const threads of [1, 2, 3]) {
 }
 
 for (const threads of [1, 2]) {
-  test(`gelu-vector-table: GELU 16 values at a time gives the bits of ggml's one-at-a-time table lookup, for every f16 value and the edges (${threads} threads)`, async () => {
+  test(`gelu-vector-table: GELU by vectors (16 values on AVX-512, 8 on AVX2) gives the bits of ggml's one-at-a-time table lookup, for every f16 value and the edges (${threads} threads)`, async () => {
     const stdout = await runCheck('stt-gelu-table', [String(threads)]);
     assert.match(stdout, /gelu table: all equal/);
   });
@@ -71,6 +74,16 @@ test("fa-tile-gemm: the tiled flash attention's products with B held in register
   // The patch is AVX-512 code: a build for another CPU runs ggml's own simd_gemm.
   if (/fa tile gemm: skipped/.test(stdout)) return t.skip(stdout.trim());
   assert.match(stdout, /fa tile gemm: all equal/);
+});
+
+test("fa-tile-loops: the tiled attention's row maximum and key packing give the bits of ggml's loops, on the vector path this CPU's build takes", async () => {
+  const stdout = await runCheck('stt-fa-tile-loops', []);
+  assert.match(stdout, /fa tile loops: all equal/);
+  // The path the check took must be the one this CPU allows: build:peers builds ggml-cpu for it (-march=native).
+  if (process.platform !== 'linux') return;
+  const flags = /^flags\s*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1].split(' ') ?? [];
+  const expected = flags.includes('avx512f') ? 'AVX-512' : flags.includes('avx2') && flags.includes('f16c') ? 'AVX2' : 'no vector';
+  assert.match(stdout, new RegExp(`fa tile loops: (the )?${expected} path`));
 });
 
 test('lazy-probs: at temperature 0 the greedy choice and the probabilities the samplers read are the bits of upstream whisper.cpp\'s, computed for every token', async () => {
