@@ -142,7 +142,8 @@ set(STT_FA_TILE_Q 128)
 # keys converted, then transposed in registers: the packing and the maximum
 # were a third of the tiled attention's time on an AVX2-only EPYC, perf).
 # The values are the same, so the
-# results are bit for bit the same (test/native/fa_tiles.cpp). Could go
+# results are bit for bit the same (test/native/fa_tile_loops.cpp against
+# ggml's loops, test/native/fa_tiles.cpp through the attention). Could go
 # upstream.
 #
 # 11. gelu-vector-table (ggml/src/ggml-cpu/ops.cpp, the code in
@@ -241,8 +242,11 @@ set(STT_FA_KEY_CHUNKS 16)
 # other, each step waiting on the last (its running maximum). On an AVX2-only
 # EPYC (Zen 3) perf put a fifth of a greedy window there, nearly all of it on
 # the loads of V. The loop asks for the rows STT_FA_PREFETCH_KEYS keys ahead
-# (__builtin_prefetch) before it scores a key. A prefetch changes no result.
-# Could go upstream.
+# (__builtin_prefetch, GNU compilers) before it scores a key: with the AVX2
+# branches of 10 and 11, greedy decoding took 0.66x its time there and beam
+# 5 0.65x (docs/performance.md). A prefetch changes no result;
+# benchmarks/studies/patch-ab.sh checks whole runs against the build before
+# (every token and its probability). Could go upstream.
 set(STT_FA_PREFETCH_KEYS 8)
 set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch")
 
