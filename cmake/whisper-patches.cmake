@@ -243,8 +243,8 @@ set(STT_FA_KEY_CHUNKS 16)
 # EPYC (Zen 3) perf put a fifth of a greedy window there, nearly all of it on
 # the loads of V. The loop asks for the rows STT_FA_PREFETCH_KEYS keys ahead
 # (__builtin_prefetch, GNU compilers) before it scores a key: with the AVX2
-# branches of 10 and 11, greedy decoding took 0.66x its time there and beam
-# 5 0.65x (docs/performance.md). A prefetch changes no result;
+# branches of 10 and 11, greedy decoding took 0.64x its time there and beam
+# 5 0.63x (docs/performance.md). A prefetch changes no result;
 # benchmarks/studies/patch-ab.sh checks whole runs against the build before
 # (every token and its probability). Could go upstream.
 set(STT_FA_PREFETCH_KEYS 8)
