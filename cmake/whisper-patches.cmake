@@ -248,7 +248,29 @@ set(STT_FA_KEY_CHUNKS 16)
 # benchmarks/studies/patch-ab.sh checks whole runs against the build before
 # (every token and its probability). Could go upstream.
 set(STT_FA_PREFETCH_KEYS 8)
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch")
+#
+# 20. q0-row-panels (the same copy of sgemm.cpp, the code in
+# cmake/patches/q0-row-panels.cpp): on AVX2 without VNNI, the encoder's q8_0
+# products (1,500 columns) were nearly two thirds of its time, and
+# llvm-mca put gemm4xN's tile at the limit of the vector pipes: each 32-byte
+# dot product took three instructions to multiply and sum (sign, vpmaddubsw,
+# vpmaddwd) and three more to convert, scale and add its 8 lanes in floats.
+# Products of 16 columns or more now take 8-row panels: a job lays out 8 rows
+# of weights once, with a row in each lane, broadcasts each column's 4 bytes
+# to all rows, and keeps each block's sums whole in 32-bit integers, so a
+# block of 8 rows is converted and scaled once. The q8_0 product took about
+# 0.6x its time on one thread and 0.75-0.8x on two (the encoder's shapes,
+# docs/performance.md). The integer sums are exact and each block's scaled
+# sum is rounded once where upstream rounds each of 8 lanes and then adds
+# them: the results differ from upstream's in their last bits, so the check
+# (test/native/q0_row_panels.cpp) bounds them against exact arithmetic on
+# the same quantized values, and the eval's WER is read against the build
+# before. Each output is computed by one thread in the same order whatever
+# the column and thread counts, so results stay the same at any thread count
+# (fa-fixed-key-chunks, decoder-threads). Products of fewer columns (the
+# decoder's) keep the tiles above; VNNI machines keep q0-offset-dot's. Could
+# go upstream as an AVX2 q8_0 kernel.
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch,q0-row-panels")
 
 # Patches too long to keep in this file (read where they are inserted).
 set(STT_PATCHES_DIR "${CMAKE_CURRENT_LIST_DIR}/patches")
@@ -593,9 +615,26 @@ function(stt_patch_sgemm whisper_dir out_file)
       "stt_dot(avec${row}, load(B + ldb * (jj + j) + l))"
       2 "q0-offset-dot: row ${row}'s dot product in gemm4xN and stt_tile4xN")
   endforeach()
+  # q0-row-panels: products of 16 columns or more take 8-row panels on AVX2
+  # without VNNI, ahead of q0-one-pass and upstream's tiles.
+  stt_patch_insert_file(class "    // Templated functions for gemm of dimensions Mx4\n" q0-row-panels.cpp)
+  stt_patch_replace(class
+    "        // stt-gateway (cmake/whisper-patches.cmake, q0-one-pass)\n"
+    [=[        // stt-gateway (cmake/whisper-patches.cmake, q0-row-panels)
+#if defined(__AVX2__) && defined(__F16C__) && !defined(__AVX512VNNI__) && !defined(__AVXVNNI__)
+        if constexpr (std::is_same_v<TA, block_q8_0>) {
+            if (m - m0 >= stt_panel_rows && n - n0 >= stt_panel_min_columns) {
+                stt_gemm8_panels(m0, m, n0, n);
+                mnpack(m0 + (m - m0) / stt_panel_rows * stt_panel_rows, m, n0, n);
+                return;
+            }
+        }
+#endif
+        // stt-gateway (cmake/whisper-patches.cmake, q0-one-pass)
+]=])
   set(text "${before}${class}${after}")
   stt_patch_insert(text "#include <array>\n"
-    "#include <algorithm>\n// stt-gateway (cmake/whisper-patches.cmake, shared-q0-tiles): defined in ggml-cpu.c.\nextern \"C\" thread_local ggml_threadpool * stt_sgemm_shared_pool;\n")
+    "#include <algorithm>\n#include <cstring>\n#include <type_traits>\n#include <vector>\n// stt-gateway (cmake/whisper-patches.cmake, shared-q0-tiles): defined in ggml-cpu.c.\nextern \"C\" thread_local ggml_threadpool * stt_sgemm_shared_pool;\n")
   stt_write_if_changed("${out_file}" "${text}")
 endfunction()
 

@@ -1,4 +1,4 @@
-// Nine of our whisper.cpp and ggml patches checked below the model (shared-q0-tiles is
+// Ten of our whisper.cpp and ggml patches checked below the model (shared-q0-tiles is
 // checked on the real model), through the patched ggml the addon builds
 // (`npm run build:peers` builds the checks): test/native/q0_columns.cpp
 // multiplies a q8_0 matrix by 2-7 columns at once and by each column alone
@@ -18,10 +18,12 @@
 // test/native/fa_tile_loops.cpp runs fa-tile-loops' row maximum and key
 // packing against ggml's loops (stt-fa-tile-loops);
 // test/native/q0_offset_dot.cpp runs the q8_0 tiles' dot product against
-// upstream's on every pair of byte values (stt-q0-offset-dot).
+// upstream's on every pair of byte values (stt-q0-offset-dot);
+// test/native/q0_row_panels.cpp runs q8_0 products of 16-23 columns against
+// exact arithmetic on the same quantized values (stt-q0-row-panels).
 // q0-one-pass, fa-wide-tiles, fa-tile-loops, fa-tile-gemm, gelu-vector-table,
 // dft-twiddles, lazy-probs and q0-offset-dot promise bit-identical results;
-// fa-rows promises f32 accuracy.
+// fa-rows and q0-row-panels promise f32 accuracy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -100,3 +102,15 @@ test("dft-twiddles: whisper.cpp's 25-point DFT, four outputs at a time, gives th
   const stdout = await runCheck('stt-dft-twiddles', []);
   assert.match(stdout, /dft twiddles: all equal/);
 });
+
+for (const threads of [1, 2]) {
+  test(`q0-row-panels: q8_0 products of 16 columns or more lie within f32 roundings of exact arithmetic, the same bits at any column and thread count, on the path this CPU's build takes (${threads} threads)`, async () => {
+    const stdout = await runCheck('stt-q0-row-panels', [String(threads)]);
+    assert.match(stdout, /q0 row panels: all within bounds/);
+    // The panels are the AVX2 path without VNNI; build:peers builds ggml-cpu for this CPU (-march=native).
+    if (process.platform !== 'linux') return;
+    const flags = /^flags\s*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1].split(' ') ?? [];
+    const panels = flags.includes('avx2') && flags.includes('f16c') && !flags.includes('avx512_vnni') && !flags.includes('avx_vnni');
+    assert.match(stdout, panels ? /q0 row panels: the panel path/ : /q0 row panels: no panel path/);
+  });
+}

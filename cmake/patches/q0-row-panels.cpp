@@ -1,0 +1,106 @@
+    // stt-gateway (cmake/whisper-patches.cmake, q0-row-panels). Without
+    // VNNI, a q8_0 dot product of 32 bytes costs the tiles above three
+    // instructions (sign, vpmaddubsw, vpmaddwd) and then three more to turn
+    // its 8 lanes into floats and scale them (convert, broadcast the scale,
+    // multiply-add), for each block of each row and column. Here a job is a
+    // panel of 8 rows across all columns: its weights are laid out once,
+    // block by block, with the 8 rows in the 8 lanes (4 bytes of each row per
+    // lane), so a column's 4 bytes are broadcast to all rows and each block's
+    // sums stay whole in 32 bits: one conversion and one multiply-add per
+    // block of 8 rows. The integer sums are exact and each block's scaled sum
+    // is rounded once, where upstream rounds every lane of every block and
+    // then adds the lanes; so the results differ from upstream's in their
+    // last bits (test/native/q0_row_panels.cpp bounds both against exact
+    // arithmetic).
+#if defined(__AVX2__) && defined(__F16C__) && !defined(__AVX512VNNI__) && !defined(__AVXVNNI__)
+    static constexpr int64_t stt_panel_rows = 8;
+    static constexpr int64_t stt_panel_min_columns = 16;  // fewer: laying out the panel costs more than it saves
+    struct alignas(32) stt_panel_block {
+        __m256i signs[8];  // group g: bytes 4g..4g+3 of each row, row i in lane i
+        __m256i sizes[8];  // their absolute values, vpmaddubsw's unsigned operand
+        float d[8];        // each row's scale
+    };
+
+    NOINLINE void stt_gemm8_panels(int64_t m0, int64_t m, int64_t n0, int64_t n) {
+        int64_t tiles = (m - m0) / stt_panel_rows;
+        int64_t duty = (tiles + nth - 1) / nth;
+        int64_t start = duty * ith;
+        int64_t end = start + duty;
+        if (end > tiles)
+            end = tiles;
+        // One panel per thread, reused from product to product.
+        thread_local std::vector<stt_panel_block> panel;
+        if ((int64_t) panel.size() < k)
+            panel.resize(k);
+        stt_tiles_begin(tiles, start, end);
+        for (int64_t lo, hi; stt_tiles_next(lo, hi);)
+        for (int64_t job = lo; job < hi; ++job) {
+            const int64_t ii = m0 + job * stt_panel_rows;
+            stt_lay_out_panel(panel.data(), ii);
+            int64_t jj = n0;
+            for (; jj + 4 <= n; jj += 4)
+                stt_panel_tile<4>(panel.data(), ii, jj);
+            switch (n - jj) {
+            case 3: stt_panel_tile<3>(panel.data(), ii, jj); break;
+            case 2: stt_panel_tile<2>(panel.data(), ii, jj); break;
+            case 1: stt_panel_tile<1>(panel.data(), ii, jj); break;
+            }
+        }
+    }
+
+    // Rows ii..ii+7, block by block: an 8 x 8 transpose of 4-byte groups.
+    inline void stt_lay_out_panel(stt_panel_block * panel, int64_t ii) {
+        for (int64_t l = 0; l < k; ++l) {
+            __m256i r[8];
+            for (int i = 0; i < 8; ++i) {
+                r[i] = load(A + lda * (ii + i) + l);
+                panel[l].d[i] = unhalf(A[lda * (ii + i) + l].d);
+            }
+            __m256i t[8], u[8];
+            for (int i = 0; i < 8; i += 2) {
+                t[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
+                t[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
+            }
+            for (int i = 0; i < 8; i += 4) {
+                u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
+                u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
+                u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
+                u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
+            }
+            for (int g = 0; g < 4; ++g) {
+                const __m256i low = _mm256_permute2x128_si256(u[g], u[g + 4], 0x20);
+                const __m256i high = _mm256_permute2x128_si256(u[g], u[g + 4], 0x31);
+                panel[l].signs[g] = low;
+                panel[l].signs[g + 4] = high;
+                panel[l].sizes[g] = _mm256_sign_epi8(low, low);
+                panel[l].sizes[g + 4] = _mm256_sign_epi8(high, high);
+            }
+        }
+    }
+
+    template <int RN>
+    inline void stt_panel_tile(const stt_panel_block * panel, int64_t ii, int64_t jj) {
+        const __m256i ones = _mm256_set1_epi16(1);
+        __m256 acc[RN] = {};
+        for (int64_t l = 0; l < k; ++l) {
+            __m256i sums[RN] = {};
+            for (int g = 0; g < 8; ++g) {
+                const __m256i signs = panel[l].signs[g];
+                const __m256i sizes = panel[l].sizes[g];
+                for (int j = 0; j < RN; ++j) {
+                    int32_t four;
+                    std::memcpy(&four, B[ldb * (jj + j) + l].qs + 4 * g, sizeof four);
+                    const __m256i b = _mm256_sign_epi8(_mm256_set1_epi32(four), signs);
+                    sums[j] = _mm256_add_epi32(sums[j], _mm256_madd_epi16(ones, _mm256_maddubs_epi16(sizes, b)));
+                }
+            }
+            const __m256 da = _mm256_load_ps(panel[l].d);
+            for (int j = 0; j < RN; ++j)
+                acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[j]),
+                                         _mm256_mul_ps(da, _mm256_set1_ps(unhalf(B[ldb * (jj + j) + l].d))), acc[j]);
+        }
+        for (int j = 0; j < RN; ++j)
+            _mm256_storeu_ps(C + ldc * (jj + j) + ii, acc[j]);
+    }
+#endif
+
