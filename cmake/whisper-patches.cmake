@@ -251,25 +251,27 @@ set(STT_FA_PREFETCH_KEYS 8)
 #
 # 20. q0-row-panels (the same copy of sgemm.cpp, the code in
 # cmake/patches/q0-row-panels.cpp): on AVX2 without VNNI, the encoder's q8_0
-# products (1,500 columns) were nearly two thirds of its time, and
-# llvm-mca put gemm4xN's tile at the limit of the vector pipes: each 32-byte
-# dot product took three instructions to multiply and sum (sign, vpmaddubsw,
-# vpmaddwd) and three more to convert, scale and add its 8 lanes in floats.
-# Products of 16 columns or more now take 8-row panels: a job lays out 8 rows
-# of weights once, with a row in each lane, broadcasts each column's 4 bytes
-# to all rows, and keeps each block's sums whole in 32-bit integers, so a
-# block of 8 rows is converted and scaled once. The q8_0 product took about
-# 0.6x its time on one thread and 0.75-0.8x on two (the encoder's shapes,
-# docs/performance.md). The integer sums are exact and each block's scaled
-# sum is rounded once where upstream rounds each of 8 lanes and then adds
-# them: the results differ from upstream's in their last bits, so the check
-# (test/native/q0_row_panels.cpp) bounds them against exact arithmetic on
-# the same quantized values, and the eval's WER is read against the build
-# before. Each output is computed by one thread in the same order whatever
-# the column and thread counts, so results stay the same at any thread count
-# (fa-fixed-key-chunks, decoder-threads). Products of fewer columns (the
-# decoder's) keep the tiles above; VNNI machines keep q0-offset-dot's. Could
-# go upstream as an AVX2 q8_0 kernel.
+# products (1,500 columns) were nearly two thirds of its time (perf on an
+# AVX2-only EPYC), and llvm-mca (znver3) puts gemm4xN's tile at the limit of
+# the vector pipes: each 32-byte dot product takes three instructions to
+# multiply and sum (sign, vpmaddubsw, vpmaddwd) and three more to convert,
+# scale and add its 8 lanes in floats. Products of 16 columns or more now
+# take 8-row panels: a job lays out 8 rows of weights once, with a row in
+# each lane, broadcasts each column's 4 bytes to all rows, and keeps each
+# block's sums whole in 32-bit integers, so a block of 8 rows is converted
+# and scaled once (docs/performance.md has the measured times). The integer
+# sums and the scales' products are exact and each block is added with one
+# rounding, where upstream rounds each of 8 lanes and then adds them: the
+# results differ from upstream's in their last bits, so the check
+# (test/native/q0_row_panels.cpp) compares them bit for bit with a scalar
+# copy of this arithmetic and bounds them against exact arithmetic, and the
+# eval's texts are compared with the build before. Each output is computed by
+# one thread in the same order whatever the thread count, so results stay
+# the same at any thread count (fa-fixed-key-chunks, decoder-threads); a
+# column's bits now depend on whether its product has 16 columns or more.
+# Products of fewer columns (the decoder's) keep the tiles above; VNNI
+# machines keep q0-offset-dot's, and AVX-512 ones upstream's 4x4 tiles (not
+# measured there). Could go upstream as an AVX2 q8_0 kernel.
 set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch,q0-row-panels")
 
 # Patches too long to keep in this file (read where they are inserted).
@@ -617,11 +619,23 @@ function(stt_patch_sgemm whisper_dir out_file)
   endforeach()
   # q0-row-panels: products of 16 columns or more take 8-row panels on AVX2
   # without VNNI, ahead of q0-one-pass and upstream's tiles.
+  # Where: AVX2 with F16C and FMA, and neither AVX-512 (its 32 registers keep
+  # upstream's 4x4 tiles; not measured there) nor VNNI (q0-offset-dot's
+  # tiles). test/native/q0_row_panels.cpp asks the library which it built.
+  set(STT_Q0_ROW_PANELS_PROBE [=[
+#if defined(__AVX2__) && defined(__F16C__) && defined(__FMA__) && !defined(__AVX512F__) && !defined(__AVXVNNI__)
+#define STT_Q0_ROW_PANELS 1
+#else
+#define STT_Q0_ROW_PANELS 0
+#endif
+// stt-gateway (cmake/whisper-patches.cmake, q0-row-panels): whether this build's q8_0 products take the panels.
+extern "C" int stt_q0_row_panels(void) { return STT_Q0_ROW_PANELS; }
+]=])
   stt_patch_insert_file(class "    // Templated functions for gemm of dimensions Mx4\n" q0-row-panels.cpp)
   stt_patch_replace(class
     "        // stt-gateway (cmake/whisper-patches.cmake, q0-one-pass)\n"
     [=[        // stt-gateway (cmake/whisper-patches.cmake, q0-row-panels)
-#if defined(__AVX2__) && defined(__F16C__) && !defined(__AVX512VNNI__) && !defined(__AVXVNNI__)
+#if STT_Q0_ROW_PANELS
         if constexpr (std::is_same_v<TA, block_q8_0>) {
             if (m - m0 >= stt_panel_rows && n - n0 >= stt_panel_min_columns) {
                 stt_gemm8_panels(m0, m, n0, n);
@@ -634,7 +648,7 @@ function(stt_patch_sgemm whisper_dir out_file)
 ]=])
   set(text "${before}${class}${after}")
   stt_patch_insert(text "#include <array>\n"
-    "#include <algorithm>\n#include <cstring>\n#include <type_traits>\n#include <vector>\n// stt-gateway (cmake/whisper-patches.cmake, shared-q0-tiles): defined in ggml-cpu.c.\nextern \"C\" thread_local ggml_threadpool * stt_sgemm_shared_pool;\n")
+    "#include <algorithm>\n#include <cstring>\n#include <type_traits>\n#include <vector>\n// stt-gateway (cmake/whisper-patches.cmake, shared-q0-tiles): defined in ggml-cpu.c.\nextern \"C\" thread_local ggml_threadpool * stt_sgemm_shared_pool;\n${STT_Q0_ROW_PANELS_PROBE}")
   stt_write_if_changed("${out_file}" "${text}")
 endfunction()
 

@@ -7,12 +7,13 @@
     // block by block, with the 8 rows in the 8 lanes (4 bytes of each row per
     // lane), so a column's 4 bytes are broadcast to all rows and each block's
     // sums stay whole in 32 bits: one conversion and one multiply-add per
-    // block of 8 rows. The integer sums are exact and each block's scaled sum
-    // is rounded once, where upstream rounds every lane of every block and
-    // then adds the lanes; so the results differ from upstream's in their
-    // last bits (test/native/q0_row_panels.cpp bounds both against exact
-    // arithmetic).
-#if defined(__AVX2__) && defined(__F16C__) && !defined(__AVX512VNNI__) && !defined(__AVXVNNI__)
+    // block of 8 rows. The integer sums and the scales' products are exact,
+    // and each block's scaled sum is added with one rounding (a fused
+    // multiply-add), where upstream rounds every lane of every block and then
+    // adds the lanes; so the results differ from upstream's in their last
+    // bits (test/native/q0_row_panels.cpp: bit for bit against a scalar copy
+    // of this arithmetic, and within f32 roundings of exact arithmetic).
+#if STT_Q0_ROW_PANELS
     static constexpr int64_t stt_panel_rows = 8;
     static constexpr int64_t stt_panel_min_columns = 16;  // fewer: laying out the panel costs more than it saves
     struct alignas(32) stt_panel_block {

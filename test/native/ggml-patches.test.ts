@@ -20,7 +20,7 @@
 // test/native/q0_offset_dot.cpp runs the q8_0 tiles' dot product against
 // upstream's on every pair of byte values (stt-q0-offset-dot);
 // test/native/q0_row_panels.cpp runs q8_0 products of 16-23 columns against
-// exact arithmetic on the same quantized values (stt-q0-row-panels).
+// a scalar copy of their arithmetic and exact arithmetic (stt-q0-row-panels).
 // q0-one-pass, fa-wide-tiles, fa-tile-loops, fa-tile-gemm, gelu-vector-table,
 // dft-twiddles, lazy-probs and q0-offset-dot promise bit-identical results;
 // fa-rows and q0-row-panels promise f32 accuracy.
@@ -104,13 +104,15 @@ test("dft-twiddles: whisper.cpp's 25-point DFT, four outputs at a time, gives th
 });
 
 for (const threads of [1, 2]) {
-  test(`q0-row-panels: q8_0 products of 16 columns or more lie within f32 roundings of exact arithmetic, the same bits at any column and thread count, on the path this CPU's build takes (${threads} threads)`, async () => {
+  test(`q0-row-panels: q8_0 products of 16 columns or more are the panels' arithmetic bit for bit, within f32 roundings of exact arithmetic, and the same bits at any column and thread count, on the path this CPU's build takes (${threads} threads)`, async () => {
     const stdout = await runCheck('stt-q0-row-panels', [String(threads)]);
-    assert.match(stdout, /q0 row panels: all within bounds/);
-    // The panels are the AVX2 path without VNNI; build:peers builds ggml-cpu for this CPU (-march=native).
+    assert.match(stdout, /q0 row panels: all hold/);
+    // The library says whether it built the panels: AVX2 with F16C and FMA, without AVX-512 or VNNI
+    // (build:peers builds ggml-cpu for this CPU, -march=native).
     if (process.platform !== 'linux') return;
     const flags = /^flags\s*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1].split(' ') ?? [];
-    const panels = flags.includes('avx2') && flags.includes('f16c') && !flags.includes('avx512_vnni') && !flags.includes('avx_vnni');
+    const has = (flag: string) => flags.includes(flag);
+    const panels = has('avx2') && has('f16c') && has('fma') && !has('avx512f') && !has('avx_vnni');
     assert.match(stdout, panels ? /q0 row panels: the panel path/ : /q0 row panels: no panel path/);
   });
 }

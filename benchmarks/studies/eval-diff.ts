@@ -1,0 +1,46 @@
+// What a change that is not bit for bit did to our texts: two saved eval
+// reports (their JSON) of the same clips, the build before and the build
+// after. For each of our systems in both: how many clips' texts changed,
+// the WER of each and the difference after - before with its paired
+// bootstrap 95 % interval over clips. Times are not compared: the two runs
+// were not side by side (each report reads its own times against
+// faster-whisper's in the same run).
+// Usage: npx tsx benchmarks/studies/eval-diff.ts BEFORE.json AFTER.json
+import { readFileSync } from 'node:fs';
+import { errorCount, pairedBootstrap, type Errors, type PerClip } from '../lib/scoring.js';
+
+interface Saved {
+  provenance: { commit: string };
+  clips: { id: string; runs: Record<string, { text: string; ms: number; errors: Errors }> }[];
+}
+
+const [beforeFile, afterFile] = process.argv.slice(2);
+if (!beforeFile || !afterFile) throw new Error('usage: eval-diff.ts BEFORE.json AFTER.json');
+const before = JSON.parse(readFileSync(beforeFile, 'utf8')) as Saved;
+const after = JSON.parse(readFileSync(afterFile, 'utf8')) as Saved;
+if (before.clips.map((c) => c.id).join() !== after.clips.map((c) => c.id).join()) throw new Error('the two reports are not of the same clips in the same order');
+
+const ours = Object.keys(after.clips[0].runs).filter((id) => id.startsWith('ours-') && id in before.clips[0].runs);
+const perClip = (saved: Saved, id: string): PerClip[] =>
+  saved.clips.map((c) => ({ errors: errorCount(c.runs[id].errors), words: c.runs[id].errors.words, ms: c.runs[id].ms }));
+const wer = (xs: PerClip[]) => (100 * xs.reduce((s, x) => s + x.errors, 0)) / xs.reduce((s, x) => s + x.words, 0);
+const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
+
+console.log(`before: ${before.provenance.commit.slice(0, 7)} (${beforeFile}); after: ${after.provenance.commit.slice(0, 7)} (${afterFile}); ${after.clips.length} clips`);
+console.log('');
+console.log('| system | texts changed | WER before % | WER after % | after − before, points (95 % CI) |');
+console.log('| --- | --- | --- | --- | --- |');
+for (const id of ours) {
+  const changed = after.clips.filter((c, i) => c.runs[id].text !== before.clips[i].runs[id].text);
+  const a = perClip(after, id);
+  const b = perClip(before, id);
+  const { werDiff } = pairedBootstrap(a, b);
+  console.log(`| ${id} | ${changed.length} of ${after.clips.length} | ${wer(b).toFixed(2)} | ${wer(a).toFixed(2)} | ${signed(werDiff[0])} (${signed(werDiff[1])} .. ${signed(werDiff[2])}) |`);
+}
+for (const id of ours) {
+  for (const [i, c] of after.clips.entries()) {
+    const old = before.clips[i].runs[id];
+    if (c.runs[id].text === old.text) continue;
+    console.log(`\n${id} ${c.id}: errors ${errorCount(old.errors)} → ${errorCount(c.runs[id].errors)}\n  before: ${old.text}\n  after:  ${c.runs[id].text}`);
+  }
+}
