@@ -120,7 +120,10 @@ set(STT_FA_TILE_Q 128)
 # key; a 5-beam step converted the same f16 keys and values once per beam.
 # On AVX-512 the patched path converts a block of 16 keys and values once
 # for all the rows of a head, scores 16 keys in one vector, takes their
-# softmax weights with one vector exp and accumulates in f32. It computes the
+# softmax weights with one vector exp and accumulates in f32; on AVX2 with
+# FMA and F16C the same in blocks of 8 (since 2026-11-29: on an AVX2-only
+# EPYC a beam-5 run spent about half its decoder steps in the one-row path
+# and its scalar expf, perf). It computes the
 # same attention with other rounding (f32 where the one-row path rounds to
 # f16), so it is checked against a double-precision attention
 # (test/native/fa_rows.cpp) and by the eval's WER; results are not bit for
@@ -128,8 +131,11 @@ set(STT_FA_TILE_Q 128)
 # at or what this does not take: one query row (a greedy step), a mask (the
 # self-attention, whose masked keys it skips one by one), sinks, other
 # types, ALiBi, a soft cap, heads not a multiple of 16 or wider than 128,
-# ggml's reference mode. Could go upstream as the one-row path's AVX-512
-# case.
+# ggml's reference mode (heads not a multiple of the vector's width on AVX2).
+# Could go upstream as the one-row path's AVX-512 and AVX2 cases. Its AVX2
+# branch is listed as its own id, fa-rows-avx2, as it changed the results
+# on AVX2 machines: an addon or a checkpoint from before is not taken for
+# this one.
 #
 # 10. fa-tile-loops (ggml/src/ggml-cpu/ops.cpp, the code in
 # cmake/patches/fa-tile-loops.cpp): two scalar loops in the encoder's tiled
@@ -272,7 +278,7 @@ set(STT_FA_PREFETCH_KEYS 8)
 # Products of fewer columns (the decoder's) keep the tiles above; VNNI
 # machines keep q0-offset-dot's, and AVX-512 ones upstream's 4x4 tiles (not
 # measured there). Could go upstream as an AVX2 q8_0 kernel.
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch,q0-row-panels")
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch,q0-row-panels,fa-rows-avx2")
 
 # Patches too long to keep in this file (read where they are inserted).
 set(STT_PATCHES_DIR "${CMAKE_CURRENT_LIST_DIR}/patches")

@@ -4,13 +4,15 @@
 // Shapes: 64-dimension heads, 8 heads (so that a thread's chunk of rows can
 // span two heads), f16 keys and values, 1,500 keys (the encoder's output: not
 // a multiple of the path's 16-key blocks) and 37; 2 to 13 f32 query rows,
-// rounded to f16 as both paths do. Each result must match a
+// rounded to f16 as both paths do. The path's key blocks are 16 (AVX-512) or
+// 8 (AVX2). Each result must match a
 // double-precision attention within 1e-5 (the patched path: about 2e-6; the
 // one-row path, with its f16 accumulator: about 4e-3), and each row must be
 // the same bits whichever rows are computed beside it (the beams of one step
 // are) and however its tensors are laid out (whisper.cpp's: the queries
 // permuted, the keys and values views of one cache with all heads in a row).
-// A ggml built without AVX-512 has no such path: the check says it skipped.
+// A ggml built without AVX-512 and without AVX2, FMA and F16C has no such
+// path: the check says it skipped.
 // Exit 0 when all hold.
 #include <cmath>
 #include <cstdio>
@@ -130,10 +132,11 @@ double worst_error(const Case & c, const std::vector<float> & out, int first, in
 
 int main(int argc, char ** argv) {
     const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
-    if (!ggml_cpu_has_avx512()) {
-        std::printf("fa rows: skipped: this ggml was built without AVX-512, so the one-row path runs\n");
+    if (!ggml_cpu_has_avx512() && !(ggml_cpu_has_avx2() && ggml_cpu_has_fma() && ggml_cpu_has_f16c())) {
+        std::printf("fa rows: skipped: this ggml was built without AVX-512 and without AVX2, so the one-row path runs\n");
         return 0;
     }
+    std::printf("fa rows: the %s path\n", ggml_cpu_has_avx512() ? "AVX-512" : "AVX2");
     std::mt19937 random(20261127);
     constexpr double kTolerance = 1e-5;
     int failures = 0;
