@@ -131,7 +131,7 @@ set(STT_FA_TILE_Q 128)
 # at or what this does not take: one query row (a greedy step), a mask (the
 # self-attention, whose masked keys it skips one by one), sinks, other
 # types, ALiBi, a soft cap, heads not a multiple of 16 or wider than 128,
-# ggml's reference mode (heads not a multiple of the vector's width on AVX2).
+# ggml's reference mode (heads: a multiple of 8 wide is enough on AVX2).
 # Could go upstream as the one-row path's AVX-512 and AVX2 cases. Its AVX2
 # branch is listed as its own id, fa-rows-avx2, as it changed the results
 # on AVX2 machines: an addon or a checkpoint from before is not taken for
@@ -278,6 +278,11 @@ set(STT_FA_PREFETCH_KEYS 8)
 # Products of fewer columns (the decoder's) keep the tiles above; VNNI
 # machines keep q0-offset-dot's, and AVX-512 ones upstream's 4x4 tiles (not
 # measured there). Could go upstream as an AVX2 q8_0 kernel.
+#
+# 21. fa-rows-avx2 (cmake/patches/fa-rows.cpp): fa-rows (9) on AVX2 with FMA
+# and F16C, in blocks of 8 keys; see 9. Listed as its own id because it
+# changed results on AVX2 machines (it is listed on every machine, so an
+# addon or checkpoint from before it is not taken on AVX-512 either).
 set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch,q0-row-panels,fa-rows-avx2")
 
 # Patches too long to keep in this file (read where they are inserted).

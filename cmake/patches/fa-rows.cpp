@@ -31,8 +31,8 @@ static inline stt_fa_vec stt_fa_fmadd(stt_fa_vec a, stt_fa_vec b, stt_fa_vec c) 
 static inline stt_fa_vec stt_fa_mul(stt_fa_vec a, stt_fa_vec b) { return _mm512_mul_ps(a, b); }
 static inline stt_fa_vec stt_fa_sub(stt_fa_vec a, stt_fa_vec b) { return _mm512_sub_ps(a, b); }
 static inline stt_fa_vec stt_fa_f16(const ggml_fp16_t * p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) p)); }
-static inline float stt_fa_max(stt_fa_vec v) { return _mm512_reduce_max_ps(v); }
-static inline float stt_fa_add(stt_fa_vec v) { return _mm512_reduce_add_ps(v); }
+static inline float stt_fa_hmax(stt_fa_vec v) { return _mm512_reduce_max_ps(v); }
+static inline float stt_fa_hadd(stt_fa_vec v) { return _mm512_reduce_add_ps(v); }
 // lanes from `present` on: -inf
 static inline stt_fa_vec stt_fa_first(stt_fa_vec v, int present) {
     return _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), (__mmask16) ((1u << present) - 1), v);
@@ -67,12 +67,12 @@ static inline stt_fa_vec stt_fa_fmadd(stt_fa_vec a, stt_fa_vec b, stt_fa_vec c) 
 static inline stt_fa_vec stt_fa_mul(stt_fa_vec a, stt_fa_vec b) { return _mm256_mul_ps(a, b); }
 static inline stt_fa_vec stt_fa_sub(stt_fa_vec a, stt_fa_vec b) { return _mm256_sub_ps(a, b); }
 static inline stt_fa_vec stt_fa_f16(const ggml_fp16_t * p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) p)); }
-static inline float stt_fa_max(stt_fa_vec v) {
+static inline float stt_fa_hmax(stt_fa_vec v) {
     __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     m = _mm_max_ps(m, _mm_movehl_ps(m, m));
     return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
 }
-static inline float stt_fa_add(stt_fa_vec v) {
+static inline float stt_fa_hadd(stt_fa_vec v) {
     __m128 a = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     a = _mm_add_ps(a, _mm_movehl_ps(a, a));
     return _mm_cvtss_f32(_mm_add_ss(a, _mm_movehdup_ps(a)));
@@ -183,7 +183,7 @@ static bool stt_fa_rows_chunk(
                 }
                 // keys past the last score -inf
                 const stt_fa_vec s = stt_fa_first(stt_fa_mul(stt_fa_sums(acc), stt_fa_set1(scale)), nk);
-                const float Mnew = std::max(M[r], stt_fa_max(s));
+                const float Mnew = std::max(M[r], stt_fa_hmax(s));
                 if (Mnew > M[r]) {
                     const float ms = expf(M[r] - Mnew);
                     for (int64_t d = 0; d < DV; d += STT_FA_WIDTH) stt_fa_store(&O[r][d], stt_fa_mul(stt_fa_load(&O[r][d]), stt_fa_set1(ms)));
@@ -192,7 +192,7 @@ static bool stt_fa_rows_chunk(
                 }
                 // exp(-inf - M) is 0: keys past the last weigh nothing
                 const stt_fa_vec p = ggml_v_expf(stt_fa_sub(s, stt_fa_set1(Mnew)));
-                S[r] += stt_fa_add(p);
+                S[r] += stt_fa_hadd(p);
                 stt_fa_store(P, p);
                 for (int64_t d = 0; d < DV; d += STT_FA_WIDTH) {
                     stt_fa_vec o = stt_fa_load(&O[r][d]);

@@ -66,6 +66,7 @@ for (const threads of [1, 2, 3]) {
       return t.skip(stdout.trim());
     }
     assert.match(stdout, /fa rows: all equal/);
+    if (flags) assert.match(stdout, new RegExp(`fa rows: the ${flags.includes('avx512f') && flags.includes('avx512dq') ? 'AVX-512' : 'AVX2'} path`));
   });
 }
 
