@@ -55,7 +55,7 @@ static inline stt_fa_vec stt_fa_sums(const stt_fa_vec v[16]) {
     const __m512 e23 = _mm512_add_ps(_mm512_shuffle_f32x4(c[2], c[3], 0x88), _mm512_shuffle_f32x4(c[2], c[3], 0xDD));
     return _mm512_add_ps(_mm512_shuffle_f32x4(e01, e23, 0x88), _mm512_shuffle_f32x4(e01, e23, 0xDD));
 }
-#elif 0 && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)  // off for a dev-half check only
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #define STT_FA_ROWS_PATH 1
 static constexpr int STT_FA_KEYS = 8;  // keys per block: one vector of scores
 typedef __m256 stt_fa_vec;
