@@ -21,7 +21,7 @@
 // not depend on the rows computed beside it.
 #if defined(__AVX512F__) && defined(__AVX512DQ__)
 #define STT_FA_ROWS_PATH 1
-static constexpr int STT_FA_KEYS = 16;  // keys per block: one vector of scores
+static constexpr int STT_FA_KEYS = 16;  // keys per block, the lanes of a vector: one vector of scores
 typedef __m512 stt_fa_vec;
 static inline stt_fa_vec stt_fa_load(const float * p) { return _mm512_load_ps(p); }
 static inline void stt_fa_store(float * p, stt_fa_vec v) { _mm512_store_ps(p, v); }
@@ -57,7 +57,7 @@ static inline stt_fa_vec stt_fa_sums(const stt_fa_vec v[16]) {
 }
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #define STT_FA_ROWS_PATH 1
-static constexpr int STT_FA_KEYS = 8;  // keys per block: one vector of scores
+static constexpr int STT_FA_KEYS = 8;  // keys per block, the lanes of a vector: one vector of scores
 typedef __m256 stt_fa_vec;
 static inline stt_fa_vec stt_fa_load(const float * p) { return _mm256_load_ps(p); }
 static inline void stt_fa_store(float * p, stt_fa_vec v) { _mm256_store_ps(p, v); }
@@ -96,7 +96,6 @@ static inline stt_fa_vec stt_fa_sums(const stt_fa_vec v[8]) {
 #endif
 
 #ifdef STT_FA_ROWS_PATH
-static constexpr int STT_FA_WIDTH = STT_FA_KEYS;  // lanes of a vector: one per key of a block
 static constexpr int STT_FA_ROWS = 8;   // query rows of one head taken together
 static constexpr int STT_FA_DIM = 128;  // the widest head this path takes (Whisper's are 64)
 
@@ -126,7 +125,7 @@ static bool stt_fa_rows_chunk(
     const int64_t DV = v->ne[0];
     if (params->use_ref || q->type != GGML_TYPE_F32 || k->type != GGML_TYPE_F16 || v->type != GGML_TYPE_F16 ||
         max_bias != 0.0f || logit_softcap != 0.0f ||
-        DK % STT_FA_WIDTH != 0 || DV % STT_FA_WIDTH != 0 || DK > STT_FA_DIM || DV > STT_FA_DIM ||
+        DK % STT_FA_KEYS != 0 || DV % STT_FA_KEYS != 0 || DK > STT_FA_DIM || DV > STT_FA_DIM ||
         q->ne[1] < 2 || dst->src[3] || dst->src[4] || partials) {
         return false;
     }
@@ -166,8 +165,8 @@ static bool stt_fa_rows_chunk(
                 if (t < nk) {
                     const ggml_fp16_t * kr = (const ggml_fp16_t *) (kbase + (ic + t) * k->nb[1]);
                     const ggml_fp16_t * vr = (const ggml_fp16_t *) (vbase + (ic + t) * v->nb[1]);
-                    for (int64_t d = 0; d < DK; d += STT_FA_WIDTH) stt_fa_store(&Kf[t][d], stt_fa_f16(kr + d));
-                    for (int64_t d = 0; d < DV; d += STT_FA_WIDTH) stt_fa_store(&Vf[t][d], stt_fa_f16(vr + d));
+                    for (int64_t d = 0; d < DK; d += STT_FA_KEYS) stt_fa_store(&Kf[t][d], stt_fa_f16(kr + d));
+                    for (int64_t d = 0; d < DV; d += STT_FA_KEYS) stt_fa_store(&Vf[t][d], stt_fa_f16(vr + d));
                 } else {
                     // past the last key: zeros, so that a zero weight adds nothing
                     memset(Kf[t], 0, DK * sizeof(float));
@@ -177,7 +176,7 @@ static bool stt_fa_rows_chunk(
             for (int r = 0; r < n; ++r) {
                 stt_fa_vec acc[STT_FA_KEYS];
                 for (int t = 0; t < STT_FA_KEYS; ++t) acc[t] = stt_fa_zero();
-                for (int64_t d = 0; d < DK; d += STT_FA_WIDTH) {
+                for (int64_t d = 0; d < DK; d += STT_FA_KEYS) {
                     const stt_fa_vec qv = stt_fa_load(&Qf[r][d]);
                     for (int t = 0; t < STT_FA_KEYS; ++t) acc[t] = stt_fa_fmadd(qv, stt_fa_load(&Kf[t][d]), acc[t]);
                 }
@@ -186,7 +185,7 @@ static bool stt_fa_rows_chunk(
                 const float Mnew = std::max(M[r], stt_fa_hmax(s));
                 if (Mnew > M[r]) {
                     const float ms = expf(M[r] - Mnew);
-                    for (int64_t d = 0; d < DV; d += STT_FA_WIDTH) stt_fa_store(&O[r][d], stt_fa_mul(stt_fa_load(&O[r][d]), stt_fa_set1(ms)));
+                    for (int64_t d = 0; d < DV; d += STT_FA_KEYS) stt_fa_store(&O[r][d], stt_fa_mul(stt_fa_load(&O[r][d]), stt_fa_set1(ms)));
                     S[r] *= ms;
                     M[r] = Mnew;
                 }
@@ -194,7 +193,7 @@ static bool stt_fa_rows_chunk(
                 const stt_fa_vec p = ggml_v_expf(stt_fa_sub(s, stt_fa_set1(Mnew)));
                 S[r] += stt_fa_hadd(p);
                 stt_fa_store(P, p);
-                for (int64_t d = 0; d < DV; d += STT_FA_WIDTH) {
+                for (int64_t d = 0; d < DV; d += STT_FA_KEYS) {
                     stt_fa_vec o = stt_fa_load(&O[r][d]);
                     for (int t = 0; t < STT_FA_KEYS; ++t) o = stt_fa_fmadd(stt_fa_set1(P[t]), stt_fa_load(&Vf[t][d]), o);
                     stt_fa_store(&O[r][d], o);

@@ -55,6 +55,21 @@ long integer_dot(const Block & a, const Block & b) {
     return sum;
 }
 
+// Row i of the weights times column j, exactly (double holds every term and
+// the sum to far below f32's rounding), and the sum of its blocks' magnitudes.
+struct Exact { double value, magnitude; };
+Exact exact_product(const std::vector<Block> & weights, const std::vector<Block> & columns, int blocks, int i, int j) {
+    Exact e = {0, 0};
+    for (int l = 0; l < blocks; ++l) {
+        const Block & a = weights[size_t(i) * blocks + l];
+        const Block & b = columns[size_t(j) * blocks + l];
+        const double term = double(ggml_fp16_to_fp32(a.d)) * ggml_fp16_to_fp32(b.d) * double(integer_dot(a, b));
+        e.value += term;
+        e.magnitude += std::fabs(term);
+    }
+    return e;
+}
+
 }  // namespace
 
 int main(int argc, char ** argv) {
@@ -94,18 +109,14 @@ int main(int argc, char ** argv) {
         const std::vector<float> widest = product(weights, rows, columns, inner, most, threads);
         for (int j = 0; j < most; ++j) {
             for (int i = 0; i < panel_rows; ++i) {
-                double exact = 0, magnitude = 0;
                 float model = 0;
                 for (int l = 0; l < blocks; ++l) {
                     const Block & a = weights[size_t(i) * blocks + l];
                     const Block & b = quantized[size_t(j) * blocks + l];
-                    const long sum = integer_dot(a, b);
                     const float scale = ggml_fp16_to_fp32(a.d) * ggml_fp16_to_fp32(b.d);
-                    model = std::fma(float(sum), scale, model);
-                    const double term = double(scale) * double(sum);
-                    exact += term;
-                    magnitude += std::fabs(term);
+                    model = std::fma(float(integer_dot(a, b)), scale, model);
                 }
+                const auto [exact, magnitude] = exact_product(weights, quantized, blocks, i, j);
                 const float got = widest[size_t(j) * rows + i];
                 if (std::memcmp(&got, &model, sizeof got) != 0) fail("not the panels' arithmetic", inner, rows, i, j, got, model);
                 const double relative = magnitude > 0 ? std::fabs(double(got) - exact) / (unit * magnitude) : 0;
@@ -118,14 +129,7 @@ int main(int argc, char ** argv) {
             const std::vector<float> column(columns.begin() + size_t(j) * inner, columns.begin() + size_t(j + 1) * inner);
             const std::vector<float> alone = product(weights, rows, column, inner, 1, threads);
             for (int i = 0; i < rows; ++i) {
-                double exact = 0, magnitude = 0;
-                for (int l = 0; l < blocks; ++l) {
-                    const Block & a = weights[size_t(i) * blocks + l];
-                    const Block & b = quantized[size_t(j) * blocks + l];
-                    const double term = double(ggml_fp16_to_fp32(a.d)) * ggml_fp16_to_fp32(b.d) * double(integer_dot(a, b));
-                    exact += term;
-                    magnitude += std::fabs(term);
-                }
+                const auto [exact, magnitude] = exact_product(weights, quantized, blocks, i, j);
                 const double relative = magnitude > 0 ? std::fabs(double(alone[i]) - exact) / (unit * magnitude) : 0;
                 if (relative > worst_one_column) worst_one_column = relative;
             }
