@@ -14,7 +14,7 @@
 // Usage: tsx benchmarks/eval.ts [--split dev|test] [--limit N] [--systems id,id] [--rescore FILE] [--name SUFFIX]
 //   [--pool-reference FILE,FILE]
 // (--systems: a subset of SYSTEMS by id; the reference is always run;
-// --rescore: the tables again from a report's JSON, nothing decoded;
+// --rescore: the tables again from a report's JSON, nothing decoded: its texts scored again, with today's scoring;
 // --pool-reference: the rule read once more against faster-whisper's default
 // pooled over this run and the saved runs named, which must be of the same
 // clips, faster-whisper version and CPU flags: its temperature fallback
@@ -34,7 +34,7 @@ import { readEvalSet, type EvalSetClip } from '../scripts/eval-set';
 import { realModelPath, VAD_FIXTURE } from '../fixtures';
 import { VAD_FILE } from '../src/stt/catalogue';
 import { modelDir, startFasterWhisper } from './faster-whisper';
-import { alignErrors, errorCount, failuresOf, meanOverRuns, pairedBootstrap, scoringWords, type Errors, type Failures, type PerClip } from './lib/scoring';
+import { errorCount, meanOverRuns, pairedBootstrap, scoreAnswer, toPerClip, type Errors, type Failures, type PerClip } from './lib/scoring';
 import { provenance } from './lib/provenance';
 import { saveReport, today } from './lib/results';
 import { fmt } from './lib/stats';
@@ -75,12 +75,17 @@ interface SavedEval {
   clips: { id: string; source?: string; seconds: number; language: string; reference: string; runs: Record<string, Result> }[];
 }
 
+/** A system's answer on a clip, scored. Saved runs are scored again from their texts, so a report rescored reads today's scoring. */
+function scored(clip: { reference: string; language: string }, text: string, ms: number): Result {
+  return { text: text.trim(), ms, ...scoreAnswer(clip.reference, text, clip.language) };
+}
+
 /** The saved runs, on the saved clips (which replace `clips`' contents) and the systems they hold. */
 function fromSaved(saved: SavedEval, clips: EvalSetClip[]): { results: Record<string, Result[]>; versions: Record<string, string> } {
   clips.splice(0, clips.length, ...saved.clips.map((c) => ({ id: c.id, source: c.source ?? c.id.split('/')[0], language: c.language, seconds: c.seconds, split: saved.split as 'dev' | 'test', file: '', reference: c.reference })));
   const held = Object.keys(saved.clips[0].runs);
   SYSTEMS.splice(0, SYSTEMS.length, ...SYSTEMS.filter((s) => held.includes(s.id)));
-  return { results: Object.fromEntries(held.map((id) => [id, saved.clips.map((c) => c.runs[id])])), versions: saved.versions };
+  return { results: Object.fromEntries(held.map((id) => [id, saved.clips.map((c) => scored(c, c.runs[id].text, c.runs[id].ms))])), versions: saved.versions };
 }
 
 /**
@@ -103,7 +108,7 @@ function savedReferenceRuns(files: string[], split: string, clips: EvalSetClip[]
       seen.includes(timesOf(saved)) ? 'it is this run or one already named' : null;
     if (why) throw new Error(`--pool-reference ${file}: ${why}`);
     seen.push(timesOf(saved));
-    return saved.clips.map((c) => c.runs[REFERENCE]);
+    return saved.clips.map((c) => scored(c, c.runs[REFERENCE].text, c.runs[REFERENCE].ms));
   });
 }
 
@@ -166,12 +171,10 @@ async function main(): Promise<void> {
     const results: Record<string, Result[]> = Object.fromEntries(SYSTEMS.map((s) => [s.id, []]));
     for (const [i, clip] of clips.entries()) {
       const order = SYSTEMS.map((_, k) => (k + i) % SYSTEMS.length);
-      const ref = scoringWords(clip.reference, clip.language);
       for (const k of order) {
         const s = SYSTEMS[k];
         const r = await run(s, clip);
-        const hyp = scoringWords(r.text, clip.language);
-        results[s.id][i] = { text: r.text.trim(), ms: r.ms, errors: alignErrors(ref, hyp), failures: failuresOf(ref, hyp) };
+        results[s.id][i] = scored(clip, r.text, r.ms);
       }
       process.stdout.write('.');
     }
@@ -182,8 +185,7 @@ async function main(): Promise<void> {
   };
   const { results, versions } = rescore ? fromSaved(rescore, clips) : await measure();
 
-  const toPerClip = (rs: Result[]): PerClip[] => rs.map((r) => ({ errors: errorCount(r.errors), words: r.errors.words, ms: r.ms }));
-  const perClip = (id: string, idx: number[]): PerClip[] => toPerClip(idx.map((i) => results[id][i]));
+  const perClip = (id: string, idx: number[]): PerClip[] => idx.map((i) => toPerClip(results[id][i]));
   const all = clips.map((_, i) => i);
   const pct = (x: number) => `${fmt(x, 2)}`;
   const signed = (x: number) => `${x >= 0 ? '+' : ''}${fmt(x, 2)}`;
@@ -248,7 +250,7 @@ async function main(): Promise<void> {
   const candidates = SYSTEMS.filter((s) => s.kind === 'ours' && !s.autoLanguage).map((s) => ({ s, ...vs(s.id, all) }));
   const poolFiles = args.includes('--pool-reference') ? args[args.indexOf('--pool-reference') + 1].split(',') : [];
   const pooledRef = poolFiles.length
-    ? meanOverRuns([results[REFERENCE], ...savedReferenceRuns(poolFiles, split, clips, versions, prov.cpuFlags, results[REFERENCE])].map(toPerClip), perClip(REFERENCE, all))
+    ? meanOverRuns([results[REFERENCE], ...savedReferenceRuns(poolFiles, split, clips, versions, prov.cpuFlags, results[REFERENCE])].map((rs) => rs.map(toPerClip)), perClip(REFERENCE, all))
     : null;
   const windowCost = (s: System): { costsNothing: boolean; text: string } | null => {
     if (s.kind !== 'ours' || s.config.window === 'full') return null;

@@ -3,14 +3,21 @@
 // intervals, so a difference between two systems is read with its
 // uncertainty over the clips. Pure functions, unit-tested
 // (test/unit/eval-scoring.test.ts).
+import * as OpenCC from 'opencc-js';
 import { normalizeEnglish } from '../../scripts/lib/english-normalizer';
 import { seededRandom } from './stats';
 
 export interface Errors { sub: number; del: number; ins: number; words: number }
 
-/** Words for scoring: Whisper's English normaliser for English, characters for Chinese, otherwise case and punctuation folded. */
+// Whisper writes Mandarin in Simplified or Traditional characters from one
+// decode to the next (same audio, same language); the references are in
+// Simplified. The script is no recognition error, so both sides are folded to
+// Simplified (OpenCC's character tables, as Chinese ASR scoring usually does).
+const toSimplified = OpenCC.Converter({ from: 't', to: 'cn' });
+
+/** Words for scoring: Whisper's English normaliser for English, characters in Simplified script for Chinese, otherwise case and punctuation folded. */
 export function scoringWords(text: string, language: string): string[] {
-  if (language === 'zh') return [...text.normalize('NFKC').replace(/[^\p{L}\p{N}]+/gu, '')];
+  if (language === 'zh') return [...toSimplified(text.normalize('NFKC')).replace(/[^\p{L}\p{N}]+/gu, '')];
   const s = language === 'en' ? normalizeEnglish(text) : text.toLowerCase().normalize('NFKC').replace(/[^\p{L}\p{N}']+/gu, ' ');
   return s.split(/\s+/).filter(Boolean);
 }
@@ -47,6 +54,12 @@ export const errorCount = (e: Errors): number => e.sub + e.del + e.ins;
 
 /** The ways an answer fails that a corpus WER averages away. */
 export interface Failures { loop: boolean; long: boolean; empty: boolean; lastWordMissing: boolean }
+
+/** An answer scored against its clip's reference text: its word errors and failures. */
+export function scoreAnswer(reference: string, answer: string, language: string): { errors: Errors; failures: Failures } {
+  const [ref, hyp] = [scoringWords(reference, language), scoringWords(answer, language)];
+  return { errors: alignErrors(ref, hyp), failures: failuresOf(ref, hyp) };
+}
 
 export function failuresOf(ref: string[], hyp: string[]): Failures {
   const grams = new Map<string, number>();
@@ -101,6 +114,9 @@ export function partsFound(answer: string[], a: string[], b: string[]): { foundA
 }
 
 export interface PerClip { errors: number; words: number; ms: number }
+
+/** One clip's scored run (as the eval saves it) in the form the bootstrap reads. */
+export const toPerClip = (r: { errors: Errors; ms: number }): PerClip => ({ errors: errorCount(r.errors), words: r.errors.words, ms: r.ms });
 
 /**
  * A reference that samples (faster-whisper's temperature fallback) scores

@@ -7,11 +7,11 @@
 // faster-whisper's in the same run).
 // Usage: npx tsx benchmarks/studies/eval-diff.ts BEFORE.json AFTER.json
 import { readFileSync } from 'node:fs';
-import { errorCount, pairedBootstrap, type Errors, type PerClip } from '../lib/scoring.js';
+import { errorCount, pairedBootstrap, scoreAnswer, toPerClip, type PerClip } from '../lib/scoring.js';
 
 interface Saved {
   provenance: { commit: string };
-  clips: { id: string; runs: Record<string, { text: string; ms: number; errors: Errors }> }[];
+  clips: { id: string; reference: string; language: string; runs: Record<string, { text: string; ms: number }> }[];
 }
 
 const [beforeFile, afterFile] = process.argv.slice(2);
@@ -21,8 +21,9 @@ const after = JSON.parse(readFileSync(afterFile, 'utf8')) as Saved;
 if (before.clips.map((c) => c.id).join() !== after.clips.map((c) => c.id).join()) throw new Error('the two reports are not of the same clips in the same order');
 
 const ours = Object.keys(after.clips[0].runs).filter((id) => id.startsWith('ours-') && id in before.clips[0].runs);
-const perClip = (saved: Saved, id: string): PerClip[] =>
-  saved.clips.map((c) => ({ errors: errorCount(c.runs[id].errors), words: c.runs[id].errors.words, ms: c.runs[id].ms }));
+// Scored again from the texts, so both reports are read with today's scoring.
+const scored = (c: Saved['clips'][number], id: string) => ({ ms: c.runs[id].ms, ...scoreAnswer(c.reference, c.runs[id].text, c.language) });
+const perClip = (saved: Saved, id: string): PerClip[] => saved.clips.map((c) => toPerClip(scored(c, id)));
 const wer = (xs: PerClip[]) => (100 * xs.reduce((s, x) => s + x.errors, 0)) / xs.reduce((s, x) => s + x.words, 0);
 const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
 
@@ -41,6 +42,6 @@ for (const id of ours) {
   for (const [i, c] of after.clips.entries()) {
     const old = before.clips[i].runs[id];
     if (c.runs[id].text === old.text) continue;
-    console.log(`\n${id} ${c.id}: errors ${errorCount(old.errors)} → ${errorCount(c.runs[id].errors)}\n  before: ${old.text}\n  after:  ${c.runs[id].text}`);
+    console.log(`\n${id} ${c.id}: errors ${errorCount(scored(before.clips[i], id).errors)} → ${errorCount(scored(c, id).errors)}\n  before: ${old.text}\n  after:  ${c.runs[id].text}`);
   }
 }

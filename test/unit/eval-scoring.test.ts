@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { alignErrors, errorCount, failuresOf, meanOverRuns, pairedBootstrap, partsFound, scoringWords } from '../../benchmarks/lib/scoring';
+import { alignErrors, errorCount, failuresOf, meanOverRuns, pairedBootstrap, partsFound, scoreAnswer, scoringWords } from '../../benchmarks/lib/scoring';
 import { seededRandom } from '../../benchmarks/lib/stats';
 import { wordErrors } from '../../scripts/lib/english-normalizer';
 import { splitOf } from '../../scripts/eval-set';
@@ -28,6 +28,15 @@ test('non-English text is scored with case and punctuation folded, not the Engli
   assert.deepEqual(scoringWords('Testar en, två tre!', 'sv'), ['testar', 'en', 'två', 'tre']);
   assert.deepEqual(scoringWords('Ten dogs.', 'en'), ['10', 'dogs']);
   assert.deepEqual(scoringWords('甚至 出现，交易', 'zh'), ['甚', '至', '出', '现', '交', '易']);
+});
+
+test('Chinese is scored in Simplified script: the same words in Traditional characters are no errors', () => {
+  // Whisper base wrote this clip both ways from one build to the next.
+  const reference = '为了规避三四线城市明显过剩的市场风险';
+  assert.deepEqual(scoringWords('為了規避三四線城市明顯過剩的市場風險。', 'zh'), scoringWords(reference, 'zh'));
+  assert.deepEqual(scoreAnswer(reference, '為了規避三四線成是明顯過剩的市場風險。', 'zh').errors, { sub: 2, del: 0, ins: 0, words: 18 });
+  // Other languages keep their characters.
+  assert.deepEqual(scoringWords('為了', 'ja'), ['為了']);
 });
 
 test('failures: loops, overlong and empty answers, and a lost last word', () => {
