@@ -149,7 +149,9 @@ async function main(): Promise<void> {
     SYSTEMS.splice(0, SYSTEMS.length, ...SYSTEMS.filter((s) => wanted.has(s.id)));
   }
   const rescore = args.includes('--rescore') ? JSON.parse(readFileSync(args[args.indexOf('--rescore') + 1], 'utf8')) as SavedEval : null;
-  const prov = rescore ? rescore.provenance : provenance();
+  // A rescored report keeps the run's provenance and names the commit whose scoring read it.
+  const scoredAt = provenance();
+  const prov = rescore ? rescore.provenance : scoredAt;
   if (prov.uncommitted.length) process.stderr.write(`eval: uncommitted changes (${prov.uncommitted.join(', ')}): the report will say so\n`);
   const measure = async (): Promise<{ results: Record<string, Result[]>; versions: Record<string, string> }> => {
 
@@ -249,9 +251,10 @@ async function main(): Promise<void> {
   // in the full window.
   const candidates = SYSTEMS.filter((s) => s.kind === 'ours' && !s.autoLanguage).map((s) => ({ s, ...vs(s.id, all) }));
   const poolFiles = args.includes('--pool-reference') ? args[args.indexOf('--pool-reference') + 1].split(',') : [];
-  const pooledRef = poolFiles.length
-    ? meanOverRuns([results[REFERENCE], ...savedReferenceRuns(poolFiles, split, clips, versions, prov.cpuFlags, results[REFERENCE])].map((rs) => rs.map(toPerClip)), perClip(REFERENCE, all))
-    : null;
+  // The reference's runs, this one first, each scored as this run is.
+  const referenceRuns = poolFiles.length ? [results[REFERENCE], ...savedReferenceRuns(poolFiles, split, clips, versions, prov.cpuFlags, results[REFERENCE])].map((rs) => rs.map(toPerClip)) : [];
+  const pooledRef = poolFiles.length ? meanOverRuns(referenceRuns, perClip(REFERENCE, all)) : null;
+  const werOf = (xs: PerClip[]) => (100 * xs.reduce((s, c) => s + c.errors, 0)) / xs.reduce((s, c) => s + c.words, 0);
   const windowCost = (s: System): { costsNothing: boolean; text: string } | null => {
     if (s.kind !== 'ours' || s.config.window === 'full') return null;
     const full = SYSTEMS.find((x) => x.kind === 'ours' && !x.autoLanguage && x.config.beam === s.config.beam && x.config.window === 'full');
@@ -269,7 +272,7 @@ async function main(): Promise<void> {
     : `No configuration of ours holds on this half, so the rule keeps **beam 5 in the full window**.`;
   // The same rule against the pooled reference: its WER the mean over its runs, the times this run's.
   const pooled = pooledRef ? (() => {
-    const refWer = (100 * pooledRef.reduce((s, c) => s + c.errors, 0)) / pooledRef.reduce((s, c) => s + c.words, 0);
+    const refWer = werOf(pooledRef);
     const against = judged.map((c) => {
       const b = pairedBootstrap(perClip(c.s.id, all), pooledRef);
       return { ...c, b, wer: `${signed(b.werDiff[0])} (${signed(b.werDiff[1])} .. ${signed(b.werDiff[2])})` };
@@ -277,7 +280,7 @@ async function main(): Promise<void> {
     const hold = holdingOf(against);
     return [
       `## The default by rule, against faster-whisper's default pooled over ${poolFiles.length + 1} runs`, '',
-      `Its errors on each clip are the mean over this run and ${poolFiles.map((f) => path.basename(f)).join(', ')} (the same clips, faster-whisper version and CPU flags): a pooled WER of ${pct(refWer)} % against this run's ${pct((100 * perClip(REFERENCE, all).reduce((s, c) => s + c.errors, 0)) / words)} %. Times are this run's. Intervals: paired bootstrap over clips (the spread between its runs is not in them).`, '',
+      `Its errors on each clip are the mean over this run and ${poolFiles.map((f) => path.basename(f)).join(', ')} (the same clips, faster-whisper version and CPU flags): a pooled WER of ${pct(refWer)} % against this run's ${pct(werOf(referenceRuns[0]))} % (run by run, in that order: ${referenceRuns.map((r) => pct(werOf(r))).join(', ')} %). Times are this run's. Intervals: paired bootstrap over clips (the spread between its runs is not in them).`, '',
       ...against.map((c) => `- ${c.s.label}: WER ${c.wer}${c.window ? `; window ${c.window.costsNothing ? 'costs nothing' : `cannot exclude a cost of ${WITHIN_POINTS}`}` : ''}`), '',
       hold.length ? `Chosen by the rule against the pooled reference: **${hold[0].s.label}**, WER ${hold[0].wer} points.` : 'No configuration of ours holds against the pooled reference: **beam 5 in the full window**.', '',
     ];
@@ -287,7 +290,7 @@ async function main(): Promise<void> {
   const command = rescore?.command ?? `npm run eval -- ${args.join(' ')}`;
   const md = [
     `# Held-out eval (${split} half), ${date}`, '',
-    `\`${command}\`${rescore ? ` (tables printed again by \`npm run eval -- ${args.join(' ')}\`)` : ''} on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; ` +
+    `\`${command}\`${rescore ? ` (tables printed again by \`npm run eval -- ${args.join(' ')}\`, its texts scored at commit ${scoredAt.commit}${scoredAt.uncommitted.length ? ` with UNCOMMITTED changes (${scoredAt.uncommitted.join(', ')})` : ' (clean tree)'})` : ''} on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; ` +
       `addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
     `${clips.length} clips of the ${split} half (${fmt(audio, 0)} s, ${words} reference words; sources ${[...new Set(clips.map((c) => c.source))].join(', ')}; languages ${[...new Set(clips.map((c) => c.language))].join(', ')}). ` +
       `Ours: the server over HTTP with the openai client, real Whisper base q8_0, temperature fallback as shipped; windows: tail = ${ENCODER_WINDOW_RULES.tail}, full = ${ENCODER_WINDOW_RULES.full}. ` +
