@@ -7,6 +7,7 @@ import { checkRemoteUrl } from './net/remote-url';
 import { runtimeById } from './stt/catalogue';
 import type { SchedulingOrder } from './stt/local/scheduler';
 import { DEFAULT_ENCODER_WINDOW, ENCODER_WINDOWS, type EncoderWindow } from './stt/local/encoder-window';
+import { cpuQuotaCores, usableCores } from './stt/local/cpu-quota';
 import { DEFAULT_STORE_GRACE_S } from './store/shared-cache';
 
 export interface Config {
@@ -167,7 +168,8 @@ export const DEFAULT_VAD_MODEL_URL = 'https://huggingface.co/ggml-org/whisper-va
 export const DEFAULT_BEAM_SIZE = 5;
 
 export function loadConfig(env: Env = process.env): Config {
-  const cores = os.availableParallelism();
+  // The CPUs this process may run on, at most its container's CPU quota (src/stt/local/cpu-quota.ts).
+  const cores = usableCores(os.availableParallelism(), cpuQuotaCores());
   const dataDir = writableDir('STT_DATA_DIR', path.resolve(env.STT_DATA_DIR || './data'));
   const modelsDir = writableDir('STT_MODELS_DIR', path.resolve(env.STT_MODELS_DIR || path.join(dataDir, 'models')));
   const threads = int(env, 'STT_THREADS', cores, 1, 1024);

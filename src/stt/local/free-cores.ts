@@ -7,8 +7,8 @@
 // from /proc (Linux): the busy time of the CPUs this process may run on (its
 // affinity, as a container's cpuset sets it) minus this process's own, over
 // the last sampling interval; steal time (a VM's host running others) counts
-// as busy. A container's CPU quota (cgroup cpu.max) is not read. Elsewhere,
-// every core counts as free.
+// as busy. A container's CPU quota is not read here: it caps the default
+// STT_THREADS instead (cpu-quota.ts). Elsewhere, every core counts as free.
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 
