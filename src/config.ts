@@ -172,8 +172,9 @@ export function loadConfig(env: Env = process.env): Config {
   const cores = usableCores(os.availableParallelism(), cpuQuotaCores());
   const dataDir = writableDir('STT_DATA_DIR', path.resolve(env.STT_DATA_DIR || './data'));
   const modelsDir = writableDir('STT_MODELS_DIR', path.resolve(env.STT_MODELS_DIR || path.join(dataDir, 'models')));
-  const threads = int(env, 'STT_THREADS', cores, 1, 1024);
   const parallel = int(env, 'STT_PARALLEL', 1, 1, 64);
+  // Unset, one thread per core, and at least one per slot (a quota may leave fewer cores than slots asked for).
+  const threads = int(env, 'STT_THREADS', Math.max(cores, parallel), 1, 1024);
   if (parallel > threads) throw new ConfigError('STT_PARALLEL', `cannot exceed STT_THREADS (${threads})`);
   // Every computing slot and every paused job holds a libuv pool thread;
   // WAV decoding, SQLite and fs need the rest. The pool is the process's own,

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { cpuQuotaCores, usableCores } from '../../src/stt/local/cpu-quota';
+import { cpuQuotaCores, ownCpuCgroups, usableCores } from '../../src/stt/local/cpu-quota';
 
 /** A reader over a fake file system: path → contents; anything else is missing, as on a real host. */
 const files = (fs: Record<string, string>) => (file: string): string => {
@@ -60,46 +60,74 @@ test('no /proc (not Linux), or no cgroup mounts: no quota', () => {
   assert.equal(cpuQuotaCores(files({ '/proc/self/mountinfo': '', '/proc/self/cgroup': '0::/\n' })), null);
 });
 
-test('the cores a job may use: the CPUs, at most the quota rounded up, at least one', () => {
+test('the cores a job may use: the CPUs, at most the quota to the nearest core, at least one', () => {
   assert.equal(usableCores(8, null), 8);
   assert.equal(usableCores(8, 1.5), 2);
+  assert.equal(usableCores(8, 1.25), 1);
   assert.equal(usableCores(8, 1), 1);
   assert.equal(usableCores(8, 0.2), 1);
   assert.equal(usableCores(2, 4), 2);
 });
 
-test('in a real cgroup with a one-core quota, the default STT_THREADS is 1', (t) => {
+test('mountinfo escapes, mount roots at path boundaries, groups outside the namespace', () => {
+  // A mount point with a space (mountinfo writes \040), and a group named as systemd names units (with a backslash).
+  const escaped = '29 23 0:26 / /sys/fs/my\\040cgroup rw shared:4 - cgroup2 cgroup2 rw\n';
+  assert.equal(cpuQuotaCores(files({
+    '/proc/self/mountinfo': escaped, '/proc/self/cgroup': '0::/machine.slice/a\\x2db\n',
+    '/sys/fs/my cgroup/machine.slice/a\\x2db/cpu.max': '100000 100000\n',
+  })), 1);
+  // A mount whose root is /a/b shows /a/b/c, not /a/bc.
+  const rooted = '29 23 0:26 /a/b /sys/fs/cgroup rw shared:4 - cgroup2 cgroup2 rw\n';
+  assert.deepEqual(ownCpuCgroups(files({ '/proc/self/mountinfo': rooted, '/proc/self/cgroup': '0::/a/b/c\n' })), [{ dir: '/sys/fs/cgroup/c', mountPoint: '/sys/fs/cgroup', v2: true }]);
+  assert.deepEqual(ownCpuCgroups(files({ '/proc/self/mountinfo': rooted, '/proc/self/cgroup': '0::/a/bc\n' })), []);
+  // A group outside this cgroup namespace: nothing is read, not even the mount's own files.
+  const read: string[] = [];
+  const tracking = (file: string) => { read.push(file); return files({ '/proc/self/mountinfo': V2_MOUNT, '/proc/self/cgroup': '0::/../other\n', '/sys/fs/cgroup/cpu.max': '50000 100000\n' })(file); };
+  assert.equal(cpuQuotaCores(tracking), null);
+  assert.deepEqual(read, ['/proc/self/mountinfo', '/proc/self/cgroup']);
+  // Junk and zero periods are no limit.
+  assert.equal(cpuQuotaCores(files({ '/proc/self/mountinfo': V2_MOUNT, '/proc/self/cgroup': '0::/\n', '/sys/fs/cgroup/cpu.max': '100000 0\n' })), null);
+  assert.equal(cpuQuotaCores(files({ '/proc/self/mountinfo': V2_MOUNT, '/proc/self/cgroup': '0::/\n', '/sys/fs/cgroup/cpu.max': 'junk\n' })), null);
+});
+
+test('in a real cgroup with a one-core quota, the default STT_THREADS is 1, and 2 when two slots ask for them', (t) => {
+  if (process.platform !== 'linux') return t.skip('cgroups are Linux only');
   if (os.availableParallelism() < 2) return t.skip('needs 2 or more CPUs to tell a quota from the CPU count');
-  // This process's cgroup in the v1 hierarchy with the cpu controller (what the CI machine has), or in v2.
-  const mountinfo = readFileSync('/proc/self/mountinfo', 'utf8');
-  const cgroups = readFileSync('/proc/self/cgroup', 'utf8');
-  const v1 = /^\d+:[^:]*\bcpu\b[^:]*:(.*)$/m.exec(cgroups);
-  const v1Mount = mountinfo.split('\n').find((l) => / - cgroup \S+ \S*\bcpu\b/.test(l));
-  const v2 = /^0::(.*)$/m.exec(cgroups);
-  const v2Mount = mountinfo.split('\n').find((l) => / - cgroup2 /.test(l));
-  const base = v1 && v1Mount ? path.join(v1Mount.split(' ')[4], v1[1]) : v2 && v2Mount ? path.join(v2Mount.split(' ')[4], v2[1]) : null;
-  if (!base) return t.skip('no cgroup hierarchy with the cpu controller');
-  const dir = path.join(base, `stt-quota-test-${process.pid}`);
+  // This process's own group in a hierarchy that holds the cpu controller (v1 on the CI machine), found as the server finds it.
+  const own = ownCpuCgroups()[0];
+  if (!own) return t.skip('no cgroup hierarchy with the cpu controller');
+  const dir = path.join(own.dir, `stt-quota-test-${process.pid}`);
   try {
     mkdirSync(dir);
   } catch (err) {
-    return t.skip(`cannot make a cgroup here (${(err as NodeJS.ErrnoException).code}): needs root`);
+    return t.skip(`cannot make a cgroup in ${own.dir} (${(err as NodeJS.ErrnoException).code}): needs root and a writable hierarchy`);
   }
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stt-quota-'));
   try {
     try {
-      if (v1 && v1Mount) writeFileSync(path.join(dir, 'cpu.cfs_quota_us'), String(Number(readFileSync(path.join(dir, 'cpu.cfs_period_us'), 'utf8'))));
-      else writeFileSync(path.join(dir, 'cpu.max'), '100000 100000');
+      if (own.v2) writeFileSync(path.join(dir, 'cpu.max'), '100000 100000');
+      else writeFileSync(path.join(dir, 'cpu.cfs_quota_us'), readFileSync(path.join(dir, 'cpu.cfs_period_us'), 'utf8').trim());
     } catch (err) {
       return t.skip(`cannot set a CPU quota here (${(err as NodeJS.ErrnoException).code})`);
     }
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stt-quota-'));
     const script = `const { loadConfig } = require(${JSON.stringify(path.resolve(__dirname, '../../src/config'))}); ` +
-      `process.stdout.write(String(loadConfig({ STT_DATA_DIR: ${JSON.stringify(dataDir)} }).threads));`;
+      `const env = { STT_DATA_DIR: ${JSON.stringify(dataDir)} }; ` +
+      `process.stdout.write(loadConfig(env).threads + ' ' + loadConfig({ ...env, STT_PARALLEL: '2' }).threads);`;
     // The shell moves itself into the group, then becomes node: the process starts under the quota.
-    const child = spawnSync('sh', ['-c', `echo $$ > "$0/cgroup.procs" && exec "$1" --import tsx -e "$2"`, dir, process.execPath, script], { encoding: 'utf8', cwd: path.resolve(__dirname, '../..') });
-    assert.equal(child.status, 0, child.stderr);
-    assert.equal(child.stdout, '1', `one core of quota on ${os.availableParallelism()} CPUs`);
+    const child = spawnSync('sh', ['-c', `echo $$ > "$0/cgroup.procs" && exec "$1" --import tsx -e "$2"`, dir, process.execPath, script],
+      { encoding: 'utf8', cwd: path.resolve(__dirname, '../..'), timeout: 60_000 });
+    assert.equal(child.status, 0, child.stderr || String(child.error));
+    assert.equal(child.stdout, '1 2', `one core of quota on ${os.availableParallelism()} CPUs: one thread, and one per slot for two slots`);
   } finally {
-    rmdirSync(dir);
+    rmSync(dataDir, { recursive: true, force: true });
+    // A helper the child left (tsx's esbuild) may hold the group for a moment after it exits.
+    for (let tries = 0; tries < 50; tries++) {
+      try {
+        rmdirSync(dir);
+        break;
+      } catch {
+        spawnSync('sleep', ['0.1']);
+      }
+    }
   }
 });
