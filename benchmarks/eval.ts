@@ -34,7 +34,7 @@ import { readEvalSet, type EvalSetClip } from '../scripts/eval-set';
 import { realModelPath, VAD_FIXTURE } from '../fixtures';
 import { VAD_FILE } from '../src/stt/catalogue';
 import { modelDir, startFasterWhisper } from './faster-whisper';
-import { errorCount, meanOverRuns, pairedBootstrap, scoreAnswer, toPerClip, type Errors, type Failures, type PerClip } from './lib/scoring';
+import { corpusWer, errorCount, meanOverRuns, pairedBootstrap, scoreAnswer, toPerClip, type Errors, type Failures, type PerClip } from './lib/scoring';
 import { provenance } from './lib/provenance';
 import { saveReport, today } from './lib/results';
 import { fmt } from './lib/stats';
@@ -254,7 +254,6 @@ async function main(): Promise<void> {
   // The reference's runs, this one first, each scored as this run is.
   const referenceRuns = poolFiles.length ? [results[REFERENCE], ...savedReferenceRuns(poolFiles, split, clips, versions, prov.cpuFlags, results[REFERENCE])].map((rs) => rs.map(toPerClip)) : [];
   const pooledRef = poolFiles.length ? meanOverRuns(referenceRuns, perClip(REFERENCE, all)) : null;
-  const werOf = (xs: PerClip[]) => (100 * xs.reduce((s, c) => s + c.errors, 0)) / xs.reduce((s, c) => s + c.words, 0);
   const windowCost = (s: System): { costsNothing: boolean; text: string } | null => {
     if (s.kind !== 'ours' || s.config.window === 'full') return null;
     const full = SYSTEMS.find((x) => x.kind === 'ours' && !x.autoLanguage && x.config.beam === s.config.beam && x.config.window === 'full');
@@ -272,7 +271,7 @@ async function main(): Promise<void> {
     : `No configuration of ours holds on this half, so the rule keeps **beam 5 in the full window**.`;
   // The same rule against the pooled reference: its WER the mean over its runs, the times this run's.
   const pooled = pooledRef ? (() => {
-    const refWer = werOf(pooledRef);
+    const refWer = corpusWer(pooledRef);
     const against = judged.map((c) => {
       const b = pairedBootstrap(perClip(c.s.id, all), pooledRef);
       return { ...c, b, wer: `${signed(b.werDiff[0])} (${signed(b.werDiff[1])} .. ${signed(b.werDiff[2])})` };
@@ -280,7 +279,7 @@ async function main(): Promise<void> {
     const hold = holdingOf(against);
     return [
       `## The default by rule, against faster-whisper's default pooled over ${poolFiles.length + 1} runs`, '',
-      `Its errors on each clip are the mean over this run and ${poolFiles.map((f) => path.basename(f)).join(', ')} (the same clips, faster-whisper version and CPU flags): a pooled WER of ${pct(refWer)} % against this run's ${pct(werOf(referenceRuns[0]))} % (run by run, in that order: ${referenceRuns.map((r) => pct(werOf(r))).join(', ')} %). Times are this run's. Intervals: paired bootstrap over clips (the spread between its runs is not in them).`, '',
+      `Its errors on each clip are the mean over this run and ${poolFiles.map((f) => path.basename(f)).join(', ')} (the same clips, faster-whisper version and CPU flags): a pooled WER of ${pct(refWer)} % against this run's ${pct(corpusWer(referenceRuns[0]))} % (run by run, in that order: ${referenceRuns.map((r) => pct(corpusWer(r))).join(', ')} %). Times are this run's. Intervals: paired bootstrap over clips (the spread between its runs is not in them).`, '',
       ...against.map((c) => `- ${c.s.label}: WER ${c.wer}${c.window ? `; window ${c.window.costsNothing ? 'costs nothing' : `cannot exclude a cost of ${WITHIN_POINTS}`}` : ''}`), '',
       hold.length ? `Chosen by the rule against the pooled reference: **${hold[0].s.label}**, WER ${hold[0].wer} points.` : 'No configuration of ours holds against the pooled reference: **beam 5 in the full window**.', '',
     ];

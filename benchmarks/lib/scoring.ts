@@ -115,6 +115,9 @@ export function partsFound(answer: string[], a: string[], b: string[]): { foundA
 
 export interface PerClip { errors: number; words: number; ms: number }
 
+/** The corpus WER of scored clips, in percent: all their errors over all their reference words. */
+export const corpusWer = (xs: PerClip[]): number => (100 * xs.reduce((s, x) => s + x.errors, 0)) / xs.reduce((s, x) => s + x.words, 0);
+
 /** One clip's scored run (as the eval saves it) in the form the bootstrap reads. */
 export const toPerClip = (r: { errors: Errors; ms: number }): PerClip => ({ errors: errorCount(r.errors), words: r.errors.words, ms: r.ms });
 

@@ -7,7 +7,7 @@
 // faster-whisper's in the same run).
 // Usage: npx tsx benchmarks/studies/eval-diff.ts BEFORE.json AFTER.json
 import { readFileSync } from 'node:fs';
-import { errorCount, pairedBootstrap, scoreAnswer, toPerClip, type PerClip } from '../lib/scoring.js';
+import { corpusWer, pairedBootstrap, scoreAnswer, toPerClip, type PerClip } from '../lib/scoring.js';
 
 interface Saved {
   provenance: { commit: string };
@@ -21,10 +21,9 @@ const after = JSON.parse(readFileSync(afterFile, 'utf8')) as Saved;
 if (before.clips.map((c) => c.id).join() !== after.clips.map((c) => c.id).join()) throw new Error('the two reports are not of the same clips in the same order');
 
 const ours = Object.keys(after.clips[0].runs).filter((id) => id.startsWith('ours-') && id in before.clips[0].runs);
-// Scored again from the texts, so both reports are read with today's scoring.
-const scored = (c: Saved['clips'][number], id: string) => ({ ms: c.runs[id].ms, ...scoreAnswer(c.reference, c.runs[id].text, c.language) });
-const perClip = (saved: Saved, id: string): PerClip[] => saved.clips.map((c) => toPerClip(scored(c, id)));
-const wer = (xs: PerClip[]) => (100 * xs.reduce((s, x) => s + x.errors, 0)) / xs.reduce((s, x) => s + x.words, 0);
+// Scored again from the texts, so both reports are read with today's scoring; each system's clips once per report.
+const perClip = (saved: Saved, id: string): PerClip[] => saved.clips.map((c) => toPerClip({ ms: c.runs[id].ms, ...scoreAnswer(c.reference, c.runs[id].text, c.language) }));
+const scores = Object.fromEntries(ours.map((id) => [id, { before: perClip(before, id), after: perClip(after, id) }]));
 const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
 
 console.log(`before: ${before.provenance.commit.slice(0, 7)} (${beforeFile}); after: ${after.provenance.commit.slice(0, 7)} (${afterFile}); ${after.clips.length} clips`);
@@ -33,15 +32,14 @@ console.log('| system | texts changed | WER before % | WER after % | after − b
 console.log('| --- | --- | --- | --- | --- |');
 for (const id of ours) {
   const changed = after.clips.filter((c, i) => c.runs[id].text !== before.clips[i].runs[id].text);
-  const a = perClip(after, id);
-  const b = perClip(before, id);
+  const { before: b, after: a } = scores[id];
   const { werDiff } = pairedBootstrap(a, b);
-  console.log(`| ${id} | ${changed.length} of ${after.clips.length} | ${wer(b).toFixed(2)} | ${wer(a).toFixed(2)} | ${signed(werDiff[0])} (${signed(werDiff[1])} .. ${signed(werDiff[2])}) |`);
+  console.log(`| ${id} | ${changed.length} of ${after.clips.length} | ${corpusWer(b).toFixed(2)} | ${corpusWer(a).toFixed(2)} | ${signed(werDiff[0])} (${signed(werDiff[1])} .. ${signed(werDiff[2])}) |`);
 }
 for (const id of ours) {
   for (const [i, c] of after.clips.entries()) {
     const old = before.clips[i].runs[id];
     if (c.runs[id].text === old.text) continue;
-    console.log(`\n${id} ${c.id}: errors ${errorCount(scored(before.clips[i], id).errors)} → ${errorCount(scored(c, id).errors)}\n  before: ${old.text}\n  after:  ${c.runs[id].text}`);
+    console.log(`\n${id} ${c.id}: errors ${scores[id].before[i].errors} → ${scores[id].after[i].errors}\n  before: ${old.text}\n  after:  ${c.runs[id].text}`);
   }
 }

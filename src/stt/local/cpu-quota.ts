@@ -49,6 +49,7 @@ export function ownCpuCgroups(read: Read = (file) => readFileSync(file, 'utf8'))
   } catch {
     return [];
   }
+  const mounts = { v1: mountsOf(mountinfo, false), v2: mountsOf(mountinfo, true) };
   const out: CpuCgroup[] = [];
   for (const line of cgroups.split('\n')) {
     // "0::/path" is v2; "4:cpu,cpuacct:/path" a v1 hierarchy.
@@ -60,7 +61,7 @@ export function ownCpuCgroups(read: Read = (file) => readFileSync(file, 'utf8'))
     if (m[3].split('/').includes('..')) continue;
     const group = path.posix.normalize(m[3]);
     // The mount that shows this group: its root is the group or an ancestor (a container sees its own group as the root).
-    const mount = mountsOf(mountinfo, v2).find((mnt) => within(mnt.root, group));
+    const mount = mounts[v2 ? 'v2' : 'v1'].find((mnt) => within(mnt.root, group));
     if (!mount) continue;
     out.push({ dir: path.posix.join(mount.point, path.posix.relative(mount.root, group)), mountPoint: mount.point, v2 });
   }
