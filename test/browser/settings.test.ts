@@ -364,11 +364,17 @@ test('Try it: a file, and a recording from the (fake) microphone sent as the bro
   await page.getByRole('button', { name: 'Stop and transcribe' }).click();
   const answer = await answered;
   assert.equal(answer.status(), 200);
-  const logged = logs.find((l) => l.requestId === answer.headers()['x-request-id']);
+  // The request's log line is written when the streamed answer ends, after its headers came: wait for it, bounded.
+  const body = await answer.text();
+  let logged: Record<string, unknown> | undefined;
+  for (let i = 0; i < 1000 && !logged; i++) {
+    logged = logs.find((l) => l.msg === 'request' && l.requestId === answer.headers()['x-request-id']);
+    if (!logged) await new Promise((r) => setTimeout(r, 10));
+  }
   assert.equal(logged?.audioFormat, 'webm/opus', 'the server decoded the WebM/Opus the browser recorded');
   assert.ok(Number(logged?.audioSeconds) > 2, `${logged?.audioSeconds} s recorded`);
   await page.locator('#try-state').filter({ hasText: /^Done in [0-9.]+ s \(a [0-9.]+-s recording, audio\/webm;codecs=opus\)\.$/ }).waitFor();
-  const done = (await answer.text()).split('\n').filter((l) => l.startsWith('data: ') && l.includes('transcript.text.done')).map((l) => JSON.parse(l.slice(6)).text);
+  const done = body.split('\n').filter((l) => l.startsWith('data: ') && l.includes('transcript.text.done')).map((l) => JSON.parse(l.slice(6)).text);
   assert.equal(done.length, 1, 'the stream ended with one transcript.text.done');
   assert.equal(await page.locator('#try-text').textContent(), done[0]);
   await shot('8-try-it');
