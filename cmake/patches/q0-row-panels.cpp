@@ -85,9 +85,16 @@
         __m256 acc[RN] = {};
         for (int64_t l = 0; l < k; ++l) {
             __m256i sums[RN] = {};
+            // Two groups per iteration, each group's signs and sizes held in
+            // registers: GCC otherwise unrolls all 8 groups, interleaves them
+            // and spills the partial sums to the stack (53 spills in this
+            // function), and folds the signs' load into every column's
+            // vpsignb. The integer sums are the same in any order.
+#pragma GCC unroll 2
             for (int g = 0; g < 8; ++g) {
-                const __m256i signs = panel[l].signs[g];
-                const __m256i sizes = panel[l].sizes[g];
+                __m256i signs = panel[l].signs[g];
+                __m256i sizes = panel[l].sizes[g];
+                __asm__("" : "+x"(signs), "+x"(sizes));
                 for (int j = 0; j < RN; ++j) {
                     int32_t four;
                     std::memcpy(&four, B[ldb * (jj + j) + l].qs + 4 * g, sizeof four);
