@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import os from 'node:os';
-import { decoderThreadsFollowing, freeCoresBetween, othersBusyBetween, parseCpuList, readCpuSample, threadsForFreeCores } from '../../src/stt/local/free-cores';
+import { decoderThreadsFollowing, FreeCoresMonitor, freeCoresBetween, othersBusyBetween, parseCpuList, readCpuSample, threadsForFreeCores } from '../../src/stt/local/free-cores';
 import { Scheduler } from '../../src/stt/local/scheduler';
 
 test('free cores: the cores less what other processes used, never below zero', () => {
@@ -17,6 +17,33 @@ test('free cores: the cores less what other processes used, never below zero', (
   assert.equal(freeCoresBetween(a, { at: 1000, busy: 103, own: 10 }, 2), 0);
   // No time passed: assume everything is free.
   assert.equal(freeCoresBetween(a, a, 2), 2);
+});
+
+test('free cores never exceed the CPU quota, which does not take the others\' use off', () => {
+  const a = { at: 0, busy: 100, own: 10 };
+  const othersUsedOne = { at: 2000, busy: 103, own: 11 };
+  const othersIdle = { at: 2000, busy: 104, own: 14 };
+  assert.equal(freeCoresBetween(a, othersIdle, 2, 1), 1);
+  assert.equal(freeCoresBetween(a, othersIdle, 2, 1.5), 1.5);
+  // Others used one core of two; a quota of 1.5 still leaves the one core that is free.
+  assert.equal(freeCoresBetween(a, othersUsedOne, 2, 1.5), 1);
+  assert.equal(freeCoresBetween(a, othersUsedOne, 2, 0.5), 0.5);
+  assert.equal(freeCoresBetween(a, othersUsedOne, 2, null), 1);
+});
+
+test('the monitor reads the quota at start and again at every sample', { skip: process.platform !== 'linux' }, async () => {
+  let quota: number | null = 1;
+  const monitor = new FreeCoresMonitor(2, 20, () => quota);
+  try {
+    assert.equal(monitor.freeCores(), 1);
+    // A quota changed while the server runs (docker update --cpus) is followed at the next sample.
+    quota = 0.25;
+    const until = Date.now() + 5000;
+    while (monitor.freeCores() > 0.25 && Date.now() < until) await sleep(20);
+    assert.ok(monitor.freeCores() <= 0.25, `free cores ${monitor.freeCores()} under a quota of 0.25`);
+  } finally {
+    monitor.close();
+  }
 });
 
 test('the CPU list of an affinity mask', () => {

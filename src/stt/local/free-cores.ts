@@ -7,10 +7,13 @@
 // from /proc (Linux): the busy time of the CPUs this process may run on (its
 // affinity, as a container's cpuset sets it) minus this process's own, over
 // the last sampling interval; steal time (a VM's host running others) counts
-// as busy. A container's CPU quota is not read here: it caps the default
-// STT_THREADS instead (cpu-quota.ts). Elsewhere, every core counts as free.
+// as busy. A container's CPU quota (cpu-quota.ts) caps the free cores too,
+// read again at every sample, so `docker update --cpus` is followed without
+// a restart; the quota also caps the default STT_THREADS, read at start.
+// Elsewhere, every core counts as free.
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { cpuQuotaCores } from './cpu-quota';
 
 export interface CpuSample {
   /** Wall time of the sample, ms. */
@@ -62,9 +65,14 @@ export function othersBusyBetween(a: CpuSample, b: CpuSample): number {
   return wall <= 0 ? 0 : (b.busy - a.busy - (b.own - a.own)) / wall;
 }
 
-/** Cores left free by other processes between two samples: the cores less the others' use, never below 0. */
-export function freeCoresBetween(a: CpuSample, b: CpuSample, cores: number): number {
-  return Math.max(0, cores - Math.max(0, othersBusyBetween(a, b)));
+/**
+ * Cores left free by other processes between two samples: the cores less the
+ * others' use, never below 0, and never over this process's CPU quota (in
+ * cores; null: none). The quota does not take the others' use off: they may
+ * be using CPUs the quota would not have let us fill.
+ */
+export function freeCoresBetween(a: CpuSample, b: CpuSample, cores: number, quota: number | null = null): number {
+  return Math.max(0, Math.min(quota ?? Infinity, cores - Math.max(0, othersBusyBetween(a, b))));
 }
 
 /**
@@ -84,14 +92,18 @@ export function decoderThreadsFollowing(monitor: { freeCores(): number }, thread
   return (share) => threadsForFreeCores(share, monitor.freeCores(), threads);
 }
 
-/** Samples /proc every `intervalMs` in the background; freeCores() is the latest interval's reading. */
+/** Samples /proc (and the CPU quota) every `intervalMs` in the background; freeCores() is the latest interval's reading. */
 export class FreeCoresMonitor {
   private last: CpuSample | null;
   private free: number;
   private readonly timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly cores = os.availableParallelism(), intervalMs = 1000) {
-    this.free = cores;
+  constructor(
+    private readonly cores = os.availableParallelism(),
+    intervalMs = 1000,
+    private readonly readQuota: () => number | null = cpuQuotaCores,
+  ) {
+    this.free = Math.min(cores, readQuota() ?? Infinity);
     this.last = readCpuSample();
     if (this.last) {
       this.timer = setInterval(() => this.sample(), intervalMs);
@@ -102,7 +114,7 @@ export class FreeCoresMonitor {
   private sample(): void {
     const next = readCpuSample();
     if (!next || !this.last) return;
-    this.free = freeCoresBetween(this.last, next, this.cores);
+    this.free = freeCoresBetween(this.last, next, this.cores, this.readQuota());
     this.last = next;
   }
 
