@@ -158,14 +158,15 @@ export const DEFAULT_MODEL_BASE_URL = 'https://huggingface.co/ggerganov/whisper.
 export const DEFAULT_VAD_MODEL_URL = 'https://huggingface.co/ggml-org/whisper-vad/resolve/main/ggml-silero-v6.2.0.bin';
 
 /**
- * Beams per window unless STT_BEAM_SIZE says otherwise: 5, chosen by rule on
- * the held-out set's test half (the cheapest configuration within 0.3 WER
- * points of faster-whisper's default; beam 5 when none holds): greedy fails
- * against faster-whisper's default pooled over its runs on an AVX2 machine
- * and against their median on an AVX-512 one (decision 055). Greedy (1) is
- * the documented fast choice: docs/performance.md, "The default".
+ * Beams per window unless STT_BEAM_SIZE says otherwise: 1 (greedy), chosen by
+ * rule on the held-out set's test half (the cheapest configuration within 0.3
+ * WER points of faster-whisper's default; beam 5 when none holds): against
+ * faster-whisper's default pooled over all nine of its runs on the AVX2
+ * machine greedy is +0.24 points and holds (decision 059; by a margin of two
+ * word errors, which the rule follows either way). Beam 5 is the documented
+ * accurate choice: docs/performance.md, "The default".
  */
-export const DEFAULT_BEAM_SIZE = 5;
+export const DEFAULT_BEAM_SIZE = 1;
 
 export function loadConfig(env: Env = process.env): Config {
   // The CPUs this process may run on, at most its container's CPU quota (src/stt/local/cpu-quota.ts).
