@@ -1,4 +1,4 @@
-// `npx tsx benchmarks/studies/contention.ts [--rounds N] [--clips N] [--beam N]`:
+// `npx tsx benchmarks/studies/contention.ts [--rounds N] [--clips N] [--beam N] [--name SUFFIX]`:
 // how much a busy process beside it slows each engine down. The same held-out
 // clips (dev half of `npm run eval:set`), alone and then with one Python
 // `while True: pass` on this 2-core box, through: ours with 2 threads, ours
@@ -33,6 +33,8 @@ async function main(): Promise<void> {
   const rounds = args.includes('--rounds') ? Number(args[args.indexOf('--rounds') + 1]) : 5;
   const nClips = args.includes('--clips') ? Number(args[args.indexOf('--clips') + 1]) : 8;
   const beamSize = args.includes('--beam') ? Number(args[args.indexOf('--beam') + 1]) : 1;
+  // A second run on one day keeps the first's report: the name takes a suffix.
+  const suffix = args.includes('--name') ? `-${args[args.indexOf('--name') + 1]}` : '';
   // Read before the runs: the commit and the tree as they were when the timing began.
   const prov = provenance();
   const clips = readEvalSet().filter((c) => c.split === 'dev' && c.language === 'en' && c.seconds >= 5).slice(0, nClips);
@@ -110,7 +112,7 @@ async function main(): Promise<void> {
   const date = today();
   const md = [
     `# Sharing the CPU with a busy process, ${date}`, '',
-    `\`npx tsx benchmarks/studies/contention.ts --rounds ${rounds} --clips ${nClips}${beamSize > 1 ? ` --beam ${beamSize}` : ''}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}).`,
+    `\`npx tsx benchmarks/studies/contention.ts --rounds ${rounds} --clips ${nClips}${beamSize > 1 ? ` --beam ${beamSize}` : ''}${suffix ? ` --name ${suffix.slice(1)}` : ''}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}).`,
     `${clips.length} held-out clips (dev half, English, 5 s and longer; ${fmt(clips.reduce((s, c) => s + c.seconds, 0), 0)} s). Real Whisper base: ours q8_0 in-process (the addon), faster-whisper ${versions['faster-whisper']} / CTranslate2 ${versions.ctranslate2} int8 in its own process; ${beamSize > 1 ? `beam ${beamSize}` : 'greedy'}, English, no fallback, the full 30-s window on both sides. ` +
       `"Shared": one \`python3 -c 'while True: pass'\` running throughout. Each round decodes every clip with every contender in turn (order reversed on odd rounds); ${rounds} rounds per condition; the slowdown is each round's shared total over the same round's alone total. ` +
       `The server's default: the encoder with 2 threads, the decoder with the threads the server's scheduler gives it (one per core other processes left free over the last interval, src/stt/local/free-cores.ts); it gave the decoder 1 thread in ${chosen.alone.filter((t) => t === 1).length} of ${chosen.alone.length} runs alone and in ${chosen.shared.filter((t) => t === 1).length} of ${chosen.shared.length} shared (warm-up runs included; the rest had 2). ` +
@@ -118,7 +120,7 @@ async function main(): Promise<void> {
       `Beside one busy process on 2 cores, Linux's fair scheduler gives each of 3 runnable threads two thirds of a core: work that needs both cores throughout takes at least 1.5x its time alone, and work on one core is not slowed.`, '',
     ...lines, '',
   ].join('\n');
-  saveReport(`contention-${date}${beamSize > 1 ? `-beam${beamSize}` : ''}`, md, { provenance: prov, versions, clips: clips.map((c) => c.id), raw, cpu, decoderThreadsChosen: chosen });
+  saveReport(`contention-${date}${beamSize > 1 ? `-beam${beamSize}` : ''}${suffix}`, md, { provenance: prov, versions, clips: clips.map((c) => c.id), raw, cpu, decoderThreadsChosen: chosen });
 }
 
 if (require.main === module) {
