@@ -279,9 +279,11 @@ set(STT_FA_PREFETCH_KEYS 8)
 # machines keep q0-offset-dot's, and AVX-512 ones upstream's 4x4 tiles (not
 # measured there). Could go upstream as an AVX2 q8_0 kernel. The tile's
 # loop takes two 4-byte groups per iteration with each group's weights held
-# in registers: left to itself GCC unrolled all eight groups and spilled the
-# partial sums to the stack (53 spills in the function); the integer sums,
-# and so every result, are the same bits either way.
+# in registers (an empty asm that GNU compilers must keep them for): left to
+# itself GCC unrolled all eight groups, spilled the partial sums to the stack
+# (53 spills in stt_gemm8_panels) and folded the weights' load into every
+# column's sign instruction; the integer sums, and so every result, are the
+# same bits either way.
 #
 # 21. fa-rows-avx2 (cmake/patches/fa-rows.cpp): fa-rows (9) on AVX2 with FMA
 # and F16C, in blocks of 8 keys; see 9. Listed as its own id because it

@@ -163,8 +163,8 @@ export const DEFAULT_VAD_MODEL_URL = 'https://huggingface.co/ggml-org/whisper-va
  * WER points of faster-whisper's default; beam 5 when none holds): against
  * faster-whisper's default pooled over all nine of its runs on the AVX2
  * machine greedy is +0.24 points and holds (decision 059; by a margin of two
- * word errors, which the rule follows either way). Beam 5 is the documented
- * accurate choice: docs/performance.md, "The default".
+ * word errors, which the rule follows either way). Beam 5 is documented
+ * beside it, with its cost: docs/performance.md, "The default".
  */
 export const DEFAULT_BEAM_SIZE = 1;
 

@@ -87,14 +87,20 @@
             __m256i sums[RN] = {};
             // Two groups per iteration, each group's signs and sizes held in
             // registers: GCC otherwise unrolls all 8 groups, interleaves them
-            // and spills the partial sums to the stack (53 spills in this
-            // function), and folds the signs' load into every column's
-            // vpsignb. The integer sums are the same in any order.
+            // and spills the partial sums to the stack (53 spills in
+            // stt_gemm8_panels, where this tile is inlined), and folds the
+            // signs' load into every column's vpsignb. The integer sums are
+            // the same in any order. (GNU compilers only: MSVC has no
+            // inline assembly on x64 and ignores the pragma.)
+#if defined(__GNUC__)
 #pragma GCC unroll 2
+#endif
             for (int g = 0; g < 8; ++g) {
                 __m256i signs = panel[l].signs[g];
                 __m256i sizes = panel[l].sizes[g];
+#if defined(__GNUC__)
                 __asm__("" : "+x"(signs), "+x"(sizes));
+#endif
                 for (int j = 0; j < RN; ++j) {
                     int32_t four;
                     std::memcpy(&four, B[ldb * (jj + j) + l].qs + 4 * g, sizeof four);

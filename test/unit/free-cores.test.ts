@@ -29,17 +29,23 @@ test('free cores never exceed the CPU quota, which does not take the others\' us
   assert.equal(freeCoresBetween(a, othersUsedOne, 2, 1.5), 1);
   assert.equal(freeCoresBetween(a, othersUsedOne, 2, 0.5), 0.5);
   assert.equal(freeCoresBetween(a, othersUsedOne, 2, null), 1);
+  // A quota above the CPUs caps nothing.
+  assert.equal(freeCoresBetween(a, othersIdle, 2, 4), 2);
 });
 
 test('the monitor reads the quota at start and again at every sample', { skip: process.platform !== 'linux' }, async () => {
   let quota: number | null = 1;
-  const monitor = new FreeCoresMonitor(2, 20, () => quota);
+  let reads = 0;
+  const monitor = new FreeCoresMonitor(2, 20, () => (reads++, quota));
   try {
     assert.equal(monitor.freeCores(), 1);
+    assert.equal(reads, 1, 'read once at start');
     // A quota changed while the server runs (docker update --cpus) is followed at the next sample.
     quota = 0.25;
     const until = Date.now() + 5000;
-    while (monitor.freeCores() > 0.25 && Date.now() < until) await sleep(20);
+    while ((reads < 3 || monitor.freeCores() > 0.25) && Date.now() < until) await sleep(20);
+    // Read again at the samples (a busy machine alone could also bring the free cores under 0.25).
+    assert.ok(reads >= 3, `the quota was read ${reads} times`);
     assert.ok(monitor.freeCores() <= 0.25, `free cores ${monitor.freeCores()} under a quota of 0.25`);
   } finally {
     monitor.close();
