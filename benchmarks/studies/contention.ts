@@ -34,7 +34,9 @@ async function main(): Promise<void> {
   const nClips = args.includes('--clips') ? Number(args[args.indexOf('--clips') + 1]) : 8;
   const beamSize = args.includes('--beam') ? Number(args[args.indexOf('--beam') + 1]) : 1;
   // A second run on one day keeps the first's report: the name takes a suffix.
-  const suffix = args.includes('--name') ? `-${args[args.indexOf('--name') + 1]}` : '';
+  const name = args.includes('--name') ? args[args.indexOf('--name') + 1] : undefined;
+  if (args.includes('--name') && !name) throw new Error('--name needs a suffix');
+  const suffix = name ? `-${name}` : '';
   // Read before the runs: the commit and the tree as they were when the timing began.
   const prov = provenance();
   const clips = readEvalSet().filter((c) => c.split === 'dev' && c.language === 'en' && c.seconds >= 5).slice(0, nClips);

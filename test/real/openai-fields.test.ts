@@ -89,7 +89,7 @@ async function jfkPauseJfk(): Promise<Float32Array> {
 test('with the Silero model installed (the speech gate, on by default): noise the filter leaves is silent too, speech is untouched, streams too', async () => {
   const gated = await startRealServer('base-q8_0', { vad: true, env: PRODUCTION });
   const ungated = await startRealServer('base-q8_0', { vad: true, env: { ...PRODUCTION, STT_SPEECH_GATE: 'false' } });
-  // Beam 5, the accurate choice (the default is greedy).
+  // Beam 5 (the default is greedy).
   const gatedBeam5 = await startRealServer('base-q8_0', { vad: true, env: { ...PRODUCTION, STT_BEAM_SIZE: '5' } });
   try {
     for (const id of ['room-noise-30s', 'quiet-room-60s', 'phone-ring-30s']) {

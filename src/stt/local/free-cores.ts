@@ -8,8 +8,9 @@
 // affinity, as a container's cpuset sets it) minus this process's own, over
 // the last sampling interval; steal time (a VM's host running others) counts
 // as busy. A container's CPU quota (cpu-quota.ts) caps the free cores too,
-// read again at every sample, so `docker update --cpus` is followed without
-// a restart; the quota also caps the default STT_THREADS, read at start.
+// read again at every sample, so a quota lowered by `docker update --cpus`
+// is followed without a restart; the quota also caps the default
+// STT_THREADS, read at start (a raised quota needs a restart).
 // Elsewhere, every core counts as free.
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
