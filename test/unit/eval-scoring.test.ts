@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { alignErrors, errorCount, failuresOf, meanOverRuns, pairedBootstrap, partsFound, scoreAnswer, scoringWords } from '../../benchmarks/lib/scoring';
+import { alignErrors, errorCount, failuresOf, meanOverRuns, medianClipRatio, pairedBootstrap, partsFound, scoreAnswer, scoringWords } from '../../benchmarks/lib/scoring';
 import { seededRandom } from '../../benchmarks/lib/stats';
 import { wordErrors } from '../../scripts/lib/english-normalizer';
 import { splitOf } from '../../scripts/eval-set';
@@ -98,4 +98,16 @@ test('a sampling reference pooled over its runs: the mean errors per clip, this 
   assert.throws(() => meanOverRuns([run([1, 0])], run([0, 0, 0])), /not of the same clips/);
   assert.throws(() => meanOverRuns([[{ errors: 1, words: 9, ms: 1 }]], run([0])), /not of the same clips/);
   assert.throws(() => meanOverRuns([], run([0])), /no runs/);
+});
+
+test('the median clip ratio reads the clip in the middle, not the totals a few slow clips sway', () => {
+  const b = Array.from({ length: 30 }, () => ({ errors: 0, words: 10, ms: 100 }));
+  // Every clip 0.8x, except three where b took 10x as long (as faster-whisper's extra windows do).
+  const slow = b.map((x, i) => ({ ...x, ms: i < 3 ? 1000 : 100 }));
+  const a = b.map((x) => ({ ...x, ms: 80 }));
+  const [mid, lo, hi] = medianClipRatio(a, slow);
+  assert.ok(Math.abs(mid - 0.8) < 1e-12);
+  assert.ok(lo <= mid && mid <= hi);
+  assert.ok(pairedBootstrap(a, slow, 200).timeRatio[0] < 0.45); // the totals say far less
+  assert.throws(() => medianClipRatio(a, slow.slice(1)), /same clips/);
 });
