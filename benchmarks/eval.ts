@@ -11,6 +11,10 @@
 // paired bootstrap 95 % interval over clips, and the default is chosen by
 // rule: the cheapest of ours whose WER is within 0.3 points of it, a window
 // other than full only where it is shown to cost nothing, else beam 5 full.
+// Ours against faster-whisper with the same decoding is read three ways: the
+// clips' total times, the median clip's ratio, and apart on the clips where
+// faster-whisper made one pass and where it made more (a second window for a
+// tail whisper.cpp skips, or a fallback temperature), which the runner counts.
 // Usage: tsx benchmarks/eval.ts [--split dev|test] [--limit N] [--systems id,id] [--rescore FILE] [--name SUFFIX]
 //   [--pool-reference FILE,FILE]
 // (--systems: a subset of SYSTEMS by id; the reference is always run;
@@ -63,7 +67,9 @@ const SYSTEMS: System[] = [
 ];
 const REFERENCE = 'fw-b5';
 
-interface Result { text: string; ms: number; errors: Errors; failures: Failures }
+/** faster-whisper's passes on a clip: 30-s windows encoded, and decodes (one per window, plus one per fallback temperature). */
+interface Passes { windows: number; decodes: number }
+interface Result { text: string; ms: number; errors: Errors; failures: Failures; passes?: Passes }
 
 /** What a report's JSON keeps: enough to print its tables again (`--rescore`). */
 interface SavedEval {
@@ -76,8 +82,8 @@ interface SavedEval {
 }
 
 /** A system's answer on a clip, scored. Saved runs are scored again from their texts, so a report rescored reads today's scoring. */
-function scored(clip: { reference: string; language: string }, text: string, ms: number): Result {
-  return { text: text.trim(), ms, ...scoreAnswer(clip.reference, text, clip.language) };
+function scored(clip: { reference: string; language: string }, text: string, ms: number, passes?: Passes): Result {
+  return { text: text.trim(), ms, ...scoreAnswer(clip.reference, text, clip.language), ...(passes ? { passes } : {}) };
 }
 
 /** The saved runs, on the saved clips (which replace `clips`' contents) and the systems they hold. */
@@ -85,7 +91,7 @@ function fromSaved(saved: SavedEval, clips: EvalSetClip[]): { results: Record<st
   clips.splice(0, clips.length, ...saved.clips.map((c) => ({ id: c.id, source: c.source ?? c.id.split('/')[0], language: c.language, seconds: c.seconds, split: saved.split as 'dev' | 'test', file: '', reference: c.reference })));
   const held = Object.keys(saved.clips[0].runs);
   SYSTEMS.splice(0, SYSTEMS.length, ...SYSTEMS.filter((s) => held.includes(s.id)));
-  return { results: Object.fromEntries(held.map((id) => [id, saved.clips.map((c) => scored(c, c.runs[id].text, c.runs[id].ms))])), versions: saved.versions };
+  return { results: Object.fromEntries(held.map((id) => [id, saved.clips.map((c) => scored(c, c.runs[id].text, c.runs[id].ms, c.runs[id].passes))])), versions: saved.versions };
 }
 
 /**
@@ -160,10 +166,13 @@ async function main(): Promise<void> {
     const fw = startFasterWhisper(modelDir());
     const versions = await fw.versions;
 
-    const run = async (s: System, clip: EvalSetClip): Promise<{ text: string; ms: number }> => {
+    const run = async (s: System, clip: EvalSetClip): Promise<{ text: string; ms: number; passes?: Passes }> => {
       await sleep(SETTLE_MS);
       const language = s.autoLanguage ? undefined : clip.language;
-      if (s.kind === 'fw') return fw.ask({ wav: clip.file, compute_type: 'int8', beam_size: s.beam, language: language ?? null, fallback: true });
+      if (s.kind === 'fw') {
+        const r = await fw.ask({ wav: clip.file, compute_type: 'int8', beam_size: s.beam, language: language ?? null, fallback: true });
+        return { text: r.text, ms: r.ms, passes: { windows: r.windows, decodes: r.decodes } };
+      }
       const t0 = performance.now();
       const r = await ours.get(s.id)!.client.audio.transcriptions.create({ file: createReadStream(clip.file), model: 'service-local-stt', ...(language ? { language } : {}) });
       return { text: r.text, ms: performance.now() - t0 };
@@ -176,7 +185,7 @@ async function main(): Promise<void> {
       for (const k of order) {
         const s = SYSTEMS[k];
         const r = await run(s, clip);
-        results[s.id][i] = scored(clip, r.text, r.ms);
+        results[s.id][i] = scored(clip, r.text, r.ms, r.passes);
       }
       process.stdout.write('.');
     }
@@ -238,11 +247,22 @@ async function main(): Promise<void> {
   const matched = [['ours-g-full', 'fw-g'], ['ours-b5-full', 'fw-b5']].filter(([a, b]) => ran(a) && ran(b)).flatMap(([a, b]) => {
     const read = (idx: number[]) => {
       const m = pairedBootstrap(perClip(a, idx), perClip(b, idx));
-      const [mid, lo, hi] = medianClipRatio(perClip(a, idx), perClip(b, idx));
-      return `WER ${signed(m.werDiff[0])} points (${signed(m.werDiff[1])} .. ${signed(m.werDiff[2])}), time ${fmt(m.timeRatio[0], 2)}x (${fmt(m.timeRatio[1], 2)} .. ${fmt(m.timeRatio[2], 2)}), the median clip ${fmt(mid, 2)}x (${fmt(lo, 2)} .. ${fmt(hi, 2)})`;
+      const c = medianClipRatio(perClip(a, idx), perClip(b, idx));
+      const covers = c.coverage < 0.95 ? `, covering ${Math.floor(c.coverage * 100)} %` : '';
+      return `WER ${signed(m.werDiff[0])} points (${signed(m.werDiff[1])} .. ${signed(m.werDiff[2])}), time ${fmt(m.timeRatio[0], 2)}x (${fmt(m.timeRatio[1], 2)} .. ${fmt(m.timeRatio[2], 2)}), the median clip ${fmt(c.median, 2)}x (${fmt(c.lo, 2)} .. ${fmt(c.hi, 2)}${covers})`;
     };
+    // Where faster-whisper made one pass (one window, no fallback), the engines alone: the clips where it
+    // encoded a second window or fell back are read apart (reports before the runner counted passes have none).
+    const passesOf = (i: number) => results[b][i].passes;
+    const onePass = all.filter((i) => passesOf(i)?.windows === 1 && passesOf(i)?.decodes === 1);
+    const more = all.filter((i) => passesOf(i) && !onePass.includes(i));
+    const passLines = all.every((i) => passesOf(i)) && onePass.length >= 2 ? [
+      `  - the ${onePass.length} clips where ${b} made one pass (one window, no fallback): ${read(onePass)}.`,
+      `  - the other ${more.length} (${more.filter((i) => passesOf(i)!.windows > 1).length} with a second window, ${more.filter((i) => passesOf(i)!.decodes > passesOf(i)!.windows).length} with a fallback): ${more.length >= 2 ? read(more) : '—'}.`,
+    ] : [];
     return [
       `- ${a} against ${b} (both the full window): ${read(all)}.`,
+      ...passLines,
       ...BANDS.map(([lo, hi], k) => (bandIdx[k].length < 2 ? null : `  - ${lo}-${Math.round(hi)} s (${bandIdx[k].length} clips): ${read(bandIdx[k])}.`)).filter((line): line is string => line !== null),
     ];
   });

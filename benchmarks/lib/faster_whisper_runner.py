@@ -3,7 +3,7 @@
 # Usage: python faster_whisper_runner.py MODEL_DIR THREADS COMPUTE_TYPE...
 # Loads one WhisperModel per compute type, prints one JSON line of versions,
 # then for each JSON line {"wav", "compute_type", "beam_size"} on stdin prints
-# {"text", "ms", "cpu_ms", "language"} (cpu_ms: the CPU time of all its threads meanwhile). Optional in a job: "language" (default "en";
+# {"text", "ms", "cpu_ms", "language", "windows", "decodes"} (cpu_ms: the CPU time of all its threads meanwhile). Optional in a job: "language" (default "en";
 # null detects it, as faster-whisper does without one) and "fallback" (true:
 # faster-whisper's default temperature ladder 0.0-1.0 by 0.2; default false). ms covers transcribe() and consuming its segments (the
 # generator is lazy: the decoding happens there), not loading the WAV.
@@ -24,12 +24,46 @@ models = {
     c: WhisperModel(model_dir, device="cpu", compute_type=c, cpu_threads=int(threads), num_workers=1)
     for c in compute_types
 }
+
+# Passes per job, so a report can say where faster-whisper's time went: windows
+# (encoder runs: one per 30-s window it decodes, including a window for a tail
+# under a second that whisper.cpp skips) and decodes (generate() calls: one per
+# window, plus one per temperature its fallback tries).
+passes = {"windows": 0, "decodes": 0}
+
+
+class CountingDecoder:
+    """CTranslate2's Whisper with its generate() calls counted; everything else passed through."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def generate(self, *args, **kwargs):
+        passes["decodes"] += 1
+        return self._inner.generate(*args, **kwargs)
+
+
+def counting_encode(encode):
+    def run(features):
+        passes["windows"] += 1
+        return encode(features)
+
+    return run
+
+
+for m in models.values():
+    m.model = CountingDecoder(m.model)
+    m.encode = counting_encode(m.encode)
 print(json.dumps({"faster-whisper": version("faster-whisper"), "ctranslate2": version("ctranslate2")}), flush=True)
 
 for line in sys.stdin:
     job = json.loads(line)
     with wave.open(job["wav"]) as w:  # 16-bit mono 16 kHz, as the benchmark writes them
         audio = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float32) / 32768.0
+    passes.update(windows=0, decodes=0)
     t0 = time.perf_counter()
     c0 = time.process_time()  # this process's CPU time, all its threads
     segments, info = models[job["compute_type"]].transcribe(
@@ -45,4 +79,4 @@ for line in sys.stdin:
     text = "".join(s.text for s in segments)
     ms = (time.perf_counter() - t0) * 1000
     cpu_ms = (time.process_time() - c0) * 1000
-    print(json.dumps({"text": text, "ms": ms, "cpu_ms": cpu_ms, "language": info.language}), flush=True)
+    print(json.dumps({"text": text, "ms": ms, "cpu_ms": cpu_ms, "language": info.language, **passes}), flush=True)

@@ -5,7 +5,7 @@
 // (test/unit/eval-scoring.test.ts).
 import * as OpenCC from 'opencc-js';
 import { normalizeEnglish } from '../../scripts/lib/english-normalizer';
-import { median, medianInterval, seededRandom } from './stats';
+import { median, medianIntervalWithCoverage, seededRandom } from './stats';
 
 export interface Errors { sub: number; del: number; ins: number; words: number }
 
@@ -177,10 +177,11 @@ export function pairedBootstrap(a: PerClip[], b: PerClip[], rounds = 2000, seed 
  * which a few slow clips on one side can sway (faster-whisper decodes a second
  * 30-s window for a tail under a second that whisper.cpp skips, and falls back
  * to higher temperatures on murmured clips that ours passes at 0); this reads
- * the clip in the middle.
+ * the clip in the middle. Under 6 clips the interval is the min–max, which
+ * covers less than 95 % (`coverage` says how much).
  */
-export function medianClipRatio(a: PerClip[], b: PerClip[]): [number, number, number] {
+export function medianClipRatio(a: PerClip[], b: PerClip[]): { median: number; lo: number; hi: number; coverage: number } {
   if (a.length !== b.length || a.length === 0) throw new Error('a median clip ratio needs the same clips on both sides');
   const ratios = a.map((x, i) => x.ms / b[i].ms);
-  return [median(ratios), ...medianInterval(ratios)];
+  return { median: median(ratios), ...medianIntervalWithCoverage(ratios) };
 }

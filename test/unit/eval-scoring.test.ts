@@ -105,9 +105,10 @@ test('the median clip ratio reads the clip in the middle, not the totals a few s
   // Every clip 0.8x, except three where b took 10x as long (as faster-whisper's extra windows do).
   const slow = b.map((x, i) => ({ ...x, ms: i < 3 ? 1000 : 100 }));
   const a = b.map((x) => ({ ...x, ms: 80 }));
-  const [mid, lo, hi] = medianClipRatio(a, slow);
-  assert.ok(Math.abs(mid - 0.8) < 1e-12);
-  assert.ok(lo <= mid && mid <= hi);
+  const m = medianClipRatio(a, slow);
+  assert.ok(Math.abs(m.median - 0.8) < 1e-12);
+  assert.ok(m.lo <= m.median && m.median <= m.hi && m.coverage >= 0.95);
+  assert.equal(medianClipRatio(a.slice(0, 3), slow.slice(0, 3)).coverage, 0.75); // three clips: the min–max, 75 %
   assert.ok(pairedBootstrap(a, slow, 200).timeRatio[0] < 0.45); // the totals say far less
   assert.throws(() => medianClipRatio(a, slow.slice(1)), /same clips/);
 });
