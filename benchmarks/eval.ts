@@ -39,6 +39,7 @@ import { realModelPath, VAD_FIXTURE } from '../fixtures';
 import { VAD_FILE } from '../src/stt/catalogue';
 import { modelDir, startFasterWhisper } from './faster-whisper';
 import { corpusWer, errorCount, meanOverRuns, medianClipRatio, pairedBootstrap, scoreAnswer, toPerClip, type Errors, type Failures, type PerClip } from './lib/scoring';
+import { numberOption, optionValue, reportSuffix } from './lib/args';
 import { provenance } from './lib/provenance';
 import { saveReport, today } from './lib/results';
 import { fmt } from './lib/stats';
@@ -145,16 +146,21 @@ export async function startOurs(config: OurConfig, opts: { silero?: boolean } = 
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const split = args.includes('--split') ? args[args.indexOf('--split') + 1] : 'test';
+  const split = optionValue(args, '--split') ?? 'test';
   if (split !== 'dev' && split !== 'test') throw new Error('--split is dev or test');
-  const limit = args.includes('--limit') ? Number(args[args.indexOf('--limit') + 1]) : Infinity;
+  const limit = numberOption(args, '--limit', Infinity);
+  // --name: a part-run (other systems, fewer clips) goes beside the full report, not over it. Read
+  // before the run, so a bad name stops it at once, not after the decoding.
+  const name = reportSuffix(args);
   const clips = readEvalSet().filter((c) => c.split === split).slice(0, limit);
   // --rescore FILE: the tables again from a saved report's JSON, nothing decoded (its clips and systems).
-  if (args.includes('--systems')) {
-    const wanted = new Set([REFERENCE, ...args[args.indexOf('--systems') + 1].split(',')]);
+  const systems = optionValue(args, '--systems');
+  if (systems) {
+    const wanted = new Set([REFERENCE, ...systems.split(',')]);
     SYSTEMS.splice(0, SYSTEMS.length, ...SYSTEMS.filter((s) => wanted.has(s.id)));
   }
-  const rescore = args.includes('--rescore') ? JSON.parse(readFileSync(args[args.indexOf('--rescore') + 1], 'utf8')) as SavedEval : null;
+  const rescoreFile = optionValue(args, '--rescore');
+  const rescore = rescoreFile ? JSON.parse(readFileSync(rescoreFile, 'utf8')) as SavedEval : null;
   // A rescored report keeps the run's provenance and names the commit whose scoring read it.
   const scoredAt = provenance();
   const prov = rescore ? rescore.provenance : scoredAt;
@@ -248,7 +254,7 @@ async function main(): Promise<void> {
     const read = (idx: number[]) => {
       const m = pairedBootstrap(perClip(a, idx), perClip(b, idx));
       const c = medianClipRatio(perClip(a, idx), perClip(b, idx));
-      const covers = c.coverage < 0.95 ? `, covering ${Math.floor(c.coverage * 100)} %` : '';
+      const covers = c.coverage < 0.95 ? `, covering ${fmt(c.coverage * 100, 1)} %` : '';
       return `WER ${signed(m.werDiff[0])} points (${signed(m.werDiff[1])} .. ${signed(m.werDiff[2])}), time ${fmt(m.timeRatio[0], 2)}x (${fmt(m.timeRatio[1], 2)} .. ${fmt(m.timeRatio[2], 2)}), the median clip ${fmt(c.median, 2)}x (${fmt(c.lo, 2)} .. ${fmt(c.hi, 2)}${covers})`;
     };
     // Where faster-whisper made one pass (one window, no fallback), the engines alone: the clips where it
@@ -258,7 +264,7 @@ async function main(): Promise<void> {
     const more = all.filter((i) => passesOf(i) && !onePass.includes(i));
     const passLines = all.every((i) => passesOf(i)) && onePass.length >= 2 ? [
       `  - the ${onePass.length} clips where ${b} made one pass (one window, no fallback): ${read(onePass)}.`,
-      `  - the other ${more.length} (${more.filter((i) => passesOf(i)!.windows > 1).length} with a second window, ${more.filter((i) => passesOf(i)!.decodes > passesOf(i)!.windows).length} with a fallback): ${more.length >= 2 ? read(more) : '—'}.`,
+      `  - the other ${more.length} (${more.filter((i) => passesOf(i)!.windows > 1).length} with more than one window, ${more.filter((i) => passesOf(i)!.decodes > passesOf(i)!.windows).length} with a fallback; a clip can have both): ${more.length >= 2 ? read(more) : '—'}.`,
     ] : [];
     return [
       `- ${a} against ${b} (both the full window): ${read(all)}.`,
@@ -278,7 +284,7 @@ async function main(): Promise<void> {
   // against the same decoding in the full window excludes a cost of WITHIN_POINTS; if none holds, beam 5
   // in the full window.
   const candidates = SYSTEMS.filter((s) => s.kind === 'ours' && !s.autoLanguage).map((s) => ({ s, ...vs(s.id, all) }));
-  const poolFiles = args.includes('--pool-reference') ? args[args.indexOf('--pool-reference') + 1].split(',') : [];
+  const poolFiles = optionValue(args, '--pool-reference')?.split(',') ?? [];
   // The reference's runs, this one first, each scored as this run is.
   const referenceRuns = poolFiles.length ? [results[REFERENCE], ...savedReferenceRuns(poolFiles, split, clips, versions, prov.cpuFlags, results[REFERENCE])].map((rs) => rs.map(toPerClip)) : [];
   const pooledRef = poolFiles.length ? meanOverRuns(referenceRuns, perClip(REFERENCE, all)) : null;
@@ -336,8 +342,6 @@ async function main(): Promise<void> {
     ...pooled,
   ].join('\n');
   const json: SavedEval = { split, command, provenance: prov, versions, clips: clips.map((c, i) => ({ id: c.id, source: c.source, seconds: c.seconds, language: c.language, reference: c.reference, runs: Object.fromEntries(SYSTEMS.map((s) => [s.id, results[s.id][i]])) })) };
-  // --name: a part-run (other systems, fewer clips) goes beside the full report, not over it.
-  const name = args.includes('--name') ? `-${args[args.indexOf('--name') + 1]}` : '';
   saveReport(`eval-${rescore ? rescore.date ?? date : date}-${split}${name}`, md, { ...json, date: rescore?.date ?? date });
 }
 

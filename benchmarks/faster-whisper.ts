@@ -99,7 +99,7 @@ export function startFasterWhisper(dir: string) {
     versions: next().then((line) => JSON.parse(line) as Record<string, string>),
     ask: (job: { wav: string; compute_type: string; beam_size: number; language?: string | null; fallback?: boolean }) => {
       child.stdin.write(JSON.stringify(job) + '\n');
-      return next().then((line) => JSON.parse(line) as { text: string; ms: number; cpu_ms: number; language?: string; windows: number; decodes: number });
+      return next().then((line) => JSON.parse(line) as { text: string; ms: number; cpu_ms: number; language?: string; windows: number; decodes: number; detections: number });
     },
     /** CTranslate2's own account of the CPU and the GEMM backends it chose (CT2_VERBOSE). */
     backends: () => [...new Set(stderr.split('\n').filter((l) => /CPU:|ISA|MKL|backend|compute type/.test(l)).map((l) => l.replace(/^.*\[info\]\s*-?\s*/, '').trim()))],

@@ -3,7 +3,7 @@
 # Usage: python faster_whisper_runner.py MODEL_DIR THREADS COMPUTE_TYPE...
 # Loads one WhisperModel per compute type, prints one JSON line of versions,
 # then for each JSON line {"wav", "compute_type", "beam_size"} on stdin prints
-# {"text", "ms", "cpu_ms", "language", "windows", "decodes"} (cpu_ms: the CPU time of all its threads meanwhile). Optional in a job: "language" (default "en";
+# {"text", "ms", "cpu_ms", "language", "windows", "decodes", "detections"} (cpu_ms: the CPU time of all its threads meanwhile). Optional in a job: "language" (default "en";
 # null detects it, as faster-whisper does without one) and "fallback" (true:
 # faster-whisper's default temperature ladder 0.0-1.0 by 0.2; default false). ms covers transcribe() and consuming its segments (the
 # generator is lazy: the decoding happens there), not loading the WAV.
@@ -26,10 +26,13 @@ models = {
 }
 
 # Passes per job, so a report can say where faster-whisper's time went: windows
-# (encoder runs: one per 30-s window it decodes, including a window for a tail
-# under a second that whisper.cpp skips) and decodes (generate() calls: one per
-# window, plus one per temperature its fallback tries).
-passes = {"windows": 0, "decodes": 0}
+# (encoder runs for the windows it decodes: a clip under 30 s takes a second
+# one when the first stops at a timestamp short of the end, even for a tail
+# under a second, where whisper.cpp stops), decodes (generate() calls: one per
+# window, plus one per temperature its fallback tries) and detections (without
+# a language, one more encoder run on the first 30 s to detect it).
+passes = {"windows": 0, "decodes": 0, "detections": 0}
+detecting = [False]
 
 
 class CountingDecoder:
@@ -48,8 +51,21 @@ class CountingDecoder:
 
 def counting_encode(encode):
     def run(features):
-        passes["windows"] += 1
+        if not detecting[0]:
+            passes["windows"] += 1
         return encode(features)
+
+    return run
+
+
+def counting_detection(detect_language):
+    def run(*args, **kwargs):
+        passes["detections"] += 1
+        detecting[0] = True
+        try:
+            return detect_language(*args, **kwargs)
+        finally:
+            detecting[0] = False
 
     return run
 
@@ -57,13 +73,14 @@ def counting_encode(encode):
 for m in models.values():
     m.model = CountingDecoder(m.model)
     m.encode = counting_encode(m.encode)
+    m.detect_language = counting_detection(m.detect_language)
 print(json.dumps({"faster-whisper": version("faster-whisper"), "ctranslate2": version("ctranslate2")}), flush=True)
 
 for line in sys.stdin:
     job = json.loads(line)
     with wave.open(job["wav"]) as w:  # 16-bit mono 16 kHz, as the benchmark writes them
         audio = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(np.float32) / 32768.0
-    passes.update(windows=0, decodes=0)
+    passes.update(windows=0, decodes=0, detections=0)
     t0 = time.perf_counter()
     c0 = time.process_time()  # this process's CPU time, all its threads
     segments, info = models[job["compute_type"]].transcribe(

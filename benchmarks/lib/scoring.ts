@@ -174,10 +174,9 @@ export function pairedBootstrap(a: PerClip[], b: PerClip[], rounds = 2000, seed 
 /**
  * The typical clip's time ratio: the median over clips of a's time ÷ b's, with
  * its distribution-free 95 % interval. The bootstrap above reads total times,
- * which a few slow clips on one side can sway (faster-whisper decodes a second
- * 30-s window for a tail under a second that whisper.cpp skips, and falls back
- * to higher temperatures on murmured clips that ours passes at 0); this reads
- * the clip in the middle. Under 6 clips the interval is the min–max, which
+ * which a few slow clips on one side can sway (faster-whisper encodes a second
+ * window on some clips under 30 s, and falls back to higher temperatures on
+ * murmured clips that ours passes at 0); this reads the clip in the middle. Under 6 clips the interval is the min–max, which
  * covers less than 95 % (`coverage` says how much).
  */
 export function medianClipRatio(a: PerClip[], b: PerClip[]): { median: number; lo: number; hi: number; coverage: number } {

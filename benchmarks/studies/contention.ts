@@ -20,6 +20,7 @@ import { readEvalSet } from '../../scripts/eval-set';
 import { realModelPath } from '../../fixtures';
 import { modelDir, startFasterWhisper } from '../faster-whisper';
 import { provenance } from '../lib/provenance';
+import { numberOption, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
 import { fmt, median } from '../lib/stats';
 
@@ -30,13 +31,10 @@ type Contender = (typeof CONTENDERS)[number];
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const rounds = args.includes('--rounds') ? Number(args[args.indexOf('--rounds') + 1]) : 5;
-  const nClips = args.includes('--clips') ? Number(args[args.indexOf('--clips') + 1]) : 8;
-  const beamSize = args.includes('--beam') ? Number(args[args.indexOf('--beam') + 1]) : 1;
-  // A second run on one day keeps the first's report: the name takes a suffix.
-  const name = args.includes('--name') ? args[args.indexOf('--name') + 1] : undefined;
-  if (args.includes('--name') && !name) throw new Error('--name needs a suffix');
-  const suffix = name ? `-${name}` : '';
+  const rounds = numberOption(args, '--rounds', 5);
+  const nClips = numberOption(args, '--clips', 8);
+  const beamSize = numberOption(args, '--beam', 1);
+  const suffix = reportSuffix(args);
   // Read before the runs: the commit and the tree as they were when the timing began.
   const prov = provenance();
   const clips = readEvalSet().filter((c) => c.split === 'dev' && c.language === 'en' && c.seconds >= 5).slice(0, nClips);

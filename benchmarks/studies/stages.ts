@@ -1,4 +1,4 @@
-// `npx tsx benchmarks/studies/stages.ts [--rounds N] [--clip ID]`: where the time of
+// `npx tsx benchmarks/studies/stages.ts [--rounds N] [--clip ID] [--name SUFFIX]`: where the time of
 // one 30-s window goes, stage by stage, ours against faster-whisper, greedy
 // and beam 5, both in the full window. Ours: whisper-cli from build/bin (the
 // same whisper.cpp and ggml, patches included, as the addon), which prints its
@@ -12,6 +12,7 @@ import { readEvalSet } from '../../scripts/eval-set';
 import { BIN_DIR, realModelPath } from '../../fixtures';
 import { modelDir, venvPython } from '../faster-whisper';
 import { provenance } from '../lib/provenance';
+import { numberOption, optionValue, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
 import { fmt, median } from '../lib/stats';
 
@@ -27,8 +28,9 @@ export function cliStages(stderr: string): Record<string, number> {
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const rounds = args.includes('--rounds') ? Number(args[args.indexOf('--rounds') + 1]) : 5;
-  const clipId = args.includes('--clip') ? args[args.indexOf('--clip') + 1] : 'mfa/acoustic_corpus';
+  const rounds = numberOption(args, '--rounds', 5);
+  const clipId = optionValue(args, '--clip') ?? 'mfa/acoustic_corpus';
+  const suffix = reportSuffix(args);
   // Read before the runs: the commit and the tree as they were when the timing began.
   const prov = provenance();
   const clip = readEvalSet().find((c) => c.id === clipId);
@@ -66,9 +68,9 @@ async function main(): Promise<void> {
   lines.push(`| sum of the stages | ${cell(sum(ours.greedy, ['features', 'encode', 'decode', 'sample']))} | ${cell(sum(fw.greedy, ['features', 'encode', 'decode (with sampling)']))} | ${cell(sum(ours['beam 5'], ['features', 'encode', 'decode', 'sample']))} | ${cell(sum(fw['beam 5'], ['features', 'encode', 'decode (with sampling)']))} |`);
   lines.push(`| faster-whisper's tokens | | ${cell(fw.greedy.tokens)} | | ${cell(fw['beam 5'].tokens)} |`);
   const date = today();
-  saveReport(`stages-${date}`, [
+  saveReport(`stages-${date}${suffix}`, [
     `# Where one window's time goes, ${date}`, '',
-    `\`npx tsx benchmarks/studies/stages.ts --rounds ${rounds} --clip ${clipId}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; whisper-cli sha256 ${prov.binaries['whisper-cli']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
+    `\`npx tsx benchmarks/studies/stages.ts --rounds ${rounds} --clip ${clipId}${suffix ? ` --name ${suffix.slice(1)}` : ''}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; whisper-cli sha256 ${prov.binaries['whisper-cli']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
     `One held-out clip (${clip.id}, ${fmt(clip.seconds, 1)} s, spontaneous speech), the full 30-s window on both sides, English, no temperature fallback. Ours: whisper-cli (its whisper_print_timings), real base q8_0, flash attention on. faster-whisper: int8, the same CTranslate2 weights; its features, encode() and generate() (timestamps on, suppress_tokens [-1], max 224 tokens) timed apart in Python; generate() holds its decoder and its sampling.`, '',
     ...lines, '',
   ].join('\n'), { provenance: prov, clip: clip.id, ours, fasterWhisper: fw });

@@ -6,6 +6,7 @@ import { mixes, poisson, POISSON_LENGTHS } from '../../benchmarks/lib/mixes';
 import { OutputCheck } from '../../benchmarks/lib/outputs';
 import { medianIntervalWithCoverage } from '../../benchmarks/lib/stats';
 import { figures } from '../../benchmarks/lib/load';
+import { numberOption, optionValue, reportSuffix } from '../../benchmarks/lib/args';
 
 const SERVICE = { 5: 1000, 30: 3000, 120: 12000 };
 
@@ -51,4 +52,17 @@ test('round figures split short and long clips, call the largest a max, and coun
     ],
   });
   assert.deepEqual(f, { shortP50: 2000, shortMax: 3000, longP50: 9000, longMax: 9000, meanMs: 3750, makespanS: 10, throughput: 16, refused: 1, peakRssMb: 500 });
+});
+
+test('a report name\'s suffix: none without --name, and a flag without its value is an error', () => {
+  assert.equal(reportSuffix(['--rounds', '3']), '');
+  assert.equal(reportSuffix(['--name', 'panel-loop', '--rounds', '3']), '-panel-loop');
+  assert.throws(() => reportSuffix(['--rounds', '3', '--name']), /--name needs a value/);
+  assert.throws(() => reportSuffix(['--name', '--rounds', '3']), /--name needs a value/);
+  assert.equal(optionValue(['--clip', 'mfa/x'], '--clip'), 'mfa/x');
+  assert.equal(optionValue([], '--clip'), undefined);
+  assert.throws(() => reportSuffix(['--name', '../x']), /letters, digits, dots and dashes/);
+  assert.equal(numberOption(['--rounds', '3'], '--rounds', 5), 3);
+  assert.equal(numberOption([], '--rounds', 5), 5);
+  assert.throws(() => numberOption(['--rounds', 'three'], '--rounds', 5), /needs a number/);
 });

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { cpuQuotaCores, ownCpuCgroups, usableCores } from '../../src/stt/local/cpu-quota';
+import { cpuQuotaCores, ownCpuCgroups, quotaReader, usableCores } from '../../src/stt/local/cpu-quota';
 
 /** A reader over a fake file system: path → contents; anything else is missing, as on a real host. */
 const files = (fs: Record<string, string>) => (file: string): string => {
@@ -58,6 +58,18 @@ test('cgroup v1: cfs_quota_us over cfs_period_us in the hierarchy with the cpu c
 test('no /proc (not Linux), or no cgroup mounts: no quota', () => {
   assert.equal(cpuQuotaCores(files({})), null);
   assert.equal(cpuQuotaCores(files({ '/proc/self/mountinfo': '', '/proc/self/cgroup': '0::/\n' })), null);
+});
+
+test('a quota reader finds the groups once and reads only their limit files again', () => {
+  const fs: Record<string, string> = { '/proc/self/mountinfo': V2_MOUNT, '/proc/self/cgroup': '0::/a\n', '/sys/fs/cgroup/a/cpu.max': '100000 100000\n' };
+  const read: string[] = [];
+  const readQuota = quotaReader((file) => { read.push(file); return files(fs)(file); });
+  assert.deepEqual(read, ['/proc/self/mountinfo', '/proc/self/cgroup']);
+  assert.equal(readQuota(), 1);
+  fs['/sys/fs/cgroup/a/cpu.max'] = '50000 100000\n'; // lowered while the server runs
+  assert.equal(readQuota(), 0.5);
+  assert.equal(read.filter((f) => f.startsWith('/proc/')).length, 2, 'mountinfo and cgroup read once, at the start');
+  assert.equal(read.filter((f) => f === '/sys/fs/cgroup/a/cpu.max').length, 2, 'the limit file read at each call');
 });
 
 test('the cores a job may use: the CPUs, at most the quota to the nearest core, at least one', () => {

@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 type Read = (file: string) => string;
+const readText: Read = (file) => readFileSync(file, 'utf8');
 
 /** One cgroup hierarchy this process is in that can limit the CPU: its group's directory and the mount point above which nothing is read. */
 export interface CpuCgroup { dir: string; mountPoint: string; v2: boolean }
@@ -40,7 +41,7 @@ function mountsOf(mountinfo: string, v2: boolean): { root: string; point: string
 }
 
 /** This process's groups that can hold a CPU quota, from /proc/self/cgroup and /proc/self/mountinfo; empty where they cannot be read. */
-export function ownCpuCgroups(read: Read = (file) => readFileSync(file, 'utf8')): CpuCgroup[] {
+export function ownCpuCgroups(read: Read = readText): CpuCgroup[] {
   let mountinfo: string;
   let cgroups: string;
   try {
@@ -85,10 +86,10 @@ function limitIn(read: Read, dir: string, v2: boolean): number | null {
   }
 }
 
-/** The lowest CPU quota over this process's cgroups and their ancestors up to each mount point, in cores; null when there is none. */
-export function cpuQuotaCores(read: Read = (file) => readFileSync(file, 'utf8')): number | null {
+/** The lowest CPU quota over `groups` and their ancestors up to each mount point, in cores; null when there is none. */
+export function quotaOf(groups: CpuCgroup[], read: Read = readText): number | null {
   let lowest = Infinity;
-  for (const { dir, mountPoint, v2 } of ownCpuCgroups(read)) {
+  for (const { dir, mountPoint, v2 } of groups) {
     for (let d = dir; within(mountPoint, d); d = path.posix.dirname(d)) {
       const limit = limitIn(read, d, v2);
       if (limit !== null) lowest = Math.min(lowest, limit);
@@ -96,6 +97,22 @@ export function cpuQuotaCores(read: Read = (file) => readFileSync(file, 'utf8'))
     }
   }
   return Number.isFinite(lowest) ? lowest : null;
+}
+
+/** This process's CPU quota in cores, its groups found afresh; null when there is none. */
+export function cpuQuotaCores(read: Read = readText): number | null {
+  return quotaOf(ownCpuCgroups(read), read);
+}
+
+/**
+ * A reader of the quota for sampling it again and again: the groups are found
+ * once (parsing mountinfo), and each call reads only their limit files. A
+ * process moved to another cgroup while it runs is not followed, nor are
+ * groups that could not be read at the start (then it reads no quota).
+ */
+export function quotaReader(read: Read = readText): () => number | null {
+  const groups = ownCpuCgroups(read);
+  return () => quotaOf(groups, read);
 }
 
 /**

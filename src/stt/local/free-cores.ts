@@ -8,13 +8,14 @@
 // affinity, as a container's cpuset sets it) minus this process's own, over
 // the last sampling interval; steal time (a VM's host running others) counts
 // as busy. A container's CPU quota (cpu-quota.ts) caps the free cores too,
-// read again at every sample, so a quota lowered by `docker update --cpus`
-// is followed without a restart; the quota also caps the default
+// read again at every sample (only the limit files: the groups are found
+// once), so a quota lowered by `docker update --cpus` is followed without a
+// restart; the quota also caps the default
 // STT_THREADS, read at start (a raised quota needs a restart).
 // Elsewhere, every core counts as free.
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import { cpuQuotaCores } from './cpu-quota';
+import { quotaReader } from './cpu-quota';
 
 export interface CpuSample {
   /** Wall time of the sample, ms. */
@@ -102,7 +103,7 @@ export class FreeCoresMonitor {
   constructor(
     private readonly cores = os.availableParallelism(),
     intervalMs = 1000,
-    private readonly readQuota: () => number | null = cpuQuotaCores,
+    private readonly readQuota: () => number | null = quotaReader(),
   ) {
     this.free = Math.min(cores, readQuota() ?? Infinity);
     this.last = readCpuSample();
