@@ -10,7 +10,7 @@ import { BIN_DIR, ROOT } from '../../fixtures';
 
 export interface Provenance {
   commit: string;
-  /** Files changed against the commit when the run started (empty: a clean tree). */
+  /** Files changed against the commit when the run started (empty: a clean tree; earlier runs' untracked reports aside). */
   uncommitted: string[];
   node: string;
   cpu: string;
@@ -36,6 +36,16 @@ function verifySource(): string {
   }
 }
 
+/**
+ * The files `git status --porcelain` lists, but for reports of earlier runs
+ * not yet committed (untracked files under benchmarks/results/): they are
+ * output, and cannot change what this run measures. Any other untracked file,
+ * a new source file say, still counts.
+ */
+export function uncommittedOf(porcelain: string): string[] {
+  return porcelain.split('\n').filter(Boolean).filter((l) => !(l.startsWith('?? ') && l.slice(3).startsWith('benchmarks/results/'))).map((l) => l.slice(3));
+}
+
 export function provenance(): Provenance {
   const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
   const flags = /^flags\s*:\s*(.*)$/m.exec(cpuinfo)?.[1].split(' ').filter((f) => SIMD.test(f)) ?? [];
@@ -49,7 +59,7 @@ export function provenance(): Provenance {
   }
   return {
     commit: git(['rev-parse', 'HEAD']).trim(),
-    uncommitted: git(['status', '--porcelain']).split('\n').filter(Boolean).map((l) => l.slice(3)),
+    uncommitted: uncommittedOf(git(['status', '--porcelain'])),
     node: process.version,
     cpu: os.cpus()[0]?.model ?? 'unknown',
     cores: os.availableParallelism(),

@@ -7,6 +7,7 @@ import { OutputCheck } from '../../benchmarks/lib/outputs';
 import { medianIntervalWithCoverage } from '../../benchmarks/lib/stats';
 import { figures } from '../../benchmarks/lib/load';
 import { numberOption, optionValue, reportSuffix } from '../../benchmarks/lib/args';
+import { uncommittedOf } from '../../benchmarks/lib/provenance';
 
 const SERVICE = { 5: 1000, 30: 3000, 120: 12000 };
 
@@ -65,4 +66,10 @@ test('a report name\'s suffix: none without --name, and a flag without its value
   assert.equal(numberOption(['--rounds', '3'], '--rounds', 5), 3);
   assert.equal(numberOption([], '--rounds', 5), 5);
   assert.throws(() => numberOption(['--rounds', 'three'], '--rounds', 5), /needs a number/);
+});
+
+test('a tree with only earlier runs\' untracked reports is clean; changed or new code is not', () => {
+  assert.deepEqual(uncommittedOf('?? benchmarks/results/eval-2026-11-29-test.md\n?? benchmarks/results/eval-2026-11-29-test.json\n'), []);
+  assert.deepEqual(uncommittedOf(' M src/config.ts\n?? benchmarks/results/x.md\n?? src/new-file.ts\n'), ['src/config.ts', 'src/new-file.ts']);
+  assert.deepEqual(uncommittedOf('M  benchmarks/results/old.md\n'), ['benchmarks/results/old.md']); // a committed report changed
 });
