@@ -13,8 +13,9 @@
 // other than full only where it is shown to cost nothing, else beam 5 full.
 // Ours against faster-whisper with the same decoding is read three ways: the
 // clips' total times, the median clip's ratio, and apart on the clips where
-// faster-whisper made one pass and where it made more (a second window for a
-// tail whisper.cpp skips, or a fallback temperature), which the runner counts.
+// faster-whisper made one pass and where it made more (a second window where
+// the text of its first stopped short of the end, or a fallback temperature),
+// which the runner counts.
 // Usage: tsx benchmarks/eval.ts [--split dev|test] [--limit N] [--systems id,id] [--rescore FILE] [--name SUFFIX]
 //   [--pool-reference FILE,FILE]
 // (--systems: a subset of SYSTEMS by id; the reference is always run;

@@ -27,8 +27,8 @@ models = {
 
 # Passes per job, so a report can say where faster-whisper's time went: windows
 # (encoder runs for the windows it decodes: a clip under 30 s takes a second
-# one when the first stops at a timestamp short of the end, even for a tail
-# under a second, where whisper.cpp stops), decodes (generate() calls: one per
+# one where the text of the first stops short of the end of the audio, and
+# the next window starts at its last timestamp), decodes (generate() calls: one per
 # window, plus one per temperature its fallback tries) and detections (without
 # a language, one more encoder run on the first 30 s to detect it).
 passes = {"windows": 0, "decodes": 0, "detections": 0}
