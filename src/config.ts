@@ -7,7 +7,7 @@ import { checkRemoteUrl } from './net/remote-url';
 import { runtimeById } from './stt/catalogue';
 import type { SchedulingOrder } from './stt/local/scheduler';
 import { DEFAULT_ENCODER_WINDOW, ENCODER_WINDOWS, type EncoderWindow } from './stt/local/encoder-window';
-import { cpuQuotaCores, usableCores } from './stt/local/cpu-quota';
+import { ownQuotaReader, usableCores } from './stt/local/cpu-quota';
 import { DEFAULT_STORE_GRACE_S } from './store/shared-cache';
 
 export interface Config {
@@ -161,16 +161,17 @@ export const DEFAULT_VAD_MODEL_URL = 'https://huggingface.co/ggml-org/whisper-va
  * Beams per window unless STT_BEAM_SIZE says otherwise: 1 (greedy), chosen by
  * rule on the held-out set's test half (the cheapest configuration within 0.3
  * WER points of faster-whisper's default; beam 5 when none holds): against
- * faster-whisper's default pooled over all nine of its runs on the AVX2
- * machine greedy is +0.24 points and holds (decision 059; by a margin of two
- * word errors, which the rule follows either way). Beam 5 is documented
+ * faster-whisper's default pooled over all ten of its runs on the AVX2
+ * machine greedy is +0.23 points and holds (decision 059; by a margin of
+ * about two and a half word errors in 3,540, which the rule follows either
+ * way). Beam 5 is documented
  * beside it, with its cost: docs/performance.md, "The default".
  */
 export const DEFAULT_BEAM_SIZE = 1;
 
 export function loadConfig(env: Env = process.env): Config {
   // The CPUs this process may run on, at most its container's CPU quota (src/stt/local/cpu-quota.ts).
-  const cores = usableCores(os.availableParallelism(), cpuQuotaCores());
+  const cores = usableCores(os.availableParallelism(), ownQuotaReader()());
   const dataDir = writableDir('STT_DATA_DIR', path.resolve(env.STT_DATA_DIR || './data'));
   const modelsDir = writableDir('STT_MODELS_DIR', path.resolve(env.STT_MODELS_DIR || path.join(dataDir, 'models')));
   const parallel = int(env, 'STT_PARALLEL', 1, 1, 64);

@@ -31,3 +31,8 @@ export function reportSuffix(args: string[]): string {
   if (!/^[\w.-]+$/.test(name) || name.startsWith('.')) throw new Error(`--name ${name}: letters, digits, dots and dashes only`);
   return `-${name}`;
 }
+
+/** The `--name` flag as a report's command line echoes it (" --name panel-loop"), or "" without one. */
+export function nameFlag(suffix: string): string {
+  return suffix ? ` --name ${suffix.slice(1)}` : '';
+}

@@ -1,4 +1,4 @@
-// `npx tsx benchmarks/studies/contention-stages.ts [--rounds N] [--clip ID]`:
+// `npx tsx benchmarks/studies/contention-stages.ts [--rounds N] [--clip ID] [--name NAME]`:
 // where a busy process's cost lands, stage by stage (issue 32, item 5). The
 // stages of stages.ts (ours: whisper-cli's own timings; faster-whisper:
 // encode() and generate() timed apart), each measured alone and beside one
@@ -17,6 +17,7 @@ import { readEvalSet } from '../../scripts/eval-set';
 import { BIN_DIR, realModelPath } from '../../fixtures';
 import { modelDir, venvPython } from '../faster-whisper';
 import { provenance } from '../lib/provenance';
+import { nameFlag, numberOption, optionValue, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
 import { fmt, median } from '../lib/stats';
 import { cliStages } from './stages';
@@ -50,8 +51,9 @@ async function fasterWhisperStages(clip: string): Promise<Record<Decoding, Stage
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const rounds = args.includes('--rounds') ? Number(args[args.indexOf('--rounds') + 1]) : 5;
-  const clipId = args.includes('--clip') ? args[args.indexOf('--clip') + 1] : 'mfa/acoustic_corpus';
+  const rounds = numberOption(args, '--rounds', 5);
+  const clipId = optionValue(args, '--clip') ?? 'mfa/acoustic_corpus';
+  const suffix = reportSuffix(args);
   const prov = provenance(); // before the runs: the tree as it was when the timing began
   const clip = readEvalSet().find((c) => c.id === clipId);
   if (!clip) throw new Error(`no clip ${clipId} in the eval set`);
@@ -105,9 +107,9 @@ async function main(): Promise<void> {
     lines.push('');
   }
   const date = today();
-  saveReport(`contention-stages-${date}`, [
+  saveReport(`contention-stages-${date}${suffix}`, [
     `# Sharing the CPU, stage by stage, ${date}`, '',
-    `\`npx tsx benchmarks/studies/contention-stages.ts --rounds ${rounds} --clip ${clipId}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; whisper-cli sha256 ${prov.binaries['whisper-cli']}; ${prov.cores} cores (${prov.cpu}; ${prov.cpuFlags.join(' ')}).`,
+    `\`npx tsx benchmarks/studies/contention-stages.ts --rounds ${rounds} --clip ${clipId}${nameFlag(suffix)}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; whisper-cli sha256 ${prov.binaries['whisper-cli']}; ${prov.cores} cores (${prov.cpu}; ${prov.cpuFlags.join(' ')}).`,
     `One held-out clip (${clip.id}, ${fmt(clip.seconds, 1)} s), the full 30-s window, English, no temperature fallback. Ours: whisper-cli's own stage timings (whisper_print_timings; the decoder is its decode, batch-decode and prompt passes plus its sampling), real base q8_0. faster-whisper 1.2.1: int8, the same CTranslate2 weights, encode() and generate() timed apart (generate() holds its decoder and its sampling). "Shared": one \`python3 -c 'while True: pass'\` running throughout; each round runs every contender alone and shared, the order of the two conditions alternating; the slowdown is a round's shared time over the same round's alone time. The server's default row is composed, not run: alone, the 2-thread run; shared, the 2-thread run's encoder and the 1-thread run's decoder, as the server runs them while another process holds a core.`, '',
     ...lines,
   ].join('\n'), { provenance: prov, clip: clip.id, rounds, runs });

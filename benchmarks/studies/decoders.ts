@@ -1,4 +1,4 @@
-// `npx tsx benchmarks/studies/decoders.ts [--rounds N] [--minutes M]`: what
+// `npx tsx benchmarks/studies/decoders.ts [--rounds N] [--minutes M] [--name NAME]`: what
 // decoding an upload costs, per format. jfk.wav repeated to M minutes (10 by
 // default), encoded as each format a client sends (sox, opusenc), decoded
 // through the server's entry (src/audio/decode-audio.ts) N times in turn.
@@ -15,6 +15,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { decodeAudio } from '../../src/audio/decode-audio';
 import { AUDIO_DIR, encodedAudio } from '../../fixtures';
 import { provenance } from '../lib/provenance';
+import { nameFlag, numberOption, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
 import { fmt, median } from '../lib/stats';
 
@@ -27,8 +28,9 @@ interface Row {
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const rounds = args.includes('--rounds') ? Number(args[args.indexOf('--rounds') + 1]) : 5;
-  const minutes = args.includes('--minutes') ? Number(args[args.indexOf('--minutes') + 1]) : 10;
+  const rounds = numberOption(args, '--rounds', 5);
+  const minutes = numberOption(args, '--minutes', 10);
+  const suffix = reportSuffix(args);
   const prov = provenance();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'decoders-'));
   const long = path.join(dir, 'long.wav');
@@ -64,7 +66,7 @@ async function main(): Promise<void> {
   const lines = [
     `# Decoders, ${today()}`,
     '',
-    `\`npx tsx benchmarks/studies/decoders.ts --rounds ${rounds} --minutes ${minutes}\` at commit ${prov.commit.slice(0, 7)}${prov.uncommitted.length ? ' (UNCOMMITTED CHANGES)' : ' (clean tree)'}, ${prov.cpu}, ${prov.cores} cores, Node ${prov.node}.`,
+    `\`npx tsx benchmarks/studies/decoders.ts --rounds ${rounds} --minutes ${minutes}${nameFlag(suffix)}\` at commit ${prov.commit.slice(0, 7)}${prov.uncommitted.length ? ' (UNCOMMITTED CHANGES)' : ' (clean tree)'}, ${prov.cpu}, ${prov.cores} cores, Node ${prov.node}.`,
     `jfk.wav repeated to ${seconds} s, one decode at a time, ${rounds} rounds in turn.`,
     '',
     '| format | file, MB | decode, ms: median (range) | × real time | longest event-loop stall, ms: median (max) |',
@@ -72,7 +74,7 @@ async function main(): Promise<void> {
     ...rows.map((r) => `| ${r.format} | ${fmt(r.bytes / 1e6, 1)} | ${fmt(median(r.ms), 0)} (${fmt(Math.min(...r.ms), 0)}-${fmt(Math.max(...r.ms), 0)}) | ${fmt((seconds * 1000) / median(r.ms), 0)} | ${fmt(median(r.maxLoopDelayMs), 1)} (${fmt(Math.max(...r.maxLoopDelayMs), 1)}) |`),
     '',
   ];
-  saveReport(`decoders-${today()}`, lines.join('\n'), { provenance: prov, seconds, rounds, rows });
+  saveReport(`decoders-${today()}${suffix}`, lines.join('\n'), { provenance: prov, seconds, rounds, rows });
 }
 
 main().catch((err) => {

@@ -1,4 +1,4 @@
-// `npx tsx benchmarks/studies/realtime-latency.ts [--rounds 3] [--model base-q8_0]`
+// `npx tsx benchmarks/studies/realtime-latency.ts [--rounds 3] [--model base-q8_0] [--name NAME]`
 // (after `npm run build`): realtime sessions with server_vad on real
 // weights, the server in the settings it shipped with when this study was
 // made (beam 5, full window, temperature fallback; greedy is the default now). Each session streams a clip of five hifitts
@@ -29,16 +29,14 @@ import { gappedClip, realModelPath, wav16k, type RealModelName } from '../../fix
 import { textErrors } from '../../scripts/lib/english-normalizer';
 import { startOurs } from '../lib/servers';
 import { provenance } from '../lib/provenance';
+import { nameFlag, numberOption, optionValue, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
 import { fmt, median, medianInterval, percentile } from '../lib/stats';
 
 const args = process.argv.slice(2);
-const opt = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const ROUNDS = Number(opt('rounds', '3'));
-const MODEL = opt('model', 'base-q8_0') as RealModelName;
+const ROUNDS = numberOption(args, '--rounds', 3);
+const MODEL = (optionValue(args, '--model') ?? 'base-q8_0') as RealModelName;
+const SUFFIX = reportSuffix(args);
 const SESSION_COUNTS = [1, 4];
 const CHUNK_MS = 100;
 const GAPS = [1.5, 2, 2.5, 1.5, 2];
@@ -182,7 +180,7 @@ async function main(): Promise<void> {
   const [ulo, uhi] = medianInterval(uploadMs);
   const md = `# Realtime latency with server_vad, ${today()}
 
-\`npx tsx benchmarks/studies/realtime-latency.ts --rounds ${ROUNDS} --model ${MODEL}\` at
+\`npx tsx benchmarks/studies/realtime-latency.ts --rounds ${ROUNDS} --model ${MODEL}${nameFlag(SUFFIX)}\` at
 commit ${prov.commit}${prov.uncommitted.length ? ` (uncommitted: ${prov.uncommitted.join(', ')})` : ' (clean tree)'}, ${prov.cpu ?? ''}.
 Real Whisper ${MODEL}, beam 5, full window, temperature fallback (the shipped decoding until 2026-11-27), server_vad at
 OpenAI's defaults (threshold 0.5, prefix 300 ms, silence 500 ms). Each session streams five hifitts
@@ -203,7 +201,7 @@ ${fmt(percentile(uploadMs, 90), 0)}; ${uploadMs.length} uploads) from request to
 - With drafts off, the first delta comes with \`.completed\`: start of speech → first delta is the
   turn's length plus its transcription. With drafts on, it is the first words two drafts agreed on.
 `;
-  saveReport(`realtime-latency-${today()}`, md, { provenance: prov, model: MODEL, rounds: ROUNDS, results, uploadMs });
+  saveReport(`realtime-latency-${today()}${SUFFIX}`, md, { provenance: prov, model: MODEL, rounds: ROUNDS, results, uploadMs });
 }
 
 main().catch((err) => {

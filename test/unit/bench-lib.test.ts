@@ -6,7 +6,7 @@ import { mixes, poisson, POISSON_LENGTHS } from '../../benchmarks/lib/mixes';
 import { OutputCheck } from '../../benchmarks/lib/outputs';
 import { medianIntervalWithCoverage } from '../../benchmarks/lib/stats';
 import { figures } from '../../benchmarks/lib/load';
-import { numberOption, optionValue, reportSuffix } from '../../benchmarks/lib/args';
+import { nameFlag, numberOption, optionValue, reportSuffix } from '../../benchmarks/lib/args';
 import { uncommittedOf } from '../../benchmarks/lib/provenance';
 
 const SERVICE = { 5: 1000, 30: 3000, 120: 12000 };
@@ -66,6 +66,9 @@ test('a report name\'s suffix: none without --name, and a flag without its value
   assert.equal(numberOption(['--rounds', '3'], '--rounds', 5), 3);
   assert.equal(numberOption([], '--rounds', 5), 5);
   assert.throws(() => numberOption(['--rounds', 'three'], '--rounds', 5), /needs a number/);
+  // A report's command line gives the name back as it was typed, so the run can be repeated.
+  assert.equal(nameFlag(reportSuffix(['--name', 'panel-loop'])), ' --name panel-loop');
+  assert.equal(nameFlag(reportSuffix([])), '');
 });
 
 test('a tree with only earlier runs\' untracked reports is clean; changed or new code is not', () => {

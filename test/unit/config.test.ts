@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { loadConfig, ConfigError } from '../../src/config';
-import { cpuQuotaCores, usableCores } from '../../src/stt/local/cpu-quota';
+import { ownQuotaReader, usableCores } from '../../src/stt/local/cpu-quota';
 
 const dataDir = path.join(os.tmpdir(), 'stt-config-test');
 const aFile = path.join(os.tmpdir(), 'stt-config-test-file');
@@ -18,7 +18,7 @@ test('defaults follow the contract', () => {
   assert.equal(c.maxAudioSeconds, 3600);
   assert.deepEqual([c.headersTimeoutMs, c.uploadTimeoutMs, c.idleTimeoutMs, c.maxConnections], [30_000, 300_000, 30_000, 64]);
   assert.equal(c.modelsDir, path.join(dataDir, 'models'));
-  assert.equal(c.threads, usableCores(os.availableParallelism(), cpuQuotaCores()), 'one per core this process may use');
+  assert.equal(c.threads, usableCores(os.availableParallelism(), ownQuotaReader()()), 'one per core this process may use');
   assert.equal(c.logLevel, 'info');
   assert.equal(c.encoderWindow, 'full');
   assert.equal(c.beamSize, 1);

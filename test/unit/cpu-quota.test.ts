@@ -4,7 +4,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { cpuQuotaCores, ownCpuCgroups, quotaReader, usableCores } from '../../src/stt/local/cpu-quota';
+import { ownCpuCgroups, ownQuotaReader, quotaReader, usableCores } from '../../src/stt/local/cpu-quota';
+
+/** The quota read once, its groups found afresh. */
+const cpuQuotaCores = (read: (file: string) => string) => quotaReader(read)();
 
 /** A reader over a fake file system: path → contents; anything else is missing, as on a real host. */
 const files = (fs: Record<string, string>) => (file: string): string => {
@@ -70,6 +73,10 @@ test('a quota reader finds the groups once and reads only their limit files agai
   assert.equal(readQuota(), 0.5);
   assert.equal(read.filter((f) => f.startsWith('/proc/')).length, 2, 'mountinfo and cgroup read once, at the start');
   assert.equal(read.filter((f) => f === '/sys/fs/cgroup/a/cpu.max').length, 2, 'the limit file read at each call');
+});
+
+test('the process has one quota reader, shared by start-up and the free-core monitor', () => {
+  assert.equal(ownQuotaReader(), ownQuotaReader());
 });
 
 test('the cores a job may use: the CPUs, at most the quota to the nearest core, at least one', () => {

@@ -99,11 +99,6 @@ export function quotaOf(groups: CpuCgroup[], read: Read = readText): number | nu
   return Number.isFinite(lowest) ? lowest : null;
 }
 
-/** This process's CPU quota in cores, its groups found afresh; null when there is none. */
-export function cpuQuotaCores(read: Read = readText): number | null {
-  return quotaOf(ownCpuCgroups(read), read);
-}
-
 /**
  * A reader of the quota for sampling it again and again: the groups are found
  * once (parsing mountinfo), and each call reads only their limit files. A
@@ -113,6 +108,14 @@ export function cpuQuotaCores(read: Read = readText): number | null {
 export function quotaReader(read: Read = readText): () => number | null {
   const groups = ownCpuCgroups(read);
   return () => quotaOf(groups, read);
+}
+
+let ownReader: (() => number | null) | undefined;
+
+/** This process's quota reader, made at its first use: the default thread count at start-up and the free-core monitor share its groups. */
+export function ownQuotaReader(): () => number | null {
+  ownReader ??= quotaReader();
+  return ownReader;
 }
 
 /**

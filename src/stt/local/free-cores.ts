@@ -15,7 +15,7 @@
 // Elsewhere, every core counts as free.
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import { quotaReader } from './cpu-quota';
+import { ownQuotaReader } from './cpu-quota';
 
 export interface CpuSample {
   /** Wall time of the sample, ms. */
@@ -103,7 +103,7 @@ export class FreeCoresMonitor {
   constructor(
     private readonly cores = os.availableParallelism(),
     intervalMs = 1000,
-    private readonly readQuota: () => number | null = quotaReader(),
+    private readonly readQuota: () => number | null = ownQuotaReader(),
   ) {
     this.free = Math.min(cores, readQuota() ?? Infinity);
     this.last = readCpuSample();
