@@ -17,13 +17,16 @@
 // the text of its first stopped short of the end, or a fallback temperature),
 // which the runner counts.
 // Usage: tsx benchmarks/eval.ts [--split dev|test] [--limit N] [--systems id,id] [--rescore FILE] [--name SUFFIX]
-//   [--pool-reference FILE,FILE]
+//   [--pool-reference FILE,FILE] [--panel ends]
 // (--systems: a subset of SYSTEMS by id; the reference is always run;
 // --rescore: the tables again from a report's JSON, nothing decoded: its texts scored again, with today's scoring;
 // --pool-reference: the rule read once more against faster-whisper's default
 // pooled over this run and the saved runs named, which must be of the same
 // clips, faster-whisper version and CPU flags: its temperature fallback
-// samples, so one run is a noisy reference).
+// samples, so one run is a noisy reference;
+// --panel ends: the half's clips cut where their sound ends, so no pause
+// follows the last word (scripts/eval-set.ts); its own report, and no rule
+// read on it: the default is chosen on the whole half).
 import { createReadStream, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,7 +38,7 @@ import { startServer, type RunningServer } from '../src/server';
 import { openDatabase } from '../src/store/open-database';
 import { SettingsStore } from '../src/store/settings';
 import { ENCODER_WINDOW_RULES, type EncoderWindow } from '../src/stt/local/encoder-window';
-import { readEvalSet, type EvalSetClip } from '../scripts/eval-set';
+import { EVAL_SET_ENDS_MANIFEST, EVAL_SET_MANIFEST, readEvalSet, type EvalSetClip } from '../scripts/eval-set';
 import { realModelPath, VAD_FIXTURE } from '../fixtures';
 import { VAD_FILE } from '../src/stt/catalogue';
 import { modelDir, startFasterWhisper } from './faster-whisper';
@@ -76,6 +79,8 @@ interface Result { text: string; ms: number; errors: Errors; failures: Failures;
 /** What a report's JSON keeps: enough to print its tables again (`--rescore`). */
 interface SavedEval {
   split: string;
+  /** The panel the clips came from ("ends"), absent for the set itself. */
+  panel?: string;
   date?: string;
   command?: string;
   provenance: ReturnType<typeof provenance>;
@@ -153,7 +158,9 @@ async function main(): Promise<void> {
   // --name: a part-run (other systems, fewer clips) goes beside the full report, not over it. Read
   // before the run, so a bad name stops it at once, not after the decoding.
   const name = reportSuffix(args);
-  const clips = readEvalSet().filter((c) => c.split === split).slice(0, limit);
+  const panelFlag = optionValue(args, '--panel');
+  if (panelFlag !== undefined && panelFlag !== 'ends') throw new Error('--panel is ends');
+  const clips = readEvalSet(panelFlag ? EVAL_SET_ENDS_MANIFEST : EVAL_SET_MANIFEST).filter((c) => c.split === split).slice(0, limit);
   // --rescore FILE: the tables again from a saved report's JSON, nothing decoded (its clips and systems).
   const systems = optionValue(args, '--systems');
   if (systems) {
@@ -162,6 +169,10 @@ async function main(): Promise<void> {
   }
   const rescoreFile = optionValue(args, '--rescore');
   const rescore = rescoreFile ? JSON.parse(readFileSync(rescoreFile, 'utf8')) as SavedEval : null;
+  // A rescored report is of the panel its run was of.
+  const panel = rescore ? rescore.panel : panelFlag;
+  if (rescore && panelFlag !== undefined && panelFlag !== rescore.panel) throw new Error(`--panel ${panelFlag}: ${rescoreFile} is ${rescore.panel ? `of the ${rescore.panel} panel` : 'of the set itself'}`);
+  if (panel && optionValue(args, '--pool-reference')) throw new Error('--pool-reference reads the rule, which is read on the whole half, not on a panel');
   // A rescored report keeps the run's provenance and names the commit whose scoring read it.
   const scoredAt = provenance();
   const prov = rescore ? rescore.provenance : scoredAt;
@@ -324,9 +335,10 @@ async function main(): Promise<void> {
   const date = today();
   const command = rescore?.command ?? `npm run eval -- ${args.join(' ')}`;
   const md = [
-    `# Held-out eval (${split} half), ${date}`, '',
+    `# Held-out eval (${split} half${panel ? `, the ${panel} panel` : ''}), ${date}`, '',
     `\`${command}\`${rescore ? ` (tables printed again by \`npm run eval -- ${args.join(' ')}\`, its texts scored at commit ${scoredAt.commit}${scoredAt.uncommitted.length ? ` with UNCOMMITTED changes (${scoredAt.uncommitted.join(', ')})` : ' (clean tree)'})` : ''} on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; ` +
       `addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
+    ...(panel ? [`The ${panel} panel: the half's clips cut where their sound ends (the last 10-ms frame a quarter of the way from the clip's noise floor to its loud end, scripts/lib/speech-end.ts), where that removes 0.2 s or more, so no pause follows the last word; the references are the clips' own. A panel's report reads how each system ends a clip; the default is chosen on the whole half, not here.`, ''] : []),
     `${clips.length} clips of the ${split} half (${fmt(audio, 0)} s, ${words} reference words; sources ${[...new Set(clips.map((c) => c.source))].join(', ')}; languages ${[...new Set(clips.map((c) => c.language))].join(', ')}). ` +
       `Ours: the server over HTTP with the openai client, real Whisper base q8_0, temperature fallback as shipped; windows: tail = ${ENCODER_WINDOW_RULES.tail}, full = ${ENCODER_WINDOW_RULES.full}. ` +
       `faster-whisper ${versions['faster-whisper']} (CTranslate2 ${versions.ctranslate2}), int8, cpu_threads ${THREADS}, its temperature fallback, on the CTranslate2 weights our ggml files were converted from. ` +
@@ -337,14 +349,14 @@ async function main(): Promise<void> {
     '## Same window, same decoding', '', 'Time: the clips\' total times, with a paired bootstrap interval; the median clip: the median over clips of each clip\'s time ratio, with its distribution-free 95 % interval (a few slow clips on one side move the first, not the second).', '', ...matched, '',
     '## Windows and beams, ours against ours', '', ...pairs, '',
     '## By clip length (against faster-whisper\'s default)', '', ...bands, '',
-    '## The default by rule', '',
+    ...(panel ? [] : ['## The default by rule', '',
     `The cheapest configuration of ours whose WER is within ${WITHIN_POINTS} points of faster-whisper's default (point estimate; the interval is printed with it); ` +
       `a window other than \`full\` only where its interval against the same decoding in the full window excludes a cost of ${WITHIN_POINTS} points; if none holds, beam 5 in the full window:`, '',
     ...judged.map((c) => `- ${c.s.label}: WER ${c.wer}, time ${c.time}${c.window ? `; window ${c.window.text}: ${c.window.costsNothing ? 'costs nothing' : `cannot exclude a cost of ${WITHIN_POINTS}`}` : ''}`), '', rule, '',
-    ...pooled,
+    ...pooled]),
   ].join('\n');
-  const json: SavedEval = { split, command, provenance: prov, versions, clips: clips.map((c, i) => ({ id: c.id, source: c.source, seconds: c.seconds, language: c.language, reference: c.reference, runs: Object.fromEntries(SYSTEMS.map((s) => [s.id, results[s.id][i]])) })) };
-  saveReport(`eval-${rescore ? rescore.date ?? date : date}-${split}${name}`, md, { ...json, date: rescore?.date ?? date });
+  const json: SavedEval = { split, ...(panel ? { panel } : {}), command, provenance: prov, versions, clips: clips.map((c, i) => ({ id: c.id, source: c.source, seconds: c.seconds, language: c.language, reference: c.reference, runs: Object.fromEntries(SYSTEMS.map((s) => [s.id, results[s.id][i]])) })) };
+  saveReport(`eval-${rescore ? rescore.date ?? date : date}-${split}${panel ? `-${panel}` : ''}${name}`, md, { ...json, date: rescore?.date ?? date });
 }
 
 if (require.main === module) {

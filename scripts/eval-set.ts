@@ -9,7 +9,8 @@
 // all its files. A source whose snapshot is missing is skipped and named.
 // The clips are cut and converted to 16-kHz mono PCM16 (sox; opusdec for
 // Opus), and manifest.tsv lists every clip with its source, language,
-// duration, split and reference.
+// duration, split and reference. ends.tsv lists the `ends` panel: the clips
+// cut where their sound ends, each in its clip's half.
 // The split (dev / test) is fixed by the clip's id: dev is for choosing
 // settings, test for reporting them (benchmarks/eval.ts --split).
 // Idempotent: a second run checks what is there and fetches nothing.
@@ -18,10 +19,20 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { readPcm16Mono } from '../fixtures/wav';
 import { CACHE_DIR } from './lib/real-models';
+import { soundEndSample } from './lib/speech-end';
 
 export const EVAL_SET_DIR = path.join(CACHE_DIR, 'eval-set');
 export const EVAL_SET_MANIFEST = path.join(EVAL_SET_DIR, 'manifest.tsv');
+/**
+ * The `ends` panel: the set's clips cut where their sound ends, so the speech
+ * runs to the last sample (scripts/lib/speech-end.ts). Kept in its own
+ * manifest, apart from the set, so runs on the set stay comparable.
+ */
+export const EVAL_SET_ENDS_MANIFEST = path.join(EVAL_SET_DIR, 'ends.tsv');
+/** A clip joins the ends panel when the cut removes at least this much: under it the clip already ends on its sound. */
+const ENDS_MIN_CUT_SECONDS = 0.2;
 
 interface Archive { file: string; url: string; sha256: string; licence: string }
 
@@ -297,10 +308,34 @@ function writeClip(cut: Cut): EvalSetClip {
   return { id: cut.id, source: cut.source, language: cut.language, seconds: seconds(file), split: splitOf(cut.id), file, reference: cut.reference.replace(/\s+/g, ' ').trim() };
 }
 
-/** The manifest's clips (run `npm run eval:set` first). */
-export function readEvalSet(): EvalSetClip[] {
-  if (!existsSync(EVAL_SET_MANIFEST)) throw new Error(`${EVAL_SET_MANIFEST} is missing: run \`npm run eval:set\` first`);
-  const [, ...rows] = readFileSync(EVAL_SET_MANIFEST, 'utf8').trim().split('\n');
+/**
+ * The clip cut at the end of its sound (once), in the same half as the clip; null when that
+ * removes less than ENDS_MIN_CUT_SECONDS. The reference is the clip's: a soft last sound may be
+ * cut short, as a client that stops recording on the word cuts it.
+ */
+function writeEndsClip(clip: EvalSetClip): EvalSetClip | null {
+  const { rate, samples } = readPcm16Mono(readFileSync(clip.file));
+  const end = soundEndSample(samples, rate);
+  if (samples.length - end < ENDS_MIN_CUT_SECONDS * rate) return null;
+  const id = `ends/${clip.id}`;
+  const file = path.join(EVAL_SET_DIR, 'clips', `${id}.wav`);
+  if (!existsSync(file)) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    execFileSync('sox', [clip.file, `${file}.part.wav`, 'trim', '0', `${end}s`]);
+    renameSync(`${file}.part.wav`, file);
+  }
+  return { ...clip, id, file, seconds: seconds(file) };
+}
+
+function writeManifest(manifest: string, clips: EvalSetClip[]): void {
+  const rows = clips.map((c) => [c.id, c.source, c.language, c.seconds.toFixed(3), c.split, path.relative(EVAL_SET_DIR, c.file), sha256(readFileSync(c.file)), c.reference].join('\t'));
+  writeFileSync(manifest, ['id\tsource\tlanguage\tseconds\tsplit\tfile\tsha256\treference', ...rows].join('\n') + '\n');
+}
+
+/** A manifest's clips: the set's, or a panel's (run `npm run eval:set` first). */
+export function readEvalSet(manifest = EVAL_SET_MANIFEST): EvalSetClip[] {
+  if (!existsSync(manifest)) throw new Error(`${manifest} is missing: run \`npm run eval:set\` first`);
+  const [, ...rows] = readFileSync(manifest, 'utf8').trim().split('\n');
   return rows.map((row) => {
     const [id, source, language, secs, split, rel, sha, reference] = row.split('\t');
     const file = path.join(EVAL_SET_DIR, rel);
@@ -325,8 +360,9 @@ async function main(): Promise<void> {
   }
   // Clips Whisper's window takes whole, and long enough to hold a word.
   const clips = cuts.map(writeClip).filter((c) => c.seconds >= 0.5 && c.seconds <= 30);
-  const rows = clips.map((c) => [c.id, c.source, c.language, c.seconds.toFixed(3), c.split, path.relative(EVAL_SET_DIR, c.file), sha256(readFileSync(c.file)), c.reference].join('\t'));
-  writeFileSync(EVAL_SET_MANIFEST, ['id\tsource\tlanguage\tseconds\tsplit\tfile\tsha256\treference', ...rows].join('\n') + '\n');
+  writeManifest(EVAL_SET_MANIFEST, clips);
+  const ends = clips.flatMap((c) => writeEndsClip(c) ?? []).filter((c) => c.seconds >= 0.5);
+  writeManifest(EVAL_SET_ENDS_MANIFEST, ends);
   // Chinese is scored by character (benchmarks/lib/scoring.ts).
   const words = (cs: EvalSetClip[]) => cs.reduce((n, c) => n + (c.language === 'zh' ? [...c.reference].length : c.reference.split(/\s+/).filter(Boolean).length), 0);
   for (const split of ['dev', 'test'] as const) {
@@ -336,6 +372,7 @@ async function main(): Promise<void> {
   log(`sources: ${[...Object.entries(ARCHIVES), ...Object.entries(REPOS)].map(([k, a]) => `${k} (${a.licence})`).join('; ')}`);
   const languages = [...new Set(clips.map((c) => c.language))];
   log(`languages: ${languages.map((l) => `${l} ${words(clips.filter((c) => c.language === l))} words`).join(', ')}; clips of 10-30 s: ${clips.filter((c) => c.seconds >= 10).length} of ${clips.length}`);
+  log(`ends panel (cut where their sound ends): ${['dev', 'test'].map((h) => `${h} ${ends.filter((c) => c.split === h).length} clips`).join(', ')}; ${EVAL_SET_ENDS_MANIFEST}`);
   log(`manifest: ${EVAL_SET_MANIFEST}`);
 }
 
