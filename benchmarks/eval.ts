@@ -68,7 +68,7 @@ const SYSTEMS: System[] = [
   { id: 'ours-b5-tail', label: 'ours q8_0, beam 5, tail window', kind: 'ours', config: { beam: 5, window: 'tail' } },
   { id: 'ours-b5-full', label: 'ours q8_0, beam 5, full window', kind: 'ours', config: { beam: 5, window: 'full' } },
   { id: 'fw-b5-auto', label: 'faster-whisper int8, beam 5, no language', kind: 'fw', beam: 5, autoLanguage: true },
-  { id: 'ours-shipped-auto', label: 'ours as shipped, no language', kind: 'ours', config: { beam: 0, window: 'tail' }, autoLanguage: true },
+  { id: 'ours-shipped-auto', label: 'ours as shipped, no language', kind: 'ours', config: { beam: 0, window: 'full' }, autoLanguage: true }, // beam 0: the shipped defaults (the window is not set)
 ];
 const REFERENCE = 'fw-b5';
 
