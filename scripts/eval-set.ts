@@ -6,7 +6,8 @@
 // are read from git snapshots brought in beforehand (the session's fetch tool
 // puts them under /work/.mirror; STT_EVAL_MIRROR points elsewhere), at a
 // pinned commit, and each source's audio is checked against one sha256 over
-// all its files. A source whose snapshot is missing is skipped and named.
+// all its files. A source whose snapshot is missing stops the build (with
+// --allow-missing it is skipped and named: the halves then differ from the reports').
 // The clips are cut and converted to 16-kHz mono PCM16 (sox; opusdec for
 // Opus), and manifest.tsv lists every clip with its source, language,
 // duration, split and reference. ends.tsv lists the `ends` panel: the clips
@@ -96,6 +97,8 @@ const REPOS: Record<string, RepoSource> = {
   },
 };
 const MIRROR = process.env.STT_EVAL_MIRROR || '/work/.mirror';
+/** `--allow-missing`: a source whose snapshot is missing is skipped, not an error. */
+const ALLOW_MISSING = process.argv.includes('--allow-missing');
 
 /** The snapshot's git directory, or null when it was not brought in. */
 function gitDir(repo: string): string | null {
@@ -110,7 +113,10 @@ function checkoutRepo(name: string, files: string[]): string | null {
   const src = REPOS[name];
   const dir = gitDir(src.repo);
   if (!dir) {
-    log(`skipped ${name}: no snapshot of ${src.repo} under ${MIRROR} (bring it in with the fetch tool, or set STT_EVAL_MIRROR)`);
+    const why = `no snapshot of ${src.repo} under ${MIRROR} (bring it in with the fetch tool, or set STT_EVAL_MIRROR)`;
+    // A set without a source has other halves: its figures are not comparable with the reports'.
+    if (!ALLOW_MISSING) throw new Error(`${name}: ${why}; --allow-missing builds the set without it`);
+    log(`skipped ${name}: ${why}`);
     return null;
   }
   const out = path.join(EVAL_SET_DIR, 'src', name);
