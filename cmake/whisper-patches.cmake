@@ -289,7 +289,24 @@ set(STT_FA_PREFETCH_KEYS 8)
 # and F16C, in blocks of 8 keys; see 9. Listed as its own id because it
 # changed results on AVX2 machines (it is listed on every machine, so an
 # addon or checkpoint from before it is not taken on AVX-512 either).
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch,q0-row-panels,fa-rows-avx2")
+#
+# 22. detect-encode-reuse (src/whisper.cpp): a request without a language
+# runs whisper.cpp's language detection first, which encodes the first 30 s
+# (in the full window, clear-padded-kv-caches above) and decodes one token;
+# whisper_full then encoded the same window again for its first window, so
+# leaving `language` out cost a whole encoder pass (ours took 1.49x its time
+# with a language, faster-whisper 1.15x: docs/performance.md). The
+# encoder's output lives in the state's cross-attention cache, which the
+# detection's one decode step only reads. So when this run's detection has
+# just encoded and the first window is that one (seek 0, the full window:
+# audio_ctx 0, as the detection's), the first window takes the cache as it
+# is. The encoding is the same computation on the same mel with the same
+# threads, so the results are bit for bit the same; whisper.cpp's timings
+# count one encoder run fewer (test/real/real-weights.test.ts reads them
+# from whisper-cli). The flag is cleared at the start of every run and at
+# the first window, so a pooled state never takes another run's encoding.
+# Could go upstream.
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch,q0-row-panels,fa-rows-avx2,detect-encode-reuse")
 
 # Patches too long to keep in this file (read where they are inserted).
 set(STT_PATCHES_DIR "${CMAKE_CURRENT_LIST_DIR}/patches")
@@ -773,6 +790,19 @@ void stt_whisper_set_decoder_threads(struct whisper_state * state, int n_threads
     state->stt_decoder_threads = n_threads > 0 ? n_threads : 0;
 }
 ]=])
+  # detect-encode-reuse: the first window takes the encoding language detection has just made of it.
+  stt_patch_insert(text
+    "    std::vector<whisper_token>   prompt_past0; // static carried initial prompt (if enabled)\n"
+    "    bool stt_detect_encoded = false; // stt-gateway (cmake/whisper-patches.cmake, detect-encode-reuse): kv_cross holds this run's detection's encoding of seek 0, full window\n")
+  stt_patch_insert(text
+    "    // auto-detect language if not specified\n"
+    "    state->stt_detect_encoded = false; // stt-gateway (detect-encode-reuse): set only by this run's detection\n")
+  stt_patch_replace(text
+    "        params.language = whisper_lang_str(lang_id);\n"
+    "        params.language = whisper_lang_str(lang_id);\n        state->stt_detect_encoded = true; // stt-gateway (detect-encode-reuse)\n")
+  stt_patch_replace(text
+    "        // encode audio features starting at offset seek\n        if (!whisper_encode_internal(*ctx, *state, seek, params.n_threads, params.abort_callback, params.abort_callback_user_data)) {\n"
+    "        // encode audio features starting at offset seek\n        // stt-gateway (cmake/whisper-patches.cmake, detect-encode-reuse): unless this run's language detection\n        // has just encoded this very window (seek 0 in the full window) into kv_cross.\n        const bool stt_encoded = state->stt_detect_encoded && seek == 0 && state->exp_n_audio_ctx == 0;\n        state->stt_detect_encoded = false;\n        if (!stt_encoded && !whisper_encode_internal(*ctx, *state, seek, params.n_threads, params.abort_callback, params.abort_callback_user_data)) {\n")
   # dft-twiddles: the 25-point DFTs of the log-mel FFT, four k at a time.
   stt_patch_insert_file(text "static void dft(const float* in, int N, float* out) {\n" dft-twiddles.cpp)
   stt_patch_replace(text

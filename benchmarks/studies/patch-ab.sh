@@ -7,17 +7,19 @@
 # JSON (-ojf: every token with its probability); the script stops at the
 # first that differs or fails. Then ROUNDS rounds on one dev clip (CLIP, a
 # path under the set), the builds alternating in order, print whisper.cpp's
-# encode, decode and batch-decode times (ms) per run.
+# encode, decode and batch-decode times (ms) per run. STT_AB_LANGUAGE sets
+# whisper-cli's -l (en; auto for requests without a language).
 # Usage: benchmarks/studies/patch-ab.sh OLD_BIN_DIR NEW_BIN_DIR [ROUNDS] [CLIP]
 set -euo pipefail
 old=$1 new=$2 rounds=${3:-5}
+language=${STT_AB_LANGUAGE:-en}
 set_dir=${STT_EVAL_SET_DIR:-$HOME/.cache/stt-gateway/eval-set}
 model=${STT_MODEL:-$HOME/.cache/stt-gateway/models/ggml-base-q8_0.bin}
 clips=$(awk -F'\t' '$5 == "dev" && $3 == "en" { print $6 }' "$set_dir/manifest.tsv" | awk 'NR % 12 == 0' | head -8)
 clip=${4:-$(awk -F'\t' '$5 == "dev" && $3 == "en" && $4 > 20 { print $6; exit }' "$set_dir/manifest.tsv")}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-cli() { "$1/whisper-cli" -m "$model" -f "$set_dir/$2" -t 2 -l en -bs "$3" -bo "$3" "${@:4}"; }
+cli() { "$1/whisper-cli" -m "$model" -f "$set_dir/$2" -t 2 -l "$language" -bs "$3" -bo "$3" "${@:4}"; }
 runs=0
 for f in $clips; do
   for beam in 1 5; do

@@ -87,6 +87,47 @@ test("parity whatever came before: clips given three encoder windows in turn eac
   }
 });
 
+test('without a language the first window is encoded once (detect-encode-reuse), and decodes as with the language given', { timeout: 600_000 }, async () => {
+  // whisper.cpp's language detection encodes the first 30 s; the patch lets the
+  // first window take that encoding when it is the same window (cmake/whisper-patches.cmake).
+  const model = realModelPath('base-q8_0');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'stt-detect-'));
+  try {
+    const short = path.join(AUDIO_DIR, 'jfk.wav');
+    const long = path.join(dir, 'long.wav');
+    writeFileSync(long, speechClip(45));
+    // whisper-cli (the same patched library) counts its encoder runs: the detection's and one per window, less the one reused.
+    for (const clip of [short, long]) {
+      const given = await whisperCli(model, clip, 2, ['-ac', '0']);
+      const auto = await whisperCli(model, clip, 2, ['-ac', '0', '-l', 'auto']);
+      assert.ok(given.encodeRuns >= (clip === long ? 2 : 1), `${path.basename(clip)}: one encoder run per window (${given.encodeRuns})`);
+      assert.equal(auto.encodeRuns, given.encodeRuns, `${path.basename(clip)}: detection's encoding is the first window's`);
+      assert.ok(given.tokens.length > 5, 'real text was decoded');
+      assert.deepEqual(auto.tokens, given.tokens, path.basename(clip));
+    }
+    // In a shorter window the first window is not the detection's (the full one): both are encoded.
+    const tail = await whisperCli(model, short, 2, [...serverWindowArgs(short, 'tail'), '-l', 'auto']);
+    assert.equal(tail.encodeRuns, 2, 'the tail window encodes its own first window');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  // Through the addon on one pooled state, after a run with another clip: the same tokens and log-probabilities.
+  const loaded = await loadModel(model);
+  try {
+    const [jfk, other] = await Promise.all([decodeWav(readFileSync(path.join(AUDIO_DIR, 'jfk.wav'))), decodeWav(readFileSync(evalClips().find((c) => c.set === 'hifitts_6097' && c.seconds > 5)!.file))]);
+    const decode = async (pcm: Float32Array, language?: string) => {
+      const result = await loaded.transcribe(pcm, { threads: 2, language, beamSize: 1, temperatureFallback: false, tokenLogprobs: true });
+      return { language: result.language, tokens: result.segments.flatMap((s) => s.tokens), logprobs: result.segments.flatMap((s) => s.tokenLogprobs!.map((t) => t.logprob)) };
+    };
+    const given = await decode(jfk.pcm, 'en');
+    await decode(other.pcm, 'en');
+    assert.deepEqual(await decode(jfk.pcm), given, 'no language after another clip');
+    assert.equal(given.language, 'en');
+  } finally {
+    await loaded.dispose();
+  }
+});
+
 test('parity with beam search: with STT_BEAM_SIZE=5 the server\'s tokens are whisper-cli\'s with -bs 5', async () => {
   const model = realModelPath('base-q8_0');
   // In the tail window, where greedy and beam 5 are known to differ on two of these clips.
