@@ -39,6 +39,7 @@ import { openDatabase } from '../src/store/open-database';
 import { SettingsStore } from '../src/store/settings';
 import { ENCODER_WINDOW_RULES, type EncoderWindow } from '../src/stt/local/encoder-window';
 import { EVAL_SET_ENDS_MANIFEST, EVAL_SET_MANIFEST, readEvalSet, type EvalSetClip } from '../scripts/eval-set';
+import { ENDS_RULE } from '../scripts/lib/speech-end';
 import { realModelPath, VAD_FIXTURE } from '../fixtures';
 import { VAD_FILE } from '../src/stt/catalogue';
 import { modelDir, startFasterWhisper } from './faster-whisper';
@@ -338,7 +339,7 @@ async function main(): Promise<void> {
     `# Held-out eval (${split} half${panel ? `, the ${panel} panel` : ''}), ${date}`, '',
     `\`${command}\`${rescore ? ` (tables printed again by \`npm run eval -- ${args.join(' ')}\`, its texts scored at commit ${scoredAt.commit}${scoredAt.uncommitted.length ? ` with UNCOMMITTED changes (${scoredAt.uncommitted.join(', ')})` : ' (clean tree)'})` : ''} on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; ` +
       `addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
-    ...(panel ? [`The ${panel} panel: the half's clips cut where their sound ends (the last 10-ms frame a quarter of the way from the clip's noise floor to its loud end, scripts/lib/speech-end.ts), where that removes 0.2 s or more, so no pause follows the last word; the references are the clips' own. A panel's report reads how each system ends a clip; the default is chosen on the whole half, not here.`, ''] : []),
+    ...(panel ? [`The ${panel} panel: ${ENDS_RULE} (scripts/lib/speech-end.ts), so no pause follows the last word; the references are the clips' own. A panel's report reads how each system ends a clip; the default is chosen on the whole half, not here.`, ''] : []),
     `${clips.length} clips of the ${split} half (${fmt(audio, 0)} s, ${words} reference words; sources ${[...new Set(clips.map((c) => c.source))].join(', ')}; languages ${[...new Set(clips.map((c) => c.language))].join(', ')}). ` +
       `Ours: the server over HTTP with the openai client, real Whisper base q8_0, temperature fallback as shipped; windows: tail = ${ENCODER_WINDOW_RULES.tail}, full = ${ENCODER_WINDOW_RULES.full}. ` +
       `faster-whisper ${versions['faster-whisper']} (CTranslate2 ${versions.ctranslate2}), int8, cpu_threads ${THREADS}, its temperature fallback, on the CTranslate2 weights our ggml files were converted from. ` +

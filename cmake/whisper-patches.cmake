@@ -294,8 +294,9 @@ set(STT_FA_PREFETCH_KEYS 8)
 # runs whisper.cpp's language detection first, which encodes the first 30 s
 # (in the full window, clear-padded-kv-caches above) and decodes one token;
 # whisper_full then encoded the same window again for its first window, so
-# leaving `language` out cost a whole encoder pass (ours took 1.49x its time
-# with a language, faster-whisper 1.15x: docs/performance.md). The
+# leaving `language` out cost a whole encoder pass (ours took 1.49x the time
+# of a request with a language; after the patch 0.95x on the held-out test
+# half, where faster-whisper takes 1.37x: docs/performance.md). The
 # encoder's output lives in the state's cross-attention cache, which the
 # detection's one decode step only reads. So when this run's detection has
 # just encoded and the first window is that one (seek 0, the full window:

@@ -22,7 +22,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, w
 import path from 'node:path';
 import { readPcm16Mono } from '../fixtures/wav';
 import { CACHE_DIR } from './lib/real-models';
-import { soundEndSample } from './lib/speech-end';
+import { ENDS_MIN_CUT_SECONDS, soundEndSample } from './lib/speech-end';
 
 export const EVAL_SET_DIR = path.join(CACHE_DIR, 'eval-set');
 export const EVAL_SET_MANIFEST = path.join(EVAL_SET_DIR, 'manifest.tsv');
@@ -32,8 +32,6 @@ export const EVAL_SET_MANIFEST = path.join(EVAL_SET_DIR, 'manifest.tsv');
  * manifest, apart from the set, so runs on the set stay comparable.
  */
 export const EVAL_SET_ENDS_MANIFEST = path.join(EVAL_SET_DIR, 'ends.tsv');
-/** A clip joins the ends panel when the cut removes at least this much: under it the clip already ends on its sound. */
-const ENDS_MIN_CUT_SECONDS = 0.2;
 
 interface Archive { file: string; url: string; sha256: string; licence: string }
 
@@ -322,10 +320,12 @@ function writeClip(cut: Cut): EvalSetClip {
 function writeEndsClip(clip: EvalSetClip): EvalSetClip | null {
   const { rate, samples } = readPcm16Mono(readFileSync(clip.file));
   const end = soundEndSample(samples, rate);
-  if (samples.length - end < ENDS_MIN_CUT_SECONDS * rate) return null;
+  // Whisper's window takes whole clips long enough to hold a word (as the set's own).
+  if (samples.length - end < ENDS_MIN_CUT_SECONDS * rate || end < 0.5 * rate) return null;
   const id = `ends/${clip.id}`;
   const file = path.join(EVAL_SET_DIR, 'clips', `${id}.wav`);
-  if (!existsSync(file)) {
+  // Cut again when the rule has moved the end since the file was written.
+  if (!existsSync(file) || readPcm16Mono(readFileSync(file)).samples.length !== end) {
     mkdirSync(path.dirname(file), { recursive: true });
     execFileSync('sox', [clip.file, `${file}.part.wav`, 'trim', '0', `${end}s`]);
     renameSync(`${file}.part.wav`, file);
@@ -367,7 +367,7 @@ async function main(): Promise<void> {
   // Clips Whisper's window takes whole, and long enough to hold a word.
   const clips = cuts.map(writeClip).filter((c) => c.seconds >= 0.5 && c.seconds <= 30);
   writeManifest(EVAL_SET_MANIFEST, clips);
-  const ends = clips.flatMap((c) => writeEndsClip(c) ?? []).filter((c) => c.seconds >= 0.5);
+  const ends = clips.flatMap((c) => writeEndsClip(c) ?? []);
   writeManifest(EVAL_SET_ENDS_MANIFEST, ends);
   // Chinese is scored by character (benchmarks/lib/scoring.ts).
   const words = (cs: EvalSetClip[]) => cs.reduce((n, c) => n + (c.language === 'zh' ? [...c.reference].length : c.reference.split(/\s+/).filter(Boolean).length), 0);

@@ -161,11 +161,10 @@ export const DEFAULT_VAD_MODEL_URL = 'https://huggingface.co/ggml-org/whisper-va
  * Beams per window unless STT_BEAM_SIZE says otherwise: 1 (greedy), chosen by
  * rule on the held-out set's test half (the cheapest configuration within 0.3
  * WER points of faster-whisper's default; beam 5 when none holds): against
- * faster-whisper's default pooled over all ten of its runs on the AVX2
- * machine greedy is +0.23 points and holds (decision 059; by a margin of
- * about two and a half word errors in 3,540, which the rule follows either
- * way). Beam 5 is documented
- * beside it, with its cost: docs/performance.md, "The default".
+ * faster-whisper's default pooled over all eleven of its runs on the AVX2
+ * machine greedy is +0.24 points and holds (decision 059; by a margin of
+ * about two word errors in 3,540, which the rule follows either way). Beam 5 is documented beside it, with its cost:
+ * docs/performance.md, "The default".
  */
 export const DEFAULT_BEAM_SIZE = 1;
 

@@ -7,6 +7,15 @@
 // 20 to 50 dB above their floors.
 
 const FRAME_SECONDS = 0.01;
+/** The clip's noise floor and loud end: percentiles of its frames' levels. */
+const FLOOR_PERCENTILE = 10;
+const LOUD_PERCENTILE = 99;
+/** Where between the floor and the loud end a frame counts as sound. */
+const SOUND_FRACTION = 0.25;
+/** A clip joins the ends panel when the cut removes at least this much: under it the clip already ends on its sound. */
+export const ENDS_MIN_CUT_SECONDS = 0.2;
+/** How the panel is cut, for reports to say. */
+export const ENDS_RULE = `each clip cut at the end of its last ${FRAME_SECONDS * 1000}-ms frame louder than ${SOUND_FRACTION * 100} % of the way from its noise floor (the ${FLOOR_PERCENTILE}th percentile of its frames' levels) to its loud end (the ${LOUD_PERCENTILE}th), where that removes ${ENDS_MIN_CUT_SECONDS} s or more`;
 
 /** Each 10-ms frame's RMS level in dB of full scale (samples in -1..1); silence reads -120. */
 export function frameLevels(samples: Float32Array, rate: number): number[] {
@@ -20,6 +29,7 @@ export function frameLevels(samples: Float32Array, rate: number): number[] {
   return levels;
 }
 
+// Not benchmarks/lib/stats.ts's percentile (another rank rule): the panel's cut points are pinned by this one.
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 /**
@@ -33,10 +43,10 @@ export function soundEndSample(samples: Float32Array, rate: number): number {
   const levels = frameLevels(samples, rate);
   if (levels.length === 0) return samples.length;
   const sorted = [...levels].sort((a, b) => a - b);
-  const floor = percentile(sorted, 10);
-  const loud = percentile(sorted, 99);
-  if (loud - floor < 6) return samples.length;
-  const threshold = floor + (loud - floor) / 4;
+  const floor = percentile(sorted, FLOOR_PERCENTILE);
+  const loud = percentile(sorted, LOUD_PERCENTILE);
+  if (loud - floor < 6) return samples.length; // flat: no sound stands out of the floor
+  const threshold = floor + (loud - floor) * SOUND_FRACTION;
   for (let f = levels.length - 1; f >= 0; f--) {
     if (levels[f] > threshold) return Math.min(samples.length, (f + 1) * Math.round(rate * FRAME_SECONDS));
   }
