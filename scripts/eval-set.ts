@@ -32,6 +32,8 @@ export const EVAL_SET_MANIFEST = path.join(EVAL_SET_DIR, 'manifest.tsv');
  * manifest, apart from the set, so runs on the set stay comparable.
  */
 export const EVAL_SET_ENDS_MANIFEST = path.join(EVAL_SET_DIR, 'ends.tsv');
+/** The shortest clip the set and its panels keep: long enough to hold a word. */
+const MIN_CLIP_SECONDS = 0.5;
 
 interface Archive { file: string; url: string; sha256: string; licence: string }
 
@@ -321,7 +323,7 @@ function writeEndsClip(clip: EvalSetClip): EvalSetClip | null {
   const { rate, samples } = readPcm16Mono(readFileSync(clip.file));
   const end = soundEndSample(samples, rate);
   // Whisper's window takes whole clips long enough to hold a word (as the set's own).
-  if (samples.length - end < ENDS_MIN_CUT_SECONDS * rate || end < 0.5 * rate) return null;
+  if (samples.length - end < ENDS_MIN_CUT_SECONDS * rate || end < MIN_CLIP_SECONDS * rate) return null;
   const id = `ends/${clip.id}`;
   const file = path.join(EVAL_SET_DIR, 'clips', `${id}.wav`);
   // Cut again when the rule has moved the end since the file was written.
@@ -330,7 +332,7 @@ function writeEndsClip(clip: EvalSetClip): EvalSetClip | null {
     execFileSync('sox', [clip.file, `${file}.part.wav`, 'trim', '0', `${end}s`]);
     renameSync(`${file}.part.wav`, file);
   }
-  return { ...clip, id, file, seconds: seconds(file) };
+  return { ...clip, id, file, seconds: end / rate };
 }
 
 function writeManifest(manifest: string, clips: EvalSetClip[]): void {
@@ -365,7 +367,7 @@ async function main(): Promise<void> {
     ids.add(c.id);
   }
   // Clips Whisper's window takes whole, and long enough to hold a word.
-  const clips = cuts.map(writeClip).filter((c) => c.seconds >= 0.5 && c.seconds <= 30);
+  const clips = cuts.map(writeClip).filter((c) => c.seconds >= MIN_CLIP_SECONDS && c.seconds <= 30);
   writeManifest(EVAL_SET_MANIFEST, clips);
   const ends = clips.flatMap((c) => writeEndsClip(c) ?? []);
   writeManifest(EVAL_SET_ENDS_MANIFEST, ends);
