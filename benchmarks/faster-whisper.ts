@@ -9,7 +9,8 @@
 // Python process this script starts (benchmarks/lib/faster_whisper_runner.py,
 // in a venv it makes under the cache on first use). Greedy and beam 5 (the
 // default of faster-whisper and whisper-cli), English, 2 threads, no
-// temperature fallback, no VAD on both sides.
+// temperature fallback, no VAD on both sides; and each side at its defaults
+// (ours as the server ships, faster-whisper's transcribe()), fallback on.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -34,17 +35,21 @@ const RUNNER = path.join(__dirname, 'lib', 'faster_whisper_runner.py');
 const SETTLE_MS = 100;
 
 interface Clip { id: string; seconds: number; wav: string; pcm: Float32Array; reference: string }
-type Contender = { name: string; beam: number; matched?: string } & ({ ggml: RealModelName } | { computeType: 'int8' | 'float32' });
+type Contender = { name: string; beam: number; matched?: string; fallback?: boolean } & ({ ggml: RealModelName } | { computeType: 'int8' | 'float32' });
+const FW_DEFAULTS = 'faster-whisper int8, its defaults (beam 5, temperature fallback)';
 /** Ours on each weight type and decoding, each matched with faster-whisper on the nearest compute type and the same decoding. */
 const CONTENDERS: Contender[] = [
   { name: 'ours base-q8_0, greedy', ggml: 'base-q8_0', beam: 1, matched: 'faster-whisper int8, greedy' },
   { name: 'ours base-f16, greedy', ggml: 'base-f16', beam: 1, matched: 'faster-whisper float32, greedy' },
   { name: 'ours base-q8_0, beam 5', ggml: 'base-q8_0', beam: 5, matched: 'faster-whisper int8, beam 5' },
   { name: 'ours base-f16, beam 5', ggml: 'base-f16', beam: 5, matched: 'faster-whisper float32, beam 5' },
+  // Each at its defaults, as hosts run them: ours as the server ships (greedy, decision 059; the fallback on), faster-whisper's transcribe() defaults.
+  { name: 'ours base-q8_0, as shipped (greedy, temperature fallback)', ggml: 'base-q8_0', beam: 1, fallback: true, matched: FW_DEFAULTS },
   { name: 'faster-whisper int8, greedy', computeType: 'int8', beam: 1 },
   { name: 'faster-whisper float32, greedy', computeType: 'float32', beam: 1 },
   { name: 'faster-whisper int8, beam 5', computeType: 'int8', beam: 5 },
   { name: 'faster-whisper float32, beam 5', computeType: 'float32', beam: 5 },
+  { name: FW_DEFAULTS, computeType: 'int8', beam: 5, fallback: true },
 ];
 
 /** The venv's python with faster-whisper installed, made on first use. */
@@ -161,10 +166,10 @@ export async function compareWithFasterWhisper(quick: boolean): Promise<string[]
 
   const run = async (c: Contender, clip: Clip): Promise<{ text: string; ms: number }> => {
     await sleep(SETTLE_MS);
-    if ('computeType' in c) return fw.ask({ wav: clip.wav, compute_type: c.computeType, beam_size: c.beam });
+    if ('computeType' in c) return fw.ask({ wav: clip.wav, compute_type: c.computeType, beam_size: c.beam, fallback: c.fallback ?? false });
     const t0 = performance.now();
     const audioCtx = encoderWindowFor(BENCH_WINDOW, clip.seconds);
-    const r = await ours[c.ggml]!.transcribe(clip.pcm, { threads: THREADS, language: 'en', temperatureFallback: false, beamSize: c.beam, audioCtx });
+    const r = await ours[c.ggml]!.transcribe(clip.pcm, { threads: THREADS, language: 'en', temperatureFallback: c.fallback ?? false, beamSize: c.beam, audioCtx });
     return { text: r.text, ms: performance.now() - t0 };
   };
   const first = sets['5 s'][0];
@@ -205,7 +210,7 @@ export async function compareWithFasterWhisper(quick: boolean): Promise<string[]
     }
   }
   return [
-    `${os.cpus().length} cores (${os.cpus()[0]?.model}), ${THREADS} threads on both sides, greedy and beam 5, English, temperature 0 without fallback, no VAD, timestamps on, each 30-s window conditioned on the text before it (whisper.cpp's default within a request; faster-whisper's condition_on_previous_text).`,
+    `${os.cpus().length} cores (${os.cpus()[0]?.model}), ${THREADS} threads on both sides, greedy and beam 5, English, temperature 0 without fallback (but for the two at their defaults: ours as shipped, greedy with whisper.cpp's fallback, and faster-whisper's transcribe() defaults, beam 5 with its temperature ladder 0.0-1.0), no VAD, timestamps on, each 30-s window conditioned on the text before it (whisper.cpp's default within a request; faster-whisper's condition_on_previous_text).`,
     `Ours: the addon in-process (whisper.cpp ${JSON.parse(readFileSync(path.join(ROOT, 'third_party', 'whisper.cpp.json'), 'utf8')).version}), base-q8_0 and base-f16 as models:real converts them, in the run's encoder window (\`${BENCH_WINDOW}\`, BENCH_ENCODER_WINDOW, default the server's; src/stt/local/encoder-window.ts: a clip under 30 s gets ${ENCODER_WINDOW_RULES[BENCH_WINDOW]}); faster-whisper pads every clip to 30 s, as Whisper was trained${BENCH_WINDOW === 'full' ? ': the same window on both sides' : ': a shorter window favours ours in time, and its cost in WER is in the eval report'}. faster-whisper ${versions['faster-whisper']}, CTranslate2 ${versions.ctranslate2}, in its own Python process with cpu_threads=${THREADS}, num_workers=1, loading the same CTranslate2 float16 model.bin with compute_type int8 or float32; its time covers transcribe() and consuming its segments, not loading the audio. Each engine keeps its own token suppression (faster-whisper suppresses non-speech symbols, suppress_tokens=[-1]; whisper.cpp does not, suppress_nst=false). Beam 5: whisper.cpp's beam search and faster-whisper's (5 is the default of whisper-cli and of faster-whisper), each ranking beams by log-probability over length (their defaults).`,
     `CTranslate2 on this CPU: ${backends.join('; ') || 'not reported'}.`,
     `Clips: ${Object.entries(sets).map(([l, c]) => `${c.length} of ${l}`).join(', ')}; 5 s: corpus clips of 4-6 s; 30 and 120 s: consecutive hifitts clips (one speaker) joined whole up to that length. Every clip decoded by every contender in turn, the order reversed on every other clip, ${SETTLE_MS} ms apart; one warm-up run each first. RTF: time over audio.`, '',

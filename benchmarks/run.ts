@@ -115,7 +115,7 @@ function shapeResult(shape: Shape, measured: ScenarioResults, ceiling: Record<st
     overhead: measured.overhead, control: measured.control ?? null, harness5Ms: measured.harness5Ms, encodeMs, encoderGflop: gflop,
     achievedGflops: gflop ? gflop / (encodeMs / 1000) : null,
     ceilingGflops: shape.encoder ? ceiling[shape.quant === 'f16' ? 'F16' : 'Q8_0'] ?? null : null,
-    load: measured.load ?? null, naive: measured.naive, cold: measured.cold, store: measured.store, fasterWhisper: measured.fasterWhisper,
+    load: measured.load ?? null, naive: measured.naive, cold: measured.cold, store: measured.store, fasterWhisper: measured.fasterWhisper, contention: measured.contention,
   };
 }
 

@@ -60,5 +60,6 @@ export const SCENARIOS: Scenario[] = [
   { type: 'naive', description: 'one whisper-cli or parakeet-cli process per request, on the 5-s and 30-s clips' },
   { type: 'cold-start', description: 'process start to the first 5-s transcription, and peak RSS, ours against the harness' },
   { type: 'faster-whisper', firstShapeOnly: true, families: ['whisper'], description: 'ours against faster-whisper on the same real base weights: 5-, 30- and 120-s clips, greedy and beam 5, time, RTF and WER' },
+  { type: 'contention', firstShapeOnly: true, families: ['whisper'], description: 'ours as the server ships it against faster-whisper int8, greedy and beam 5, on held-out clips alone and beside one busy process: the slowdown of each' },
   { type: 'store', firstShapeOnly: true, description: 'what PostgreSQL (several replicas) adds to a request against SQLite: auth with a cached and an unseen key, a rate-limited upload' },
 ];

@@ -66,11 +66,35 @@ export interface StoreResult {
   rows: { request: string; sqliteMs: { median: number; p90: number }; postgresMs: { median: number; p90: number } }[];
 }
 
+/** One decoding of the contention scenario (benchmarks/scenarios/contention.ts): raw per-run times, ms, [round][clip]. */
+export interface ContentionDecoding {
+  /** 1: greedy. */
+  beam: number;
+  ms: Record<'ours' | 'fw', Record<'alone' | 'shared', number[][]>>;
+  /** Runs whose text differs from that side's first answer for the clip (other round or condition). */
+  textsChanged: Record<'ours' | 'fw', number>;
+}
+
+/** Ours (the server, its shipped thread policy) and faster-whisper, alone and beside a busy process. */
+export interface ContentionResult {
+  /** Eval-set clip ids (dev half) and their total length, s. */
+  clips: string[];
+  seconds: number;
+  rounds: number;
+  threads: number;
+  /** faster-whisper's and CTranslate2's versions. */
+  versions: Record<string, string>;
+  /** The pause before each run, per side. */
+  settleMs: Record<'ours' | 'fw', number>;
+  decodings: ContentionDecoding[];
+}
+
 /** What the scenarios measured for one model shape. */
 export interface ScenarioResults {
   store?: StoreResult;
   /** benchmarks/scenarios/faster-whisper.ts: the comparison's report, as its lines. */
   fasterWhisper?: { lines: string[] };
+  contention?: ContentionResult;
   overhead?: OverheadResult;
   control?: ControlResult | null;
   /** The harness's own time for a 5-s clip, warm (benchmarks/scenarios/floor.ts). */

@@ -30,7 +30,7 @@ type Push = (...lines: string[]) => void;
 type Section = (push: Push, meta: BenchMeta, results: ShapeResult[]) => void;
 
 /** The sections, in report order. */
-const SECTIONS: Section[] = [header, outputsChecked, headlineTable, loadTables, overheadTable, naiveTable, coldStartTable, fasterWhisperTable, storeTable, encoderTable];
+const SECTIONS: Section[] = [header, outputsChecked, headlineTable, loadTables, overheadTable, naiveTable, coldStartTable, fasterWhisperTable, contentionTable, storeTable, encoderTable];
 
 export function report(name: string, meta: BenchMeta, results: ShapeResult[]): string {
   const L: string[] = [];
@@ -80,7 +80,7 @@ const oneOff = (runs: number[]) => (runs.length > 1 ? `${fmt(median(runs), 0)} (
 type With<R extends ShapeResult, K extends keyof ShapeResult> = R & { [P in K]-?: NonNullable<ShapeResult[P]> };
 
 /** The shapes that have a scenario's result (an older result file, or a run without that scenario, may not). */
-function having<R extends ShapeResult, K extends 'overhead' | 'control' | 'load' | 'naive' | 'cold' | 'store' | 'fasterWhisper'>(results: R[], key: K): With<R, K>[] {
+function having<R extends ShapeResult, K extends 'overhead' | 'control' | 'load' | 'naive' | 'cold' | 'store' | 'fasterWhisper' | 'contention'>(results: R[], key: K): With<R, K>[] {
   return results.filter((r): r is With<R, K> => r[key] !== undefined && r[key] !== null);
 }
 
@@ -231,6 +231,37 @@ function coldStartTable(push: Push, meta: BenchMeta, results: ShapeResult[]): vo
 /** Ours against faster-whisper on the same weights (benchmarks/faster-whisper.ts renders it). */
 function fasterWhisperTable(push: Push, _meta: BenchMeta, results: ShapeResult[]): void {
   for (const r of having(results, 'fasterWhisper')) push('', `## Against faster-whisper (${r.shape})`, '', ...r.fasterWhisper.lines);
+}
+
+/** Ours as shipped and faster-whisper, alone and beside a busy process (benchmarks/scenarios/contention.ts). */
+function contentionTable(push: Push, _meta: BenchMeta, results: ShapeResult[]): void {
+  for (const r of having(results, 'contention')) {
+    const c = r.contention;
+    const totals = (rounds: number[][]) => rounds.map((round) => round.reduce((a, b) => a + b, 0));
+    push('', `## Sharing the CPU: ours as shipped against faster-whisper, alone and beside one busy process (${r.shape})`, '',
+      `${c.clips.length} held-out clips (the dev half of \`npm run eval:set\`, English, 5 s and longer; ${fmt(c.seconds, 0)} s in all), ${c.rounds} round${c.rounds > 1 ? 's' : ''} per decoding. ` +
+        `Ours: the server over HTTP with its shipped thread policy (\`STT_FOLLOW_FREE_CORES\` on: the encoder on all ${c.threads} threads, the decoder on one per core that other processes left free over the last second). ` +
+        `faster-whisper ${c.versions['faster-whisper']} (CTranslate2 ${c.versions.ctranslate2}) int8, ${c.threads} threads, in its own process. Both: English, the temperature fallback off (every run does the same work), the full 30-s window. ` +
+        `"Shared": one \`python3 -c 'while True: pass'\` running throughout; on ${c.threads} cores that leaves work needing every core at least 1.5x its time alone. ` +
+        `Each round runs both conditions (which first alternates), each clip on both sides in turn (which first alternates), ours ${c.settleMs.ours} ms after the previous run (so the server's monitor no longer sees faster-whisper's run), faster-whisper ${c.settleMs.fw} ms after; one warm-up per side and condition. ` +
+        `Seconds: the median over rounds of a round's total; ratios: per round, then the median with its interval (what it covers). Raw per-run times are in the JSON.`, '',
+      '| decoding | contender | alone, s | shared, s | slowdown: shared ÷ alone | runs whose text differs from the first |', '| --- | --- | --- | --- | --- | --- |');
+    const ratioRows: string[] = [];
+    for (const d of c.decodings) {
+      const decoding = d.beam > 1 ? `beam ${d.beam}` : 'greedy';
+      const t = {
+        ours: { alone: totals(d.ms.ours.alone), shared: totals(d.ms.ours.shared) },
+        fw: { alone: totals(d.ms.fw.alone), shared: totals(d.ms.fw.shared) },
+      };
+      const per = (a: number[], b: number[]) => a.map((x, i) => x / b[i]);
+      for (const side of ['ours', 'fw'] as const) {
+        push(`| ${decoding} | ${side === 'ours' ? 'ours (stt-gateway, q8_0)' : 'faster-whisper int8'} | ${fmt(median(t[side].alone) / 1000, 2)} | ${fmt(median(t[side].shared) / 1000, 2)} | ${withInterval(per(t[side].shared, t[side].alone), 2)} | ${d.textsChanged[side]} |`);
+      }
+      ratioRows.push(`| ${decoding} | ${withInterval(per(t.ours.alone, t.fw.alone), 2)} | ${withInterval(per(t.ours.shared, t.fw.shared), 2)} | ${withInterval(per(per(t.ours.shared, t.ours.alone), per(t.fw.shared, t.fw.alone)), 2)} |`);
+    }
+    push('', 'Ours ÷ faster-whisper, per round (below 1: ours takes less time, or slows down less):', '',
+      '| decoding | time alone | time shared | slowdown |', '| --- | --- | --- | --- |', ...ratioRows);
+  }
 }
 
 /** Latency per store backend, with no model loaded: what PostgreSQL adds to a request. */

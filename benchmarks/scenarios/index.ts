@@ -9,7 +9,8 @@ import { naive } from './naive';
 import { coldStart } from './cold-start';
 import { store } from './store';
 import { fasterWhisper } from './faster-whisper';
+import { contention } from './contention';
 
-export const SCENARIO_TYPES = { overhead, control, floor, load, naive, 'cold-start': coldStart, store, 'faster-whisper': fasterWhisper } satisfies Record<string, ScenarioType>;
+export const SCENARIO_TYPES = { overhead, control, floor, load, naive, 'cold-start': coldStart, store, 'faster-whisper': fasterWhisper, contention } satisfies Record<string, ScenarioType>;
 export type ScenarioTypeName = keyof typeof SCENARIO_TYPES;
 export * from './context';

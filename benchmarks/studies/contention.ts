@@ -11,7 +11,6 @@
 // with the median and range over rounds, and how many cores each keeps busy
 // alone (its process's CPU time over wall time). Raw per-run times and CPU
 // times go to the JSON.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeWav, loadModel } from '../../src/native';
@@ -20,6 +19,7 @@ import { readEvalSet } from '../../scripts/eval-set';
 import { realModelPath } from '../../fixtures';
 import { modelDir, startFasterWhisper } from '../faster-whisper';
 import { provenance } from '../lib/provenance';
+import { startBusyProcess } from '../lib/busy-process';
 import { numberOption, nameFlag, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
 import { fmt, median } from '../lib/stats';
@@ -66,12 +66,10 @@ async function main(): Promise<void> {
   // Per condition, contender and round: the time of the whole clip set, and each clip's; cpu the same for CPU time.
   const raw: Record<string, Record<Contender, number[][]>> = {};
   const cpu: Record<string, Record<Contender, number[][]>> = {};
-  let hog: ChildProcess | undefined;
-  process.on('exit', () => hog?.kill()); // never leave the busy process behind, whatever fails
+  let hog: Awaited<ReturnType<typeof startBusyProcess>> | undefined;
   for (condition of ['alone', 'shared'] as const) {
     if (condition === 'shared') {
-      hog = spawn('python3', ['-c', 'while True: pass'], { stdio: 'ignore' });
-      await sleep(1500); // the monitor sees it
+      hog = await startBusyProcess(); // running long enough for the monitor to see it
     }
     raw[condition] = Object.fromEntries(CONTENDERS.map((c) => [c, []])) as unknown as Record<Contender, number[][]>;
     cpu[condition] = Object.fromEntries(CONTENDERS.map((c) => [c, []])) as unknown as Record<Contender, number[][]>;
@@ -92,7 +90,7 @@ async function main(): Promise<void> {
       process.stdout.write('.');
     }
   }
-  hog?.kill();
+  hog?.stop();
   process.stdout.write('\n');
   monitor.close();
   await fw.stop();
