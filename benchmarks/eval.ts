@@ -45,7 +45,7 @@ import { VAD_FILE } from '../src/stt/catalogue';
 import { modelDir, startFasterWhisper } from './faster-whisper';
 import { corpusWer, errorCount, meanOverRuns, medianClipRatio, pairedBootstrap, scoreAnswer, toPerClip, type Errors, type Failures, type PerClip } from './lib/scoring';
 import { numberOption, optionValue, reportSuffix } from './lib/args';
-import { provenance } from './lib/provenance';
+import { provenance, commitState } from './lib/provenance';
 import { saveReport, today } from './lib/results';
 import { fmt } from './lib/stats';
 
@@ -337,7 +337,7 @@ async function main(): Promise<void> {
   const command = rescore?.command ?? `npm run eval -- ${args.join(' ')}`;
   const md = [
     `# Held-out eval (${split} half${panel ? `, the ${panel} panel` : ''}), ${date}`, '',
-    `\`${command}\`${rescore ? ` (tables printed again by \`npm run eval -- ${args.join(' ')}\`, its texts scored at commit ${scoredAt.commit}${scoredAt.uncommitted.length ? ` with UNCOMMITTED changes (${scoredAt.uncommitted.join(', ')})` : ' (clean tree)'})` : ''} on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; ` +
+    `\`${command}\`${rescore ? ` (tables printed again by \`npm run eval -- ${args.join(' ')}\`, its texts scored at commit ${commitState(scoredAt)})` : ''} on commit ${commitState(prov)}; ` +
       `addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
     ...(panel ? [`The ${panel} panel: ${ENDS_RULE} (scripts/lib/speech-end.ts), so no pause follows the last word; the references are the clips' own. A panel's report reads how each system ends a clip; the default is chosen on the whole half, not here.`, ''] : []),
     `${clips.length} clips of the ${split} half (${fmt(audio, 0)} s, ${words} reference words; sources ${[...new Set(clips.map((c) => c.source))].join(', ')}; languages ${[...new Set(clips.map((c) => c.language))].join(', ')}). ` +

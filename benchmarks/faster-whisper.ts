@@ -27,6 +27,8 @@ import { saveReport, today } from './lib/results';
 import { fmt } from './lib/stats';
 
 const THREADS = 2;
+/** faster-whisper's cpu_threads, in every script that starts its runner. */
+export const FASTER_WHISPER_THREADS = THREADS;
 const FASTER_WHISPER = '1.2.1'; // the newest on PyPI (2026-11-24)
 const CTRANSLATE2 = '4.8.5'; // the newest on PyPI; faster-whisper asks for >=4.0,<5
 const RUNNER = path.join(__dirname, 'lib', 'faster_whisper_runner.py');
@@ -36,7 +38,7 @@ const SETTLE_MS = 100;
 
 interface Clip { id: string; seconds: number; wav: string; pcm: Float32Array; reference: string }
 type Contender = { name: string; beam: number; matched?: string; fallback?: boolean } & ({ ggml: RealModelName } | { computeType: 'int8' | 'float32' });
-const FW_DEFAULTS = 'faster-whisper int8, its defaults (beam 5, temperature fallback)';
+const FW_DEFAULTS = 'faster-whisper int8, its defaults (beam 5, temperature fallback; English, 2 threads)';
 /** Ours on each weight type and decoding, each matched with faster-whisper on the nearest compute type and the same decoding. */
 const CONTENDERS: Contender[] = [
   { name: 'ours base-q8_0, greedy', ggml: 'base-q8_0', beam: 1, matched: 'faster-whisper int8, greedy' },
@@ -210,7 +212,7 @@ export async function compareWithFasterWhisper(quick: boolean): Promise<string[]
     }
   }
   return [
-    `${os.cpus().length} cores (${os.cpus()[0]?.model}), ${THREADS} threads on both sides, greedy and beam 5, English, temperature 0 without fallback (but for the two at their defaults: ours as shipped, greedy with whisper.cpp's fallback, and faster-whisper's transcribe() defaults, beam 5 with its temperature ladder 0.0-1.0), no VAD, timestamps on, each 30-s window conditioned on the text before it (whisper.cpp's default within a request; faster-whisper's condition_on_previous_text).`,
+    `${os.cpus().length} cores (${os.cpus()[0]?.model}), ${THREADS} threads on both sides, greedy and beam 5, English, temperature 0 without fallback (but for the two at their defaults: ours as shipped, greedy with whisper.cpp's fallback, and faster-whisper's transcribe() defaults, beam 5 with its temperature ladder 0.0-1.0, with language, compute type and threads as for the others; a window decoded again at T > 0 samples, so those two rows' times depend on how often that happens, and on one run per clip), no VAD, timestamps on, each 30-s window conditioned on the text before it (whisper.cpp's default within a request; faster-whisper's condition_on_previous_text).`,
     `Ours: the addon in-process (whisper.cpp ${JSON.parse(readFileSync(path.join(ROOT, 'third_party', 'whisper.cpp.json'), 'utf8')).version}), base-q8_0 and base-f16 as models:real converts them, in the run's encoder window (\`${BENCH_WINDOW}\`, BENCH_ENCODER_WINDOW, default the server's; src/stt/local/encoder-window.ts: a clip under 30 s gets ${ENCODER_WINDOW_RULES[BENCH_WINDOW]}); faster-whisper pads every clip to 30 s, as Whisper was trained${BENCH_WINDOW === 'full' ? ': the same window on both sides' : ': a shorter window favours ours in time, and its cost in WER is in the eval report'}. faster-whisper ${versions['faster-whisper']}, CTranslate2 ${versions.ctranslate2}, in its own Python process with cpu_threads=${THREADS}, num_workers=1, loading the same CTranslate2 float16 model.bin with compute_type int8 or float32; its time covers transcribe() and consuming its segments, not loading the audio. Each engine keeps its own token suppression (faster-whisper suppresses non-speech symbols, suppress_tokens=[-1]; whisper.cpp does not, suppress_nst=false). Beam 5: whisper.cpp's beam search and faster-whisper's (5 is the default of whisper-cli and of faster-whisper), each ranking beams by log-probability over length (their defaults).`,
     `CTranslate2 on this CPU: ${backends.join('; ') || 'not reported'}.`,
     `Clips: ${Object.entries(sets).map(([l, c]) => `${c.length} of ${l}`).join(', ')}; 5 s: corpus clips of 4-6 s; 30 and 120 s: consecutive hifitts clips (one speaker) joined whole up to that length. Every clip decoded by every contender in turn, the order reversed on every other clip, ${SETTLE_MS} ms apart; one warm-up run each first. RTF: time over audio.`, '',

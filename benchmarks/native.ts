@@ -15,7 +15,7 @@ import { speechClip } from '../fixtures';
 import { benchModel as modelFor } from './lib/models';
 import { HarnessSession, pairWithHarness } from './lib/harness';
 import { saveReport, today } from './lib/results';
-import { provenance } from './lib/provenance';
+import { provenance, commitState } from './lib/provenance';
 import { fmt, median, medianInterval, range } from './lib/stats';
 
 const THREADS = Number(process.env.BENCH_THREADS ?? Math.min(4, os.availableParallelism()));
@@ -174,7 +174,7 @@ async function main(): Promise<void> {
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const lines = [
-    `\`npm run bench:native${quick ? ' -- --quick' : ''}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; ` +
+    `\`npm run bench:native${quick ? ' -- --quick' : ''}\` on commit ${commitState(prov)}; ` +
       `addon sha256 ${prov.binaries['stt_native.node']}, stt-harness sha256 ${prov.binaries['stt-harness'] ?? 'not found'}.`,
     `Machine: ${cpu}, ${os.availableParallelism()} cores; ${THREADS} threads per job; ${rows.map((r) => r.addonMs.length).join('/')} pairs of runs per model (harness and addon back to back, alternating which goes first) after a warm-up of each; times are medians (min–max); the ratio is the median of the pairs' ratios with its 95 % distribution-free interval (order statistics; with 8 pairs, the min–max).`,
     `ggml: ${systemInfo().trim()}`,

@@ -34,7 +34,7 @@ import { OutputCheck } from './lib/outputs';
 import { provenance } from './lib/provenance';
 import { writeReport } from './lib/report';
 import { RESULTS_DIR, today } from './lib/results';
-import { OTHER_SHAPE_ROUNDS, SCENARIOS, TRIALS, type RunSize, type Scenario } from './trials';
+import { CONTENTION_ROUNDS, OTHER_SHAPE_ROUNDS, SCENARIOS, TRIALS, type RunSize, type Scenario } from './trials';
 import { PAIRS_FALLBACK, SCENARIO_TYPES, shapeOf, type BenchContext, type Shape, type ShapeRun } from './scenarios';
 
 const quick = process.argv.includes('--quick');
@@ -124,7 +124,7 @@ async function main(): Promise<void> {
   mkdirSync(WORK, { recursive: true });
   mkdirSync(RESULTS_DIR, { recursive: true });
   const bench: BenchContext = {
-    quick, threads: THREADS, pairs: PAIRS, oneOffRuns: ONE_OFF_RUNS, work: WORK,
+    quick, contentionRounds: ROUNDS ?? CONTENTION_ROUNDS[SIZE], threads: THREADS, pairs: PAIRS, oneOffRuns: ONE_OFF_RUNS, work: WORK,
     clips: {}, clipFile: (s) => path.join(WORK, `clip-${s}.wav`),
     check: new OutputCheck(),
     log: (m) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0)}s] ${m}\n`),

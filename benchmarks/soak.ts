@@ -19,7 +19,7 @@ import { ROOT, speechClip, startOpenAiLike } from '../fixtures';
 import { benchModel } from './lib/models';
 import { procRss } from './lib/servers';
 import { fmt, percentile } from './lib/stats';
-import { provenance } from './lib/provenance';
+import { provenance, commitState } from './lib/provenance';
 import { saveReport, today } from './lib/results';
 const minutesArg = process.argv.indexOf('--minutes');
 const MINUTES = minutesArg >= 0 ? Number(process.argv[minutesArg + 1]) : 10;
@@ -282,7 +282,7 @@ function summarize(source: ReturnType<typeof provenance>): { md: string; ok: boo
   const mb = (b: number) => fmt(b / 1e6, 0);
   const lines = [
     `# Soak, ${today()}: ${MINUTES} minutes`, '',
-    `Commit \`${source.commit}\`${source.uncommitted.length ? ` with uncommitted changes to ${source.uncommitted.join(', ')}` : ''}; ${source.cpu}, ${source.cores} cores; \`npm run soak -- --minutes ${MINUTES}\`.`,
+    `Commit ${commitState(source)}; ${source.cpu}, ${source.cores} cores; \`npm run soak -- --minutes ${MINUTES}\`.`,
     `${CLIENTS} client loops, a /v1/models probe every 500 ms, routing switched local ↔ cloud (a loopback OpenAI-compatible server) and the API key rotated every 20 s, SIGTERM and restart at ${MINUTES / 2} min.`, '',
     `**Lost requests: ${lost.length}** (a request is lost when its client did not leave and it got no HTTP answer). ${ok ? 'Pass.' : 'FAIL.'}`, '',
     '| request | answers by status (abandoned: the client left) |', '|---|---|',

@@ -38,6 +38,15 @@ export const TRIALS: Trial[] = [
   { shape: 'parakeet-0.6b-f16', sizes: ['full'], loadRounds: rounds(0) },
 ];
 
+/**
+ * Rounds of the contention scenario (both decodings, both conditions, eight
+ * clips a round; about 5 minutes a round here, most of it the pause before
+ * each run that lets the server's monitor forget the other side's): five by
+ * default, for intervals; three in --full, to fit its hour; `--rounds N`
+ * overrides.
+ */
+export const CONTENTION_ROUNDS: Record<RunSize, number> = { quick: 1, default: 5, full: 3 };
+
 /** Load rounds of a shape that is not in TRIALS (named with --models). */
 export const OTHER_SHAPE_ROUNDS = rounds(0);
 

@@ -71,8 +71,8 @@ export interface ContentionDecoding {
   /** 1: greedy. */
   beam: number;
   ms: Record<'ours' | 'fw', Record<'alone' | 'shared', number[][]>>;
-  /** Runs whose text differs from that side's first answer for the clip (other round or condition). */
-  textsChanged: Record<'ours' | 'fw', number>;
+  /** Runs per condition whose text differs from that side's first answer for the clip (in any round or condition). */
+  textsChanged: Record<'ours' | 'fw', Record<'alone' | 'shared', number>>;
 }
 
 /** Ours (the server, its shipped thread policy) and faster-whisper, alone and beside a busy process. */
@@ -81,11 +81,17 @@ export interface ContentionResult {
   clips: string[];
   seconds: number;
   rounds: number;
-  threads: number;
+  /** This machine's cores, and each side's threads. */
+  cores: number;
+  threads: Record<'ours' | 'fw', number>;
+  /** Ours' weight type. */
+  quant: string;
   /** faster-whisper's and CTranslate2's versions. */
   versions: Record<string, string>;
-  /** The pause before each run, per side. */
-  settleMs: Record<'ours' | 'fw', number>;
+  /** The pause before every run, both sides. */
+  settleMs: number;
+  /** Every STT_* the scenario set for ours, per beam size. */
+  serverSettings: Record<number, Record<string, string | undefined>>;
   decodings: ContentionDecoding[];
 }
 

@@ -10,10 +10,15 @@ const SEEN_AFTER_MS = 1500;
 
 export async function startBusyProcess(): Promise<{ stop(): void }> {
   const child = spawn('python3', ['-c', 'while True: pass'], { stdio: 'ignore' });
+  let failed: Error | undefined;
+  child.once('error', (err) => (failed = err)); // python3 missing: reported below, not an unhandled event
   const kill = () => child.kill('SIGKILL');
   process.on('exit', kill);
   await sleep(SEEN_AFTER_MS);
-  if (child.exitCode !== null) throw new Error(`the busy process exited (${child.exitCode}): is python3 installed?`);
+  if (failed || child.exitCode !== null) {
+    process.off('exit', kill);
+    throw new Error(`the busy process did not run (${failed?.message ?? `exit ${child.exitCode}`}): is python3 installed?`);
+  }
   return {
     stop: () => {
       process.off('exit', kill);

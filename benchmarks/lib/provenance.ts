@@ -46,6 +46,10 @@ export function uncommittedOf(porcelain: string): string[] {
   return porcelain.split('\n').filter(Boolean).filter((l) => !(l.startsWith('?? ') && l.slice(3).startsWith('benchmarks/results/'))).map((l) => l.slice(3));
 }
 
+/** The commit a report measured and whether the tree was clean, as every report's header says it. */
+export const commitState = (p: Pick<Provenance, 'commit' | 'uncommitted'>): string =>
+  `${p.commit}${p.uncommitted.length ? ` with UNCOMMITTED changes (${p.uncommitted.join(', ')})` : ' (clean tree)'}`;
+
 export function provenance(): Provenance {
   const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
   const flags = /^flags\s*:\s*(.*)$/m.exec(cpuinfo)?.[1].split(' ').filter((f) => SIMD.test(f)) ?? [];

@@ -9,6 +9,7 @@ import type { BenchMeta, LoadResult, ShapeResult } from './bench-types';
 import { figures, type MixRound, type RoundFigures } from './load';
 import { chartSvg, type ChartRow } from './chart';
 import { WS_IN_OURS_WINDOW } from './servers';
+import { commitState } from './provenance';
 import { fmt, median, medianIntervalWithCoverage, range } from './stats';
 import { ENCODER_WINDOWS, ENCODER_WINDOW_RULES } from '../../src/stt/local/encoder-window';
 
@@ -91,7 +92,7 @@ function header(push: Push, meta: BenchMeta, results: ShapeResult[]): void {
   push(
     `# stt-gateway benchmark, ${meta.date}${meta.quick ? ' (quick)' : meta.full ? ' (full)' : ''}`,
     '',
-    `Commit \`${meta.commit}\`${meta.uncommitted?.length ? ` with uncommitted changes to ${meta.uncommitted.join(', ')}` : ' (clean tree)'}; Node ${meta.node}.`,
+    `Commit ${commitState({ commit: meta.commit, uncommitted: meta.uncommitted ?? [] })}; Node ${meta.node}.`,
     `Machine: ${meta.cpu}, ${meta.cores} cores, flags ${(meta.cpuFlags ?? []).join(' ')}; ${meta.threads} compute threads for every contender. ggml: \`${meta.ggml}\``,
     `whisper.cpp ${meta.whisperCpp?.version} (${meta.whisperCpp?.origin}), source tree sha256 \`${meta.whisperCpp?.treeSha256}\` over ${meta.whisperCpp?.covers}; hashed again at the start of this run: ${meta.whisperCpp?.verifiedAtRun ?? 'not recorded'}. Binaries (sha256): ${Object.entries(meta.binaries ?? {}).map(([k, v]) => `${k} \`${String(v).slice(0, 16)}\``).join(', ')}.`,
     `Server settings (every \`STT_*\` the benchmark sets; the rest are defaults): \`${settings}\`. The benchmark runs the server with its defaults except: one model activated, the queue raised to 64, the deadline's base raised to 10 minutes (plus the default 3 s per audio second; whisper-server has no deadline), and the temperature fallback off for random weights (it is on by default, and on here for real weights in the load rounds, the naive CLI and the cold start; the overhead pairs, their control and the floor run it off on both sides, for the reason given under Overhead). whisper-server gets \`token_timestamps=false\` and \`no_language_probabilities=true\` per request: its defaults for verbose_json add token timing and a second encoder pass for language detection, which neither the library nor ours does.`,
@@ -233,19 +234,22 @@ function fasterWhisperTable(push: Push, _meta: BenchMeta, results: ShapeResult[]
   for (const r of having(results, 'fasterWhisper')) push('', `## Against faster-whisper (${r.shape})`, '', ...r.fasterWhisper.lines);
 }
 
-/** Ours as shipped and faster-whisper, alone and beside a busy process (benchmarks/scenarios/contention.ts). */
+/** Ours with its shipped thread policy and faster-whisper, alone and beside a busy process (benchmarks/scenarios/contention.ts). */
 function contentionTable(push: Push, _meta: BenchMeta, results: ShapeResult[]): void {
   for (const r of having(results, 'contention')) {
     const c = r.contention;
     const totals = (rounds: number[][]) => rounds.map((round) => round.reduce((a, b) => a + b, 0));
-    push('', `## Sharing the CPU: ours as shipped against faster-whisper, alone and beside one busy process (${r.shape})`, '',
-      `${c.clips.length} held-out clips (the dev half of \`npm run eval:set\`, English, 5 s and longer; ${fmt(c.seconds, 0)} s in all), ${c.rounds} round${c.rounds > 1 ? 's' : ''} per decoding. ` +
-        `Ours: the server over HTTP with its shipped thread policy (\`STT_FOLLOW_FREE_CORES\` on: the encoder on all ${c.threads} threads, the decoder on one per core that other processes left free over the last second). ` +
-        `faster-whisper ${c.versions['faster-whisper']} (CTranslate2 ${c.versions.ctranslate2}) int8, ${c.threads} threads, in its own process. Both: English, the temperature fallback off (every run does the same work), the full 30-s window. ` +
-        `"Shared": one \`python3 -c 'while True: pass'\` running throughout; on ${c.threads} cores that leaves work needing every core at least 1.5x its time alone. ` +
-        `Each round runs both conditions (which first alternates), each clip on both sides in turn (which first alternates), ours ${c.settleMs.ours} ms after the previous run (so the server's monitor no longer sees faster-whisper's run), faster-whisper ${c.settleMs.fw} ms after; one warm-up per side and condition. ` +
-        `Seconds: the median over rounds of a round's total; ratios: per round, then the median with its interval (what it covers). Raw per-run times are in the JSON.`, '',
-      '| decoding | contender | alone, s | shared, s | slowdown: shared ÷ alone | runs whose text differs from the first |', '| --- | --- | --- | --- | --- | --- |');
+    const runs = c.rounds * c.clips.length;
+    const settings = Object.entries(c.serverSettings[1] ?? {}).filter(([k]) => k !== 'STT_BEAM_SIZE').map(([k, v]) => `${k}=${v}`).join(' ');
+    push('', `## Sharing the CPU: ours with its shipped thread policy against faster-whisper, alone and beside one busy process (${r.shape})`, '',
+      `${c.clips.length} held-out clips (the dev half of \`npm run eval:set\`, English, 5 s and longer; ${fmt(c.seconds, 0)} s in all), ${c.rounds} round${c.rounds > 1 ? 's' : ''} per decoding, on ${c.cores} cores. ` +
+        `Ours: the server over HTTP, ${c.quant}, ${c.threads.ours} threads, with its shipped thread policy (\`STT_FOLLOW_FREE_CORES\` on: the encoder on every thread, the decoder on one per core that other processes left free over the last second; which it chose is not logged per request, the contention study records it); its settings \`${settings}\`, and \`STT_BEAM_SIZE\` 1 or 5. ` +
+        `faster-whisper ${c.versions['faster-whisper']} (CTranslate2 ${c.versions.ctranslate2}) int8, ${c.threads.fw} threads, in its own process. Both: English, the temperature fallback off (every run does the same work), the full 30-s window. ` +
+        `Ours is timed at the client (upload, WAV decoding and the answer included), faster-whisper around transcribe() (the WAV already read): the time ratios lean against ours by that much; the slowdowns compare each side with itself. ` +
+        `"Shared": one \`python3 -c 'while True: pass'\` running throughout; on ${c.cores} cores, work that keeps every core busy alone takes at least ${fmt((c.cores + 1) / c.cores, 2)}x its time beside it. ` +
+        `Each round runs both conditions (which first alternates), each clip on both sides in turn (which first alternates by clip and round), every run ${c.settleMs} ms after the one before (so the server's monitor no longer counts faster-whisper's run); one untimed run per side each time a condition starts. ` +
+        `Seconds: the median over rounds of a round's total; ratios: per round, then their median with its interval (what it covers). Raw per-run times are in the JSON.`, '',
+      `| decoding | contender | alone, s | shared, s | slowdown: shared ÷ alone | runs whose text differs from the side's first for the clip: alone, shared (of ${runs} each) |`, '| --- | --- | --- | --- | --- | --- |');
     const ratioRows: string[] = [];
     for (const d of c.decodings) {
       const decoding = d.beam > 1 ? `beam ${d.beam}` : 'greedy';
@@ -255,7 +259,7 @@ function contentionTable(push: Push, _meta: BenchMeta, results: ShapeResult[]): 
       };
       const per = (a: number[], b: number[]) => a.map((x, i) => x / b[i]);
       for (const side of ['ours', 'fw'] as const) {
-        push(`| ${decoding} | ${side === 'ours' ? 'ours (stt-gateway, q8_0)' : 'faster-whisper int8'} | ${fmt(median(t[side].alone) / 1000, 2)} | ${fmt(median(t[side].shared) / 1000, 2)} | ${withInterval(per(t[side].shared, t[side].alone), 2)} | ${d.textsChanged[side]} |`);
+        push(`| ${decoding} | ${side === 'ours' ? `ours (stt-gateway, ${c.quant})` : 'faster-whisper int8'} | ${fmt(median(t[side].alone) / 1000, 2)} | ${fmt(median(t[side].shared) / 1000, 2)} | ${withInterval(per(t[side].shared, t[side].alone), 2)} | ${d.textsChanged[side].alone}, ${d.textsChanged[side].shared} |`);
       }
       ratioRows.push(`| ${decoding} | ${withInterval(per(t.ours.alone, t.fw.alone), 2)} | ${withInterval(per(t.ours.shared, t.fw.shared), 2)} | ${withInterval(per(per(t.ours.shared, t.ours.alone), per(t.fw.shared, t.fw.alone)), 2)} |`);
     }

@@ -9,13 +9,15 @@
 // English, temperature fallback off on both sides (every run does the same
 // work), the full 30-s window on both sides. Each round runs both conditions
 // (which goes first alternates) and, within one, every clip on each side in
-// turn (which goes first alternates by clip). The slowdown is a round's
+// turn (which goes first alternates by clip and round), each run the same
+// pause after the one before. The slowdown is a round's
 // shared total over the same round's alone total; ours ÷ faster-whisper is
 // within a round and a condition. Real weights and the eval set only.
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readEvalSet } from '../../scripts/eval-set';
-import { modelDir, startFasterWhisper } from '../faster-whisper';
+import { FASTER_WHISPER_THREADS, modelDir, startFasterWhisper } from '../faster-whisper';
 import { startBusyProcess } from '../lib/busy-process';
 import { startOurs } from '../lib/servers';
 import type { ContentionDecoding, ContentionResult } from '../lib/bench-types';
@@ -24,13 +26,12 @@ import type { ScenarioType } from './context';
 const DECODINGS = [1, 5];
 const CONDITIONS = ['alone', 'shared'] as const;
 /**
- * Before each of ours: the server's free-core monitor reads the last whole
- * second, so two seconds after faster-whisper's run it no longer counts that
- * run as another process's work. Before each of faster-whisper's: enough for
- * our worker threads to have stopped.
+ * Before every run, on both sides: the server's free-core monitor reads the
+ * last whole second, so two seconds after faster-whisper's run it no longer
+ * counts that run as another process's work. The same pause before
+ * faster-whisper's runs, so both start from a CPU idle as long.
  */
-const SETTLE_OURS_MS = 2100;
-const SETTLE_FW_MS = 100;
+const SETTLE_MS = 2100;
 
 export const contention: ScenarioType = {
   phase: 'alone',
@@ -46,31 +47,36 @@ export const contention: ScenarioType = {
       bench.log(`contention: skipped, ${(err as Error).message}`);
       return {};
     }
-    const rounds = bench.quick ? 1 : 5;
+    const rounds = bench.contentionRounds;
     const wavs = clips.map((c) => readFileSync(c.file));
     const fw = startFasterWhisper(modelDir());
     const versions = await fw.versions;
     const decodings: ContentionDecoding[] = [];
+    const settings: Record<number, Record<string, string | undefined>> = {};
     try {
       for (const beam of DECODINGS) {
         const ours = await startOurs({
-          modelFile: shape.file, threads: bench.threads, fallback: false,
-          // The shipped thread policy: startOurs turns it off for the load rounds, where the bench's own processes run beside the server.
-          env: { STT_BEAM_SIZE: String(beam), STT_FOLLOW_FREE_CORES: 'true' },
+          modelFile: shape.file, runtime: shape.runtime, threads: bench.threads, fallback: false,
+          // The shipped thread policy (startOurs turns it off for the load rounds, where the bench's own processes run beside the server), in faster-whisper's window.
+          env: { STT_BEAM_SIZE: String(beam), STT_FOLLOW_FREE_CORES: 'true', STT_ENCODER_WINDOW: 'full' },
         });
+        settings[beam] = ours.settings;
         const run = {
           ours: async (i: number) => {
-            await sleep(SETTLE_OURS_MS);
+            await sleep(SETTLE_MS);
             const r = await ours.transcribe(wavs[i]);
             return { ms: r.ms, text: r.text };
           },
           fw: async (i: number) => {
-            await sleep(SETTLE_FW_MS);
+            await sleep(SETTLE_MS);
             const r = await fw.ask({ wav: clips[i].file, compute_type: 'int8', beam_size: beam });
             return { ms: r.ms, text: r.text };
           },
         };
-        const d: ContentionDecoding = { beam, ms: { ours: { alone: [], shared: [] }, fw: { alone: [], shared: [] } }, textsChanged: { ours: 0, fw: 0 } };
+        const d: ContentionDecoding = {
+          beam, ms: { ours: { alone: [], shared: [] }, fw: { alone: [], shared: [] } },
+          textsChanged: { ours: { alone: 0, shared: 0 }, fw: { alone: 0, shared: 0 } },
+        };
         const firstText: Record<string, string[]> = { ours: [], fw: [] };
         try {
           for (let r = 0; r < rounds; r++) {
@@ -82,11 +88,11 @@ export const contention: ScenarioType = {
                   d.ms[side][condition].push([]);
                 }
                 for (let i = 0; i < clips.length; i++) {
-                  for (const side of i % 2 ? (['fw', 'ours'] as const) : (['ours', 'fw'] as const)) {
+                  for (const side of (i + r) % 2 ? (['fw', 'ours'] as const) : (['ours', 'fw'] as const)) {
                     const { ms, text } = await run[side](i);
                     d.ms[side][condition][r].push(ms);
                     firstText[side][i] ??= text;
-                    if (text !== firstText[side][i]) d.textsChanged[side]++;
+                    if (text !== firstText[side][i]) d.textsChanged[side][condition]++;
                   }
                 }
               } finally {
@@ -104,8 +110,9 @@ export const contention: ScenarioType = {
       await fw.stop();
     }
     const contentionResult: ContentionResult = {
-      clips: clips.map((c) => c.id), seconds: clips.reduce((s, c) => s + c.seconds, 0), rounds, threads: bench.threads,
-      versions, settleMs: { ours: SETTLE_OURS_MS, fw: SETTLE_FW_MS }, decodings,
+      clips: clips.map((c) => c.id), seconds: clips.reduce((s, c) => s + c.seconds, 0), rounds,
+      cores: os.availableParallelism(), threads: { ours: bench.threads, fw: FASTER_WHISPER_THREADS }, quant: shape.quant,
+      versions, settleMs: SETTLE_MS, serverSettings: settings, decodings,
     };
     return { contention: contentionResult };
   },

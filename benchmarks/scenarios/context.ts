@@ -60,6 +60,8 @@ export const windowScope = (shape: Shape, audioCtx: number) => (audioCtx ? `${sh
 /** The run: its settings and what every scenario shares. */
 export interface BenchContext {
   quick: boolean;
+  /** Rounds of the contention scenario (benchmarks/trials.ts, by the size of run). */
+  contentionRounds: number;
   threads: number;
   /** Pairs per overhead ratio: an even count, so each side goes first equally often. */
   pairs: number;

@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { readEvalSet } from '../../scripts/eval-set';
 import { BIN_DIR, realModelPath } from '../../fixtures';
 import { modelDir, venvPython } from '../faster-whisper';
-import { provenance } from '../lib/provenance';
+import { provenance, commitState } from '../lib/provenance';
 import { nameFlag, numberOption, optionValue, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
 import { fmt, median } from '../lib/stats';
@@ -109,7 +109,7 @@ async function main(): Promise<void> {
   const date = today();
   saveReport(`contention-stages-${date}${suffix}`, [
     `# Sharing the CPU, stage by stage, ${date}`, '',
-    `\`npx tsx benchmarks/studies/contention-stages.ts --rounds ${rounds} --clip ${clipId}${nameFlag(suffix)}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; whisper-cli sha256 ${prov.binaries['whisper-cli']}; ${prov.cores} cores (${prov.cpu}; ${prov.cpuFlags.join(' ')}).`,
+    `\`npx tsx benchmarks/studies/contention-stages.ts --rounds ${rounds} --clip ${clipId}${nameFlag(suffix)}\` on commit ${commitState(prov)}; whisper-cli sha256 ${prov.binaries['whisper-cli']}; ${prov.cores} cores (${prov.cpu}; ${prov.cpuFlags.join(' ')}).`,
     `One held-out clip (${clip.id}, ${fmt(clip.seconds, 1)} s), the full 30-s window, English, no temperature fallback. Ours: whisper-cli's own stage timings (whisper_print_timings; the decoder is its decode, batch-decode and prompt passes plus its sampling), real base q8_0. faster-whisper 1.2.1: int8, the same CTranslate2 weights, encode() and generate() timed apart (generate() holds its decoder and its sampling). "Shared": one \`python3 -c 'while True: pass'\` running throughout; each round runs every contender alone and shared, the order of the two conditions alternating; the slowdown is a round's shared time over the same round's alone time. The server's default row is composed, not run: alone, the 2-thread run; shared, the 2-thread run's encoder and the 1-thread run's decoder, as the server runs them while another process holds a core.`, '',
     ...lines,
   ].join('\n'), { provenance: prov, clip: clip.id, rounds, runs });

@@ -18,7 +18,7 @@ import { FreeCoresMonitor, threadsForFreeCores } from '../../src/stt/local/free-
 import { readEvalSet } from '../../scripts/eval-set';
 import { realModelPath } from '../../fixtures';
 import { modelDir, startFasterWhisper } from '../faster-whisper';
-import { provenance } from '../lib/provenance';
+import { provenance, commitState } from '../lib/provenance';
 import { startBusyProcess } from '../lib/busy-process';
 import { numberOption, nameFlag, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
@@ -110,7 +110,7 @@ async function main(): Promise<void> {
   const date = today();
   const md = [
     `# Sharing the CPU with a busy process, ${date}`, '',
-    `\`npx tsx benchmarks/studies/contention.ts --rounds ${rounds} --clips ${nClips}${beamSize > 1 ? ` --beam ${beamSize}` : ''}${nameFlag(suffix)}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}).`,
+    `\`npx tsx benchmarks/studies/contention.ts --rounds ${rounds} --clips ${nClips}${beamSize > 1 ? ` --beam ${beamSize}` : ''}${nameFlag(suffix)}\` on commit ${commitState(prov)}; addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}).`,
     `${clips.length} held-out clips (dev half, English, 5 s and longer; ${fmt(clips.reduce((s, c) => s + c.seconds, 0), 0)} s). Real Whisper base: ours q8_0 in-process (the addon), faster-whisper ${versions['faster-whisper']} / CTranslate2 ${versions.ctranslate2} int8 in its own process; ${beamSize > 1 ? `beam ${beamSize}` : 'greedy'}, English, no fallback, the full 30-s window on both sides. ` +
       `"Shared": one \`python3 -c 'while True: pass'\` running throughout. Each round decodes every clip with every contender in turn (order reversed on odd rounds); ${rounds} rounds per condition; the slowdown is each round's shared total over the same round's alone total. ` +
       `The server's default: the encoder with 2 threads, the decoder with the threads the server's scheduler gives it (one per core other processes left free over the last interval, src/stt/local/free-cores.ts); it gave the decoder 1 thread in ${chosen.alone.filter((t) => t === 1).length} of ${chosen.alone.length} runs alone and in ${chosen.shared.filter((t) => t === 1).length} of ${chosen.shared.length} shared (warm-up runs included; the rest had 2). ` +

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { decodeAudio } from '../../src/audio/decode-audio';
 import { AUDIO_DIR, encodedAudio } from '../../fixtures';
-import { provenance } from '../lib/provenance';
+import { provenance, commitState } from '../lib/provenance';
 import { nameFlag, numberOption, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
 import { fmt, median } from '../lib/stats';
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   const lines = [
     `# Decoders, ${today()}`,
     '',
-    `\`npx tsx benchmarks/studies/decoders.ts --rounds ${rounds} --minutes ${minutes}${nameFlag(suffix)}\` at commit ${prov.commit.slice(0, 7)}${prov.uncommitted.length ? ' (UNCOMMITTED CHANGES)' : ' (clean tree)'}, ${prov.cpu}, ${prov.cores} cores, Node ${prov.node}.`,
+    `\`npx tsx benchmarks/studies/decoders.ts --rounds ${rounds} --minutes ${minutes}${nameFlag(suffix)}\` at commit ${commitState(prov)}, ${prov.cpu}, ${prov.cores} cores, Node ${prov.node}.`,
     `jfk.wav repeated to ${seconds} s, one decode at a time, ${rounds} rounds in turn.`,
     '',
     '| format | file, MB | decode, ms: median (range) | × real time | longest event-loop stall, ms: median (max) |',

@@ -24,7 +24,7 @@ import { withoutAnnotations } from '../../src/stt/non-speech';
 import { textErrors } from '../../scripts/lib/english-normalizer';
 import { realModelPath, VAD_FIXTURE, type RealModelName } from '../../fixtures';
 import { NO_SPEECH_CLIPS, noSpeechPcm, pausedSpeechClips } from '../../fixtures/hallucination-set';
-import { provenance } from '../lib/provenance';
+import { provenance, commitState } from '../lib/provenance';
 import { saveReport, today } from '../lib/results';
 import { fmt } from '../lib/stats';
 
@@ -110,7 +110,7 @@ async function main(): Promise<void> {
   }
   const md = [
     `# Text where nobody speaks, ${today()}`, '',
-    `\`npx tsx benchmarks/studies/hallucination.ts --model ${name}${evalLines.length ? ' --eval' : ''}\` at commit ${prov.commit}${prov.uncommitted.length ? ` (uncommitted: ${prov.uncommitted.join(', ')})` : ' (clean tree)'}; real Whisper ${name}, the addon in-process, ${THREADS} threads, beam ${DEFAULT_BEAM_SIZE}, temperature fallback, full window, no language (detected), ${os.cpus().length} cores (${prov.cpu}).`,
+    `\`npx tsx benchmarks/studies/hallucination.ts --model ${name}${evalLines.length ? ' --eval' : ''}\` at commit ${commitState(prov)}; real Whisper ${name}, the addon in-process, ${THREADS} threads, beam ${DEFAULT_BEAM_SIZE}, temperature fallback, full window, no language (detected), ${os.cpus().length} cores (${prov.cpu}).`,
     'No-speech clips: made by sox (fixtures/hallucination-set.ts). Paused speech: 4 clips of five hifitts utterances with 5-60 s of noise at about -56 dBFS between them. "filter": annotation-only segments dropped (src/stt/non-speech.ts). "gate": Silero v6.2.0 (whisper.cpp\'s defaults) decides whether and where anyone speaks, the whole audio is decoded, the segments of a 30-s window with less than 0.2 s of speech in it dropped. "VAD": the audio cut to Silero\'s speech (STT_VAD). Silero\'s time counts. The server ships "gate + filter" when the Silero model is installed, "no gate + filter" when not. Words: every whitespace-separated piece, tags such as [BLANK_AUDIO] included.', '',
     ...lines, '', ...evalLines, '## What each clip gave', '', ...perClip, '',
   ].join('\n');

@@ -29,7 +29,7 @@ import { wav16k } from '../../fixtures';
 import { startOurs, type OurConfig } from '../eval';
 import { modelDir, startFasterWhisper } from '../faster-whisper';
 import { alignErrors, errorCount, failuresOf, partsFound, scoringWords, type Errors } from '../lib/scoring';
-import { provenance } from '../lib/provenance';
+import { provenance, commitState } from '../lib/provenance';
 import { saveReport, today } from '../lib/results';
 import { fmt, seededRandom } from '../lib/stats';
 
@@ -185,7 +185,7 @@ async function main(): Promise<void> {
   const command = saved?.command ?? `npx tsx benchmarks/studies/pauses.ts ${args.join(' ')}`.trim();
   const md = [
     `# Speech after a pause: greedy against beam 5, ${date}`, '',
-    `\`${command}\`${saved ? ` (tables scored again by \`npx tsx benchmarks/studies/pauses.ts ${args.join(' ')}\`)` : ''}` + ` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
+    `\`${command}\`${saved ? ` (tables scored again by \`npx tsx benchmarks/studies/pauses.ts ${args.join(' ')}\`)` : ''}` + ` on commit ${commitState(prov)}; addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
     `${recs.length} recordings: ${pairs} pairs of held-out English clips (the eval set's test half, 3-20 s), each joined as A, a pause of ${GAPS_S.join(', ')} s, B, 1 s more; the quiet digital zero for even pairs, uniform noise of ${NOISE} for odd ones. ` +
       `Ours: the server over HTTP (the openai client), real base q8_0, the full window, temperature fallback as shipped, without the Silero model and with it (the speech gate, on by default when it is installed). ` +
       `faster-whisper ${versions['faster-whisper']}, int8, its fallback. Language given. A part is lost when fewer than ${100 * LOST_BELOW} % of its words are found in an alignment of the answer against A + B (a word both parts say counts for the part measured). Loops: a 4-gram said three or more times. Intervals: paired bootstrap over the ${pairs} pairs of clips (a pair's three recordings together), 2,000 resamples.`, '',

@@ -28,7 +28,7 @@ import WebSocket from 'ws';
 import { gappedClip, realModelPath, wav16k, type RealModelName } from '../../fixtures';
 import { textErrors } from '../../scripts/lib/english-normalizer';
 import { startOurs } from '../lib/servers';
-import { provenance } from '../lib/provenance';
+import { provenance, commitState } from '../lib/provenance';
 import { nameFlag, numberOption, optionValue, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
 import { fmt, median, medianInterval, percentile } from '../lib/stats';
@@ -181,7 +181,7 @@ async function main(): Promise<void> {
   const md = `# Realtime latency with server_vad, ${today()}
 
 \`npx tsx benchmarks/studies/realtime-latency.ts --rounds ${ROUNDS} --model ${MODEL}${nameFlag(SUFFIX)}\` at
-commit ${prov.commit}${prov.uncommitted.length ? ` (uncommitted: ${prov.uncommitted.join(', ')})` : ' (clean tree)'}, ${prov.cpu ?? ''}.
+commit ${commitState(prov)}, ${prov.cpu ?? ''}.
 Real Whisper ${MODEL}, beam 5, full window, temperature fallback (the shipped decoding until 2026-11-27), server_vad at
 OpenAI's defaults (threshold 0.5, prefix 300 ms, silence 500 ms). Each session streams five hifitts
 utterances with 1.5-2.5 s of quiet noise between them, in real time (100-ms events), \`language: en\`; ${ROUNDS} rounds

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { readEvalSet } from '../../scripts/eval-set';
 import { BIN_DIR, realModelPath } from '../../fixtures';
 import { modelDir, venvPython } from '../faster-whisper';
-import { provenance } from '../lib/provenance';
+import { provenance, commitState } from '../lib/provenance';
 import { numberOption, optionValue, nameFlag, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
 import { fmt, median } from '../lib/stats';
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
   const date = today();
   saveReport(`stages-${date}${suffix}`, [
     `# Where one window's time goes, ${date}`, '',
-    `\`npx tsx benchmarks/studies/stages.ts --rounds ${rounds} --clip ${clipId}${nameFlag(suffix)}\` on commit ${prov.commit}${prov.uncommitted.length ? ` with UNCOMMITTED changes (${prov.uncommitted.join(', ')})` : ' (clean tree)'}; whisper-cli sha256 ${prov.binaries['whisper-cli']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
+    `\`npx tsx benchmarks/studies/stages.ts --rounds ${rounds} --clip ${clipId}${nameFlag(suffix)}\` on commit ${commitState(prov)}; whisper-cli sha256 ${prov.binaries['whisper-cli']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
     `One held-out clip (${clip.id}, ${fmt(clip.seconds, 1)} s, spontaneous speech), the full 30-s window on both sides, English, no temperature fallback. Ours: whisper-cli (its whisper_print_timings), real base q8_0, flash attention on. faster-whisper: int8, the same CTranslate2 weights; its features, encode() and generate() (timestamps on, suppress_tokens [-1], max 224 tokens) timed apart in Python; generate() holds its decoder and its sampling.`, '',
     ...lines, '',
   ].join('\n'), { provenance: prov, clip: clip.id, ours, fasterWhisper: fw });

@@ -7,7 +7,9 @@ import { OutputCheck } from '../../benchmarks/lib/outputs';
 import { medianIntervalWithCoverage } from '../../benchmarks/lib/stats';
 import { figures } from '../../benchmarks/lib/load';
 import { nameFlag, numberOption, optionValue, reportSuffix } from '../../benchmarks/lib/args';
-import { uncommittedOf } from '../../benchmarks/lib/provenance';
+import { commitState, uncommittedOf } from '../../benchmarks/lib/provenance';
+import { report } from '../../benchmarks/lib/report';
+import type { BenchMeta, ContentionDecoding, ShapeResult } from '../../benchmarks/lib/bench-types';
 
 const SERVICE = { 5: 1000, 30: 3000, 120: 12000 };
 
@@ -75,4 +77,36 @@ test('a tree with only earlier runs\' untracked reports is clean; changed or new
   assert.deepEqual(uncommittedOf('?? benchmarks/results/eval-2026-11-29-test.md\n?? benchmarks/results/eval-2026-11-29-test.json\n'), []);
   assert.deepEqual(uncommittedOf(' M src/config.ts\n?? benchmarks/results/x.md\n?? src/new-file.ts\n'), ['src/config.ts', 'src/new-file.ts']);
   assert.deepEqual(uncommittedOf('M  benchmarks/results/old.md\n'), ['benchmarks/results/old.md']); // a committed report changed
+});
+
+test('a report names its commit and says whether the tree was clean', () => {
+  assert.equal(commitState({ commit: 'abc', uncommitted: [] }), 'abc (clean tree)');
+  assert.equal(commitState({ commit: 'abc', uncommitted: ['src/a.ts', 'src/b.ts'] }), 'abc with UNCOMMITTED changes (src/a.ts, src/b.ts)');
+});
+
+test('the contention table reads each round\'s totals: slowdowns and ours ÷ faster-whisper per round, then their medians', () => {
+  // Three rounds of two clips. Ours: alone 2 s a round, shared 3, 3.2 and 2.8 s (slowdowns 1.5, 1.6, 1.4).
+  // faster-whisper: alone 4 s, shared 8, 6 and 7 s (2, 1.5, 1.75). Per round ours ÷ faster-whisper shared:
+  // 0.375, 0.533, 0.4; slowdown ratios 0.75, 1.067, 0.8.
+  const rounds = (totals: number[]) => totals.map((t) => [t / 2, t / 2]);
+  const greedy: ContentionDecoding = {
+    beam: 1,
+    ms: { ours: { alone: rounds([2000, 2000, 2000]), shared: rounds([3000, 3200, 2800]) }, fw: { alone: rounds([4000, 4000, 4000]), shared: rounds([8000, 6000, 7000]) } },
+    textsChanged: { ours: { alone: 0, shared: 0 }, fw: { alone: 0, shared: 2 } },
+  };
+  const meta = { date: '2026-11-30', commit: 'abc', node: 'v20', cpu: 'cpu', cores: 2, threads: 2, quick: false, full: false, ggml: '', pairs: 10, oneOffRuns: 1, nodeBaselineRss: 0, durationS: 1 } as BenchMeta;
+  const result = {
+    shape: 'base-q8_0-real', family: 'whisper', weights: 'real', fallback: true, encodeMs: NaN, encoderGflop: null, achievedGflops: null, ceilingGflops: null,
+    contention: {
+      clips: ['a', 'b'], seconds: 12, rounds: 3, cores: 2, threads: { ours: 2, fw: 2 }, quant: 'q8_0', versions: { 'faster-whisper': '1.2.1', ctranslate2: '4.8.5' },
+      settleMs: 2100, serverSettings: { 1: { STT_BEAM_SIZE: '1', STT_FOLLOW_FREE_CORES: 'true' } }, decodings: [greedy],
+    },
+  } as ShapeResult;
+  const md = report('x', meta, [result]);
+  assert.match(md, /\| greedy \| ours \(stt-gateway, q8_0\) \| 2\.00 \| 3\.00 \| 1\.50 \(1\.40–1\.60, 75 %\) \| 0, 0 \|/);
+  assert.match(md, /\| greedy \| faster-whisper int8 \| 4\.00 \| 7\.00 \| 1\.75 \(1\.50–2\.00, 75 %\) \| 0, 2 \|/);
+  assert.match(md, /\| greedy \| 0\.50 \(0\.50–0\.50, 75 %\) \| 0\.40 \(0\.38–0\.53, 75 %\) \| 0\.80 \(0\.75–1\.07, 75 %\) \|/);
+  assert.match(md, /of 6 each/);
+  assert.match(md, /settings `STT_FOLLOW_FREE_CORES=true`/);
+  assert.match(md, /Commit abc \(clean tree\)/);
 });
