@@ -17,7 +17,7 @@
 // the text of its first stopped short of the end, or a fallback temperature),
 // which the runner counts.
 // Usage: tsx benchmarks/eval.ts [--split dev|test] [--limit N] [--systems id,id] [--rescore FILE] [--name SUFFIX]
-//   [--pool-reference FILE,FILE] [--panel ends]
+//   [--pool-reference FILE,FILE] [--panel ends|noise]
 // (--systems: a subset of SYSTEMS by id; the reference is always run;
 // --rescore: the tables again from a report's JSON, nothing decoded: its texts scored again, with today's scoring;
 // --pool-reference: the rule read once more against faster-whisper's default
@@ -25,7 +25,8 @@
 // clips, faster-whisper version and CPU flags: its temperature fallback
 // samples, so one run is a noisy reference;
 // --panel ends: the half's clips cut where their sound ends, so no pause
-// follows the last word (scripts/eval-set.ts); its own report, and no rule
+// follows the last word; --panel noise: the half's clips with a real noise
+// recording added (both scripts/eval-set.ts); its own report, and no rule
 // read on it: the default is chosen on the whole half).
 import { createReadStream, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
@@ -38,8 +39,7 @@ import { startServer, type RunningServer } from '../src/server';
 import { openDatabase } from '../src/store/open-database';
 import { SettingsStore } from '../src/store/settings';
 import { ENCODER_WINDOW_RULES, type EncoderWindow } from '../src/stt/local/encoder-window';
-import { EVAL_SET_ENDS_MANIFEST, EVAL_SET_MANIFEST, readEvalSet, type EvalSetClip } from '../scripts/eval-set';
-import { ENDS_RULE } from '../scripts/lib/speech-end';
+import { EVAL_SET_MANIFEST, EVAL_SET_PANELS, readEvalSet, type EvalSetClip } from '../scripts/eval-set';
 import { realModelPath, VAD_FIXTURE } from '../fixtures';
 import { VAD_FILE } from '../src/stt/catalogue';
 import { modelDir, startFasterWhisper } from './faster-whisper';
@@ -80,7 +80,7 @@ interface Result { text: string; ms: number; errors: Errors; failures: Failures;
 /** What a report's JSON keeps: enough to print its tables again (`--rescore`). */
 interface SavedEval {
   split: string;
-  /** The panel the clips came from ("ends"), absent for the set itself. */
+  /** The panel the clips came from ("ends", "noise"), absent for the set itself. */
   panel?: string;
   date?: string;
   command?: string;
@@ -160,8 +160,8 @@ async function main(): Promise<void> {
   // before the run, so a bad name stops it at once, not after the decoding.
   const name = reportSuffix(args);
   const panelFlag = optionValue(args, '--panel');
-  if (panelFlag !== undefined && panelFlag !== 'ends') throw new Error('--panel is ends');
-  const clips = readEvalSet(panelFlag ? EVAL_SET_ENDS_MANIFEST : EVAL_SET_MANIFEST).filter((c) => c.split === split).slice(0, limit);
+  if (panelFlag !== undefined && !Object.hasOwn(EVAL_SET_PANELS, panelFlag)) throw new Error(`--panel is one of ${Object.keys(EVAL_SET_PANELS).join(', ')}`);
+  const clips = readEvalSet(panelFlag ? EVAL_SET_PANELS[panelFlag].manifest : EVAL_SET_MANIFEST).filter((c) => c.split === split).slice(0, limit);
   // --rescore FILE: the tables again from a saved report's JSON, nothing decoded (its clips and systems).
   const systems = optionValue(args, '--systems');
   if (systems) {
@@ -339,7 +339,7 @@ async function main(): Promise<void> {
     `# Held-out eval (${split} half${panel ? `, the ${panel} panel` : ''}), ${date}`, '',
     `\`${command}\`${rescore ? ` (tables printed again by \`npm run eval -- ${args.join(' ')}\`, its texts scored at commit ${commitState(scoredAt)})` : ''} on commit ${commitState(prov)}; ` +
       `addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
-    ...(panel ? [`The ${panel} panel: ${ENDS_RULE} (scripts/lib/speech-end.ts), so no pause follows the last word; the references are the clips' own. A panel's report reads how each system ends a clip; the default is chosen on the whole half, not here.`, ''] : []),
+    ...(panel ? [`The ${panel} panel: ${EVAL_SET_PANELS[panel].rule}; the references are the clips' own. A panel's report reads how each system copes with what the panel changes; the default is chosen on the whole half, not here.`, ''] : []),
     `${clips.length} clips of the ${split} half (${fmt(audio, 0)} s, ${words} reference words; sources ${[...new Set(clips.map((c) => c.source))].join(', ')}; languages ${[...new Set(clips.map((c) => c.language))].join(', ')}). ` +
       `Ours: the server over HTTP with the openai client, real Whisper base q8_0, temperature fallback as shipped; windows: tail = ${ENCODER_WINDOW_RULES.tail}, full = ${ENCODER_WINDOW_RULES.full}. ` +
       `faster-whisper ${versions['faster-whisper']} (CTranslate2 ${versions.ctranslate2}), int8, cpu_threads ${THREADS}, its temperature fallback, on the CTranslate2 weights our ggml files were converted from. ` +

@@ -11,7 +11,8 @@
 // The clips are cut and converted to 16-kHz mono PCM16 (sox; opusdec for
 // Opus), and manifest.tsv lists every clip with its source, language,
 // duration, split and reference. ends.tsv lists the `ends` panel: the clips
-// cut where their sound ends, each in its clip's half.
+// cut where their sound ends, each in its clip's half; noise.tsv the `noise`
+// panel: every clip with a real noise recording added (scripts/lib/noise-mix.ts).
 // The split (dev / test) is fixed by the clip's id: dev is for choosing
 // settings, test for reporting them (benchmarks/eval.ts --split).
 // Idempotent: a second run checks what is there and fetches nothing.
@@ -22,7 +23,9 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, w
 import path from 'node:path';
 import { readPcm16Mono } from '../fixtures/wav';
 import { CACHE_DIR } from './lib/real-models';
-import { ENDS_MIN_CUT_SECONDS, soundEndSample } from './lib/speech-end';
+import { wav16k } from '../fixtures/clips';
+import { ENDS_MIN_CUT_SECONDS, ENDS_RULE, soundEndSample } from './lib/speech-end';
+import { mixAtSnr, NOISE_SNR_DB, NOISE_RULE, noiseOffset, speechPower } from './lib/noise-mix';
 
 export const EVAL_SET_DIR = path.join(CACHE_DIR, 'eval-set');
 export const EVAL_SET_MANIFEST = path.join(EVAL_SET_DIR, 'manifest.tsv');
@@ -32,6 +35,13 @@ export const EVAL_SET_MANIFEST = path.join(EVAL_SET_DIR, 'manifest.tsv');
  * manifest, apart from the set, so runs on the set stay comparable.
  */
 export const EVAL_SET_ENDS_MANIFEST = path.join(EVAL_SET_DIR, 'ends.tsv');
+/** The `noise` panel: every clip of the set with a real noise recording added, in its clip's half. */
+export const EVAL_SET_NOISE_MANIFEST = path.join(EVAL_SET_DIR, 'noise.tsv');
+/** The panels `npm run eval -- --panel NAME` reads: their manifests and how each was made. */
+export const EVAL_SET_PANELS: Record<string, { manifest: string; rule: string }> = {
+  ends: { manifest: EVAL_SET_ENDS_MANIFEST, rule: `${ENDS_RULE} (scripts/lib/speech-end.ts), so no pause follows the last word` },
+  noise: { manifest: EVAL_SET_NOISE_MANIFEST, rule: `${NOISE_RULE} (scripts/lib/noise-mix.ts)` },
+};
 /** The shortest clip the set and its panels keep: long enough to hold a word. */
 const MIN_CLIP_SECONDS = 0.5;
 
@@ -95,7 +105,13 @@ const REPOS: Record<string, RepoSource> = {
     repo: 'me-chuan/sure-tagger', commit: 'e6bb85a59b32a26563627588c3c8d70836da2633', digest: '1cea23f4580b3f01b12bd4c3ef467568daa5e231bd623a3d8a2e9056cc478e05',
     licence: 'CC BY 4.0 (LibriSpeech test-clean, AMI meeting corpus) and Apache 2.0 (AISHELL-1); TIMIT and CHiME-4 clips there are left out (LDC)',
   },
+  // Not speech: the noise the `noise` panel adds.
+  noise: {
+    repo: 'LCAV/pyroomacoustics', commit: '6fe43fecb7c358ac9aaa054e7e73641189f1afff', digest: '8785380c3942c5ce0ca9812d743f96ef0320541fba9e1f85bd7d7169fff29c98',
+    licence: 'CC BY 4.0 (Google Speech Commands background noise, in pyroomacoustics\' examples/input_samples; the `noise` panel only)',
+  },
 };
+const NOISE_FILE = 'examples/input_samples/doing_the_dishes.wav';
 const MIRROR = process.env.STT_EVAL_MIRROR || '/work/.mirror';
 /** `--allow-missing`: a source whose snapshot is missing is skipped, not an error. */
 const ALLOW_MISSING = process.argv.includes('--allow-missing');
@@ -335,6 +351,34 @@ function writeEndsClip(clip: EvalSetClip): EvalSetClip | null {
   return { ...clip, id, file, seconds: end / rate };
 }
 
+/** The noise recording's samples, or null when its snapshot is missing and --allow-missing skips it. */
+function noiseRecording(): Float32Array | null {
+  const dir = checkoutRepo('noise', [NOISE_FILE]);
+  if (!dir) return null;
+  const { rate, samples } = readPcm16Mono(readFileSync(path.join(dir, NOISE_FILE)));
+  if (rate !== 16000) throw new Error(`${NOISE_FILE}: ${rate} Hz, not the set's 16 kHz`);
+  return samples;
+}
+
+/**
+ * The clip with the noise added (NOISE_RULE), in the same half. Mixed every
+ * run (the same bytes while the rule stands) and written only when they
+ * differ from the file's, through a temporary file.
+ */
+function writeNoiseClip(clip: EvalSetClip, noise: Float32Array): EvalSetClip & { scaled: boolean } {
+  const id = `noise/${clip.id}`;
+  const file = path.join(EVAL_SET_DIR, 'clips', `${id}.wav`);
+  const { rate, samples } = readPcm16Mono(readFileSync(clip.file));
+  const mixed = mixAtSnr(samples, speechPower(samples, rate), noise, NOISE_SNR_DB, noiseOffset(clip.id, noise.length, samples.length));
+  const wav = wav16k(mixed.samples);
+  if (!existsSync(file) || sha256(readFileSync(file)) !== sha256(wav)) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(`${file}.part`, wav);
+    renameSync(`${file}.part`, file);
+  }
+  return { ...clip, id, file, scaled: mixed.scaled };
+}
+
 function writeManifest(manifest: string, clips: EvalSetClip[]): void {
   const rows = clips.map((c) => [c.id, c.source, c.language, c.seconds.toFixed(3), c.split, path.relative(EVAL_SET_DIR, c.file), sha256(readFileSync(c.file)), c.reference].join('\t'));
   writeFileSync(manifest, ['id\tsource\tlanguage\tseconds\tsplit\tfile\tsha256\treference', ...rows].join('\n') + '\n');
@@ -360,6 +404,8 @@ async function main(): Promise<void> {
       throw new Error(`${tool} is missing: apt-get install sox opus-tools git`);
     }
   }
+  // Checked before anything is written: a missing snapshot stops the build with the manifests as they were.
+  const noise = noiseRecording();
   const cuts = [...(await mfaCuts()), ...(await ljspeechCuts()), ...(await aeneasCuts()), ...(await an4Cuts()), ...librispeechCuts(), ...fleursCuts(), ...demoCuts()];
   const ids = new Set<string>();
   for (const c of cuts) {
@@ -371,6 +417,10 @@ async function main(): Promise<void> {
   writeManifest(EVAL_SET_MANIFEST, clips);
   const ends = clips.flatMap((c) => writeEndsClip(c) ?? []);
   writeManifest(EVAL_SET_ENDS_MANIFEST, ends);
+  const noisy = noise ? clips.map((c) => writeNoiseClip(c, noise)) : [];
+  if (noise) writeManifest(EVAL_SET_NOISE_MANIFEST, noisy);
+  // Skipped: no panel rather than one made from another set.
+  else rmSync(EVAL_SET_NOISE_MANIFEST, { force: true });
   // Chinese is scored by character (benchmarks/lib/scoring.ts).
   const words = (cs: EvalSetClip[]) => cs.reduce((n, c) => n + (c.language === 'zh' ? [...c.reference].length : c.reference.split(/\s+/).filter(Boolean).length), 0);
   for (const split of ['dev', 'test'] as const) {
@@ -381,6 +431,8 @@ async function main(): Promise<void> {
   const languages = [...new Set(clips.map((c) => c.language))];
   log(`languages: ${languages.map((l) => `${l} ${words(clips.filter((c) => c.language === l))} words`).join(', ')}; clips of 10-30 s: ${clips.filter((c) => c.seconds >= 10).length} of ${clips.length}`);
   log(`ends panel (cut where their sound ends): ${['dev', 'test'].map((h) => `${h} ${ends.filter((c) => c.split === h).length} clips`).join(', ')}; ${EVAL_SET_ENDS_MANIFEST}`);
+  if (noise) log(`noise panel (dishes being washed, added at ${NOISE_SNR_DB} dB): ${['dev', 'test'].map((h) => `${h} ${noisy.filter((c) => c.split === h).length} clips`).join(', ')}, ${noisy.filter((c) => c.scaled).length} scaled down to keep from clipping; ${EVAL_SET_NOISE_MANIFEST}`);
+  else log('noise panel: not written (its snapshot is missing)');
   log(`manifest: ${EVAL_SET_MANIFEST}`);
 }
 

@@ -33,6 +33,20 @@ export function frameLevels(samples: Float32Array, rate: number): number[] {
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 /**
+ * The level (dB) a frame must pass to count as sound: a quarter of the way
+ * from the clip's floor (the quietest tenth of its frames) to its loud end
+ * (the 99th percentile). Null for a flat clip, where no sound stands 6 dB
+ * out of the floor.
+ */
+export function soundThreshold(levels: number[]): number | null {
+  if (levels.length === 0) return null;
+  const sorted = [...levels].sort((a, b) => a - b);
+  const floor = percentile(sorted, FLOOR_PERCENTILE);
+  const loud = percentile(sorted, LOUD_PERCENTILE);
+  return loud - floor < 6 ? null : floor + (loud - floor) * SOUND_FRACTION;
+}
+
+/**
  * The sample count up to the end of the last frame louder than the floor (the
  * quietest tenth of the frames) by a quarter of the way to the loud end (the
  * 99th percentile): a quarter keeps a soft last consonant in noisy recordings
@@ -41,12 +55,8 @@ const percentile = (sorted: number[], p: number): number => sorted[Math.min(sort
  */
 export function soundEndSample(samples: Float32Array, rate: number): number {
   const levels = frameLevels(samples, rate);
-  if (levels.length === 0) return samples.length;
-  const sorted = [...levels].sort((a, b) => a - b);
-  const floor = percentile(sorted, FLOOR_PERCENTILE);
-  const loud = percentile(sorted, LOUD_PERCENTILE);
-  if (loud - floor < 6) return samples.length; // flat: no sound stands out of the floor
-  const threshold = floor + (loud - floor) * SOUND_FRACTION;
+  const threshold = soundThreshold(levels);
+  if (threshold === null) return samples.length;
   for (let f = levels.length - 1; f >= 0; f--) {
     if (levels[f] > threshold) return Math.min(samples.length, (f + 1) * Math.round(rate * FRAME_SECONDS));
   }
