@@ -40,7 +40,7 @@ export const TRIALS: Trial[] = [
 
 /**
  * Rounds of the contention scenario (both decodings, both conditions, eight
- * clips a round; about 5 minutes a round here, most of it the pause before
+ * clips a round; about 5 minutes a round here, half of it the pause before
  * each run that lets the server's monitor forget the other side's): five by
  * default, for intervals; three in --full, to fit its hour; `--rounds N`
  * overrides.
