@@ -16,6 +16,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULT_BEAM_SIZE } from '../src/config';
 import { decodeWav, loadModel, type Model } from '../src/native';
 import { ENCODER_WINDOW_RULES, encoderWindowFor } from '../src/stt/local/encoder-window';
 import { BENCH_WINDOW } from './lib/window';
@@ -26,9 +27,8 @@ import { onLines } from './lib/lines';
 import { saveReport, today } from './lib/results';
 import { fmt } from './lib/stats';
 
-const THREADS = 2;
-/** faster-whisper's cpu_threads, in every script that starts its runner. */
-export const FASTER_WHISPER_THREADS = THREADS;
+/** faster-whisper's cpu_threads, in every script that starts its runner (ours gets as many here). */
+export const FASTER_WHISPER_THREADS = 2;
 const FASTER_WHISPER = '1.2.1'; // the newest on PyPI (2026-11-24)
 const CTRANSLATE2 = '4.8.5'; // the newest on PyPI; faster-whisper asks for >=4.0,<5
 const RUNNER = path.join(__dirname, 'lib', 'faster_whisper_runner.py');
@@ -45,8 +45,8 @@ const CONTENDERS: Contender[] = [
   { name: 'ours base-f16, greedy', ggml: 'base-f16', beam: 1, matched: 'faster-whisper float32, greedy' },
   { name: 'ours base-q8_0, beam 5', ggml: 'base-q8_0', beam: 5, matched: 'faster-whisper int8, beam 5' },
   { name: 'ours base-f16, beam 5', ggml: 'base-f16', beam: 5, matched: 'faster-whisper float32, beam 5' },
-  // Each at its defaults, as hosts run them: ours as the server ships (greedy, decision 059; the fallback on), faster-whisper's transcribe() defaults.
-  { name: 'ours base-q8_0, as shipped (greedy, temperature fallback)', ggml: 'base-q8_0', beam: 1, fallback: true, matched: FW_DEFAULTS },
+  // Each at its defaults, as hosts run them: ours as the server ships (STT_BEAM_SIZE's default, the fallback on), faster-whisper's transcribe() defaults.
+  { name: `ours base-q8_0, as shipped (${DEFAULT_BEAM_SIZE === 1 ? 'greedy' : `beam ${DEFAULT_BEAM_SIZE}`}, temperature fallback)`, ggml: 'base-q8_0', beam: DEFAULT_BEAM_SIZE, fallback: true, matched: FW_DEFAULTS },
   { name: 'faster-whisper int8, greedy', computeType: 'int8', beam: 1 },
   { name: 'faster-whisper float32, greedy', computeType: 'float32', beam: 1 },
   { name: 'faster-whisper int8, beam 5', computeType: 'int8', beam: 5 },
@@ -88,7 +88,7 @@ export function modelDir(): string {
 
 /** The runner, started once; ask() sends a job and waits for its answer line. */
 export function startFasterWhisper(dir: string) {
-  const child = spawn(venvPython(), [RUNNER, dir, String(THREADS), 'int8', 'float32'], {
+  const child = spawn(venvPython(), [RUNNER, dir, String(FASTER_WHISPER_THREADS), 'int8', 'float32'], {
     env: { ...process.env, HF_HUB_OFFLINE: '1', CT2_VERBOSE: '1' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -171,7 +171,7 @@ export async function compareWithFasterWhisper(quick: boolean): Promise<string[]
     if ('computeType' in c) return fw.ask({ wav: clip.wav, compute_type: c.computeType, beam_size: c.beam, fallback: c.fallback ?? false });
     const t0 = performance.now();
     const audioCtx = encoderWindowFor(BENCH_WINDOW, clip.seconds);
-    const r = await ours[c.ggml]!.transcribe(clip.pcm, { threads: THREADS, language: 'en', temperatureFallback: c.fallback ?? false, beamSize: c.beam, audioCtx });
+    const r = await ours[c.ggml]!.transcribe(clip.pcm, { threads: FASTER_WHISPER_THREADS, language: 'en', temperatureFallback: c.fallback ?? false, beamSize: c.beam, audioCtx });
     return { text: r.text, ms: performance.now() - t0 };
   };
   const first = sets['5 s'][0];
@@ -212,8 +212,8 @@ export async function compareWithFasterWhisper(quick: boolean): Promise<string[]
     }
   }
   return [
-    `${os.cpus().length} cores (${os.cpus()[0]?.model}), ${THREADS} threads on both sides, greedy and beam 5, English, temperature 0 without fallback (but for the two at their defaults: ours as shipped, greedy with whisper.cpp's fallback, and faster-whisper's transcribe() defaults, beam 5 with its temperature ladder 0.0-1.0, with language, compute type and threads as for the others; a window decoded again at T > 0 samples, so those two rows' times depend on how often that happens, and on one run per clip), no VAD, timestamps on, each 30-s window conditioned on the text before it (whisper.cpp's default within a request; faster-whisper's condition_on_previous_text).`,
-    `Ours: the addon in-process (whisper.cpp ${JSON.parse(readFileSync(path.join(ROOT, 'third_party', 'whisper.cpp.json'), 'utf8')).version}), base-q8_0 and base-f16 as models:real converts them, in the run's encoder window (\`${BENCH_WINDOW}\`, BENCH_ENCODER_WINDOW, default the server's; src/stt/local/encoder-window.ts: a clip under 30 s gets ${ENCODER_WINDOW_RULES[BENCH_WINDOW]}); faster-whisper pads every clip to 30 s, as Whisper was trained${BENCH_WINDOW === 'full' ? ': the same window on both sides' : ': a shorter window favours ours in time, and its cost in WER is in the eval report'}. faster-whisper ${versions['faster-whisper']}, CTranslate2 ${versions.ctranslate2}, in its own Python process with cpu_threads=${THREADS}, num_workers=1, loading the same CTranslate2 float16 model.bin with compute_type int8 or float32; its time covers transcribe() and consuming its segments, not loading the audio. Each engine keeps its own token suppression (faster-whisper suppresses non-speech symbols, suppress_tokens=[-1]; whisper.cpp does not, suppress_nst=false). Beam 5: whisper.cpp's beam search and faster-whisper's (5 is the default of whisper-cli and of faster-whisper), each ranking beams by log-probability over length (their defaults).`,
+    `${os.cpus().length} cores (${os.cpus()[0]?.model}), ${FASTER_WHISPER_THREADS} threads on both sides, greedy and beam 5, English, temperature 0 without fallback (but for the two at their defaults: ours as shipped, ${DEFAULT_BEAM_SIZE === 1 ? 'greedy' : `beam ${DEFAULT_BEAM_SIZE}`} with whisper.cpp's fallback, and faster-whisper's transcribe() defaults, beam 5 with its temperature ladder 0.0-1.0, with language, compute type and threads as for the others; a window decoded again at T > 0 samples, so those two rows' times depend on how often that happens, and on one run per clip), no VAD, timestamps on, each 30-s window conditioned on the text before it (whisper.cpp's default within a request; faster-whisper's condition_on_previous_text).`,
+    `Ours: the addon in-process (whisper.cpp ${JSON.parse(readFileSync(path.join(ROOT, 'third_party', 'whisper.cpp.json'), 'utf8')).version}), base-q8_0 and base-f16 as models:real converts them, in the run's encoder window (\`${BENCH_WINDOW}\`, BENCH_ENCODER_WINDOW, default the server's; src/stt/local/encoder-window.ts: a clip under 30 s gets ${ENCODER_WINDOW_RULES[BENCH_WINDOW]}); faster-whisper pads every clip to 30 s, as Whisper was trained${BENCH_WINDOW === 'full' ? ': the same window on both sides' : ': a shorter window favours ours in time, and its cost in WER is in the eval report'}. faster-whisper ${versions['faster-whisper']}, CTranslate2 ${versions.ctranslate2}, in its own Python process with cpu_threads=${FASTER_WHISPER_THREADS}, num_workers=1, loading the same CTranslate2 float16 model.bin with compute_type int8 or float32; its time covers transcribe() and consuming its segments, not loading the audio. Each engine keeps its own token suppression (faster-whisper suppresses non-speech symbols, suppress_tokens=[-1]; whisper.cpp does not, suppress_nst=false). Beam 5: whisper.cpp's beam search and faster-whisper's (5 is the default of whisper-cli and of faster-whisper), each ranking beams by log-probability over length (their defaults).`,
     `CTranslate2 on this CPU: ${backends.join('; ') || 'not reported'}.`,
     `Clips: ${Object.entries(sets).map(([l, c]) => `${c.length} of ${l}`).join(', ')}; 5 s: corpus clips of 4-6 s; 30 and 120 s: consecutive hifitts clips (one speaker) joined whole up to that length. Every clip decoded by every contender in turn, the order reversed on every other clip, ${SETTLE_MS} ms apart; one warm-up run each first. RTF: time over audio.`, '',
     ...lines, '',

@@ -371,7 +371,7 @@ function writeNoiseClip(clip: EvalSetClip, noise: Float32Array): EvalSetClip & {
   const { rate, samples } = readPcm16Mono(readFileSync(clip.file));
   const mixed = mixAtSnr(samples, speechPower(samples, rate), noise, NOISE_SNR_DB, noiseOffset(clip.id, noise.length, samples.length));
   const wav = wav16k(mixed.samples);
-  if (!existsSync(file) || sha256(readFileSync(file)) !== sha256(wav)) {
+  if (!existsSync(file) || !readFileSync(file).equals(wav)) {
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(`${file}.part`, wav);
     renameSync(`${file}.part`, file);

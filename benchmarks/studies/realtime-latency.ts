@@ -1,7 +1,7 @@
 // `npx tsx benchmarks/studies/realtime-latency.ts [--rounds 3] [--model base-q8_0] [--name NAME]`
 // (after `npm run build`): realtime sessions with server_vad on real
 // weights, the server in the settings it shipped with when this study was
-// made (beam 5, full window, temperature fallback; greedy is the default now). Each session streams a clip of five hifitts
+// made (full window, temperature fallback, and STT_BEAM_SIZE's default). Each session streams a clip of five hifitts
 // utterances with 1.5-2.5 s of quiet noise between them (fixtures/clips.ts
 // gappedClip; each session its own five), paced in real time in 100-ms
 // events, at 1 and at 4 sessions at once on the 2-core box, against two
@@ -32,6 +32,7 @@ import { provenance, commitState } from '../lib/provenance';
 import { nameFlag, numberOption, optionValue, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
 import { fmt, median, medianInterval, percentile } from '../lib/stats';
+import { DEFAULT_BEAM_SIZE } from '../../src/config';
 
 const args = process.argv.slice(2);
 const ROUNDS = numberOption(args, '--rounds', 3);
@@ -141,8 +142,8 @@ async function main(): Promise<void> {
     for (const drafts of DRAFTS) {
       servers[drafts] = await startOurs({
         modelFile: realModelPath(MODEL), threads: 2, fallback: true, vad: true,
-        // The shipped decoding (greedy since decision 059; reports before it ran beam 5): what a realtime client gets.
-        env: { STT_BEAM_SIZE: '1', STT_ENCODER_WINDOW: 'full', STT_DEADLINE_BASE_MS: '60000', STT_REALTIME_DRAFTS: drafts === 'on' ? '1' : '0' },
+        // The shipped decoding (STT_BEAM_SIZE's default: each report names it), what a realtime client gets.
+        env: { STT_BEAM_SIZE: String(DEFAULT_BEAM_SIZE), STT_ENCODER_WINDOW: 'full', STT_DEADLINE_BASE_MS: '60000', STT_REALTIME_DRAFTS: drafts === 'on' ? '1' : '0' },
       });
     }
     for (let round = 0; round < ROUNDS; round++) {
@@ -182,7 +183,7 @@ async function main(): Promise<void> {
 
 \`npx tsx benchmarks/studies/realtime-latency.ts --rounds ${ROUNDS} --model ${MODEL}${nameFlag(SUFFIX)}\` at
 commit ${commitState(prov)}, ${prov.cpu ?? ''}.
-Real Whisper ${MODEL}, beam 5, full window, temperature fallback (the shipped decoding until 2026-11-27), server_vad at
+Real Whisper ${MODEL}, ${DEFAULT_BEAM_SIZE === 1 ? 'greedy' : `beam ${DEFAULT_BEAM_SIZE}`}, full window, temperature fallback (the shipped decoding), server_vad at
 OpenAI's defaults (threshold 0.5, prefix 300 ms, silence 500 ms). Each session streams five hifitts
 utterances with 1.5-2.5 s of quiet noise between them, in real time (100-ms events), \`language: en\`; ${ROUNDS} rounds
 of 1 and of 4 sessions at once, 2 threads. Milliseconds on the client's clock: median (95 % interval

@@ -26,6 +26,9 @@ export interface RequestState {
   queueMs?: number;
   sttMs?: number;
   runtime?: string;
+  /** The local scheduler's compute threads for the job, and the decoder's share of them (they follow the free cores). */
+  threads?: number;
+  decoderThreads?: number;
   /** validate: the JSON body, parsed by the route's zod schema (read with bodyOf). */
   body?: unknown;
 }

@@ -158,6 +158,8 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       }
       state.runtime = out.runtime;
       state.queueMs = out.queueMs;
+      state.threads = out.threads;
+      state.decoderThreads = out.decoderThreads;
       state.sttMs = performance.now() - sttStarted;
       state.transcribedSeconds = durationSeconds;
       s.metrics.recordTranscription(out.runtime, { decodeMs: state.decodeMs!, queueMs: out.queueMs, sttMs: state.sttMs!, audioSeconds: durationSeconds });

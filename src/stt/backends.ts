@@ -119,8 +119,11 @@ export class Backends {
     return this.cloud.capabilities(providerId);
   }
 
-  /** Runs the request where it was planned. `queueMs`: time spent waiting for the local scheduler (local runtimes only). */
-  async transcribe(input: TranscribeInput): Promise<{ result: OutputTranscription; runtime: string; queueMs?: number }> {
+  /**
+   * Runs the request where it was planned. Local runtimes only: `queueMs`, time spent waiting for the
+   * scheduler; `threads` and `decoderThreads`, what the scheduler gave the job (the decoder's follow the free cores).
+   */
+  async transcribe(input: TranscribeInput): Promise<{ result: OutputTranscription; runtime: string; queueMs?: number; threads?: number; decoderThreads?: number }> {
     if (input.cloud) {
       if (!this.cloud || !input.wav) throw new Error('a cloud request needs the cloud service and its upload');
       return this.cloud.transcribe(input.cloud.providerId, input.cloud.model, { ...input, wav: input.wav });

@@ -75,8 +75,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     // Random weights decode to the cap and trigger every temperature retry: bound the work.
     STT_MAX_TOKENS: '16',
     STT_TEMPERATURE_FALLBACK: 'false',
-    // Greedy, as whisper-cli's reference in the parity tests (fixtures/peers.ts) and
-    // the default; beam 5 (the accurate choice) runs in the beam parity test.
+    // Greedy, as whisper-cli's reference in the parity tests (fixtures/peers.ts); beam 5
+    // (the server's default) runs in the beam parity test and where a test unsets this.
     STT_BEAM_SIZE: '1',
     // No first-start activation unless a test asks for it.
     STT_DEFAULT_MODEL: 'none',

@@ -111,5 +111,8 @@ test('SIGTERM stops accepting, finishes in-flight work and exits 0', async () =>
   for (const part of ['decodeMs', 'queueMs', 'sttMs']) assert.equal(typeof requestLine[part], 'number', `${part} is logged`);
   const [duration, queue, stt] = (['durationMs', 'queueMs', 'sttMs'] as const).map((k) => requestLine[k] as number);
   assert.ok(stt <= duration && queue <= stt, 'the parts fit inside the whole');
+  const { threads, decoderThreads } = requestLine as { threads?: number; decoderThreads?: number };
+  assert.ok(Number.isInteger(threads) && threads! >= 1, `the job's threads are logged: ${threads}`);
+  assert.ok(Number.isInteger(decoderThreads) && decoderThreads! >= 1 && decoderThreads! <= threads!, `the decoder's threads are logged, within the job's: ${decoderThreads}`);
   assert.doesNotMatch(JSON.stringify(lines), new RegExp(key.slice(10)), 'the key never reaches the log');
 });

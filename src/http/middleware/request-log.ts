@@ -1,7 +1,7 @@
 // Gives every request an id (X-Request-Id) and writes one structured log line
 // when it ends: status, duration (and for transcriptions where it went: WAV
-// decoding, waiting in the local queue, speech-to-text), audio seconds and
-// runtime. Never keys, audio or transcripts. Counts it in
+// decoding, waiting in the local queue, speech-to-text), audio seconds,
+// runtime and, for local jobs, the threads it ran on. Never keys, audio or transcripts. Counts it in
 // stt_http_requests_total by the route's pattern (never the raw path: a
 // scanner's random paths would make a series each).
 import { randomUUID } from 'node:crypto';
@@ -39,6 +39,8 @@ export function requestLog(logger: Logger, metrics?: Pick<Metrics, 'requests'>) 
         audioSeconds: stateOf(ctx).audioSeconds,
         audioFormat: stateOf(ctx).audioFormat,
         runtime: stateOf(ctx).runtime,
+        threads: stateOf(ctx).threads,
+        decoderThreads: stateOf(ctx).decoderThreads,
         errorCode: stateOf(ctx).errorCode,
       }, 'request');
     }

@@ -229,7 +229,7 @@ export class LocalEngine {
     return this.current !== null && this.opts.scheduler.hasForegroundRoom();
   }
 
-  async transcribe(req: LocalRequest): Promise<{ result: Transcription; runtime: string; queueMs: number }> {
+  async transcribe(req: LocalRequest): Promise<{ result: Transcription; runtime: string; queueMs: number; threads: number; decoderThreads: number }> {
     if (!this.current) {
       const { state } = this.status();
       if (state === 'loading') throw new BusyError('model_loading', 'The local model is still loading; retry shortly.', 5);
@@ -282,7 +282,7 @@ export class LocalEngine {
             signal: req.background ? AbortSignal.any([signal, evicted.signal]) : signal,
             control,
           });
-          return { result, runtime: loaded.spec.id, queueMs };
+          return { result, runtime: loaded.spec.id, queueMs, threads, decoderThreads };
         } finally {
           loaded.jobs--;
           if (loaded.retired && loaded.jobs === 0) void loaded.model.dispose();
