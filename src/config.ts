@@ -167,7 +167,7 @@ export const DEFAULT_VAD_MODEL_URL = 'https://huggingface.co/ggml-org/whisper-va
  * two word errors). Greedy is documented beside it, with its cost:
  * docs/performance.md, "The default".
  */
-export const DEFAULT_BEAM_SIZE = 5;
+export const DEFAULT_BEAM_SIZE: number = 5; // typed wide: reports name it as greedy or beam N
 
 export function loadConfig(env: Env = process.env): Config {
   // The CPUs this process may run on, at most its container's CPU quota (src/stt/local/cpu-quota.ts).

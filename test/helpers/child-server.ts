@@ -27,7 +27,8 @@ export function startChild(env: Record<string, string>) {
   void _drop;
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/server.ts')], {
     cwd: ROOT,
-    env: { ...inherited, PORT: '0', STT_ADMIN_KEY: 'test-admin-key-0123456789', STT_MAX_TOKENS: '16', STT_TEMPERATURE_FALLBACK: 'false', STT_DEFAULT_MODEL: 'none', STT_OPENAI_MODEL_NAMES: '', ...env },
+    // Random weights decode to the token cap: greedy keeps that work bounded, as in test/helpers/server.ts.
+    env: { ...inherited, PORT: '0', STT_ADMIN_KEY: 'test-admin-key-0123456789', STT_MAX_TOKENS: '16', STT_TEMPERATURE_FALLBACK: 'false', STT_BEAM_SIZE: '1', STT_DEFAULT_MODEL: 'none', STT_OPENAI_MODEL_NAMES: '', ...env },
   });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
