@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_BEAM_SIZE } from '../src/config';
+import { decodingName } from './lib/decoding';
 import { decodeWav, loadModel, type Model } from '../src/native';
 import { ENCODER_WINDOW_RULES, encoderWindowFor } from '../src/stt/local/encoder-window';
 import { BENCH_WINDOW } from './lib/window';
@@ -46,7 +47,7 @@ const CONTENDERS: Contender[] = [
   { name: 'ours base-q8_0, beam 5', ggml: 'base-q8_0', beam: 5, matched: 'faster-whisper int8, beam 5' },
   { name: 'ours base-f16, beam 5', ggml: 'base-f16', beam: 5, matched: 'faster-whisper float32, beam 5' },
   // Each at its defaults, as hosts run them: ours as the server ships (STT_BEAM_SIZE's default, the fallback on), faster-whisper's transcribe() defaults.
-  { name: `ours base-q8_0, as shipped (${DEFAULT_BEAM_SIZE === 1 ? 'greedy' : `beam ${DEFAULT_BEAM_SIZE}`}, temperature fallback)`, ggml: 'base-q8_0', beam: DEFAULT_BEAM_SIZE, fallback: true, matched: FW_DEFAULTS },
+  { name: `ours base-q8_0, as shipped (${decodingName(DEFAULT_BEAM_SIZE)}, temperature fallback)`, ggml: 'base-q8_0', beam: DEFAULT_BEAM_SIZE, fallback: true, matched: FW_DEFAULTS },
   { name: 'faster-whisper int8, greedy', computeType: 'int8', beam: 1 },
   { name: 'faster-whisper float32, greedy', computeType: 'float32', beam: 1 },
   { name: 'faster-whisper int8, beam 5', computeType: 'int8', beam: 5 },
@@ -212,7 +213,7 @@ export async function compareWithFasterWhisper(quick: boolean): Promise<string[]
     }
   }
   return [
-    `${os.cpus().length} cores (${os.cpus()[0]?.model}), ${FASTER_WHISPER_THREADS} threads on both sides, greedy and beam 5, English, temperature 0 without fallback (but for the two at their defaults: ours as shipped, ${DEFAULT_BEAM_SIZE === 1 ? 'greedy' : `beam ${DEFAULT_BEAM_SIZE}`} with whisper.cpp's fallback, and faster-whisper's transcribe() defaults, beam 5 with its temperature ladder 0.0-1.0, with language, compute type and threads as for the others; a window decoded again at T > 0 samples, so those two rows' times depend on how often that happens, and on one run per clip), no VAD, timestamps on, each 30-s window conditioned on the text before it (whisper.cpp's default within a request; faster-whisper's condition_on_previous_text).`,
+    `${os.cpus().length} cores (${os.cpus()[0]?.model}), ${FASTER_WHISPER_THREADS} threads on both sides, greedy and beam 5, English, temperature 0 without fallback (but for the two at their defaults: ours as shipped, ${decodingName(DEFAULT_BEAM_SIZE)} with whisper.cpp's fallback, and faster-whisper's transcribe() defaults, beam 5 with its temperature ladder 0.0-1.0, with language, compute type and threads as for the others; a window decoded again at T > 0 samples, so those two rows' times depend on how often that happens, and on one run per clip), no VAD, timestamps on, each 30-s window conditioned on the text before it (whisper.cpp's default within a request; faster-whisper's condition_on_previous_text).`,
     `Ours: the addon in-process (whisper.cpp ${JSON.parse(readFileSync(path.join(ROOT, 'third_party', 'whisper.cpp.json'), 'utf8')).version}), base-q8_0 and base-f16 as models:real converts them, in the run's encoder window (\`${BENCH_WINDOW}\`, BENCH_ENCODER_WINDOW, default the server's; src/stt/local/encoder-window.ts: a clip under 30 s gets ${ENCODER_WINDOW_RULES[BENCH_WINDOW]}); faster-whisper pads every clip to 30 s, as Whisper was trained${BENCH_WINDOW === 'full' ? ': the same window on both sides' : ': a shorter window favours ours in time, and its cost in WER is in the eval report'}. faster-whisper ${versions['faster-whisper']}, CTranslate2 ${versions.ctranslate2}, in its own Python process with cpu_threads=${FASTER_WHISPER_THREADS}, num_workers=1, loading the same CTranslate2 float16 model.bin with compute_type int8 or float32; its time covers transcribe() and consuming its segments, not loading the audio. Each engine keeps its own token suppression (faster-whisper suppresses non-speech symbols, suppress_tokens=[-1]; whisper.cpp does not, suppress_nst=false). Beam 5: whisper.cpp's beam search and faster-whisper's (5 is the default of whisper-cli and of faster-whisper), each ranking beams by log-probability over length (their defaults).`,
     `CTranslate2 on this CPU: ${backends.join('; ') || 'not reported'}.`,
     `Clips: ${Object.entries(sets).map(([l, c]) => `${c.length} of ${l}`).join(', ')}; 5 s: corpus clips of 4-6 s; 30 and 120 s: consecutive hifitts clips (one speaker) joined whole up to that length. Every clip decoded by every contender in turn, the order reversed on every other clip, ${SETTLE_MS} ms apart; one warm-up run each first. RTF: time over audio.`, '',

@@ -1,5 +1,5 @@
 // npm run bench [-- --quick | --full] — this server against whisper.cpp's own
-// tools, side by side in one run. Writes benchmarks/results/bench-<date>[-quick|-full].json,
+// tools, side by side in one run. Writes benchmarks/results/bench-<date>[-quick|-full][-<scenarios>][-<--name>].json,
 // a Markdown report (benchmarks/lib/report.ts) and an SVG chart. What runs is
 // data in benchmarks/trials.ts (the shapes per size of run, the scenarios in
 // order); each scenario type's code is in benchmarks/scenarios/.
@@ -33,6 +33,7 @@ import { median } from './lib/stats';
 import { OutputCheck } from './lib/outputs';
 import { provenance } from './lib/provenance';
 import { writeReport } from './lib/report';
+import { reportSuffix } from './lib/args';
 import { RESULTS_DIR, today } from './lib/results';
 import { CONTENTION_ROUNDS, OTHER_SHAPE_ROUNDS, SCENARIOS, TRIALS, type RunSize, type Scenario } from './trials';
 import { PAIRS_FALLBACK, SCENARIO_TYPES, shapeOf, type BenchContext, type Shape, type ShapeRun } from './scenarios';
@@ -51,6 +52,8 @@ const SHAPES = flag('--models')?.split(',') ?? TRIALS.filter((t) => t.sizes.incl
 const ROUNDS = flag('--rounds') === undefined ? undefined : Number(flag('--rounds'));
 /** `--scenarios a,b`: only these scenario types (benchmarks/trials.ts), a narrowed run. */
 const ONLY = flag('--scenarios')?.split(',');
+/** `--name`: a second run on one day goes beside the first's report, not over it (read before the run, so a bad name stops it at once). */
+const NAME_SUFFIX = reportSuffix(process.argv.slice(2));
 const loadRoundsFor = (shape: string) => ROUNDS ?? (TRIALS.find((t) => t.shape === shape)?.loadRounds ?? OTHER_SHAPE_ROUNDS)[SIZE];
 const WORK = path.resolve(__dirname, '.work');
 const run = promisify(execFile);
@@ -141,7 +144,7 @@ async function main(): Promise<void> {
   const results: ShapeResult[] = [];
   const date = today();
   // A run of named scenarios is named after them (its report holds only theirs).
-  const name = `bench-${date}${quick ? '-quick' : full ? '-full' : ''}${ONLY ? `-${ONLY.join('+')}` : flag('--models') || ROUNDS !== undefined ? '-narrowed' : ''}`;
+  const name = `bench-${date}${quick ? '-quick' : full ? '-full' : ''}${ONLY ? `-${ONLY.join('+')}` : flag('--models') || ROUNDS !== undefined ? '-narrowed' : ''}${NAME_SUFFIX}`;
   let nodeBaselineRss = 0;
   const meta = (): BenchMeta => ({
     date, ...source, threads: THREADS, quick, full, command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(), ggml: systemInfo().trim(), pairs: PAIRS, oneOffRuns: ONE_OFF_RUNS,

@@ -275,13 +275,14 @@ set(STT_FA_PREFETCH_KEYS 8)
 # one thread in the same order whatever the thread count, so results stay
 # the same at any thread count (fa-fixed-key-chunks, decoder-threads); a
 # column's bits now depend on whether its product has 16 columns or more.
-# Products of fewer columns (the decoder's) keep the tiles above; VNNI
-# machines keep q0-offset-dot's, and AVX-512 ones upstream's 4x4 tiles (not
+# Products of fewer columns (the decoder's) keep the tiles above; AVX-VNNI
+# machines without AVX-512 keep q0-offset-dot's, AVX-512 ones with VNNI take
+# 16-row panels (23), and AVX-512 ones without VNNI upstream's 4x4 tiles (not
 # measured there). Could go upstream as an AVX2 q8_0 kernel. The tile's
 # loop takes two 4-byte groups per iteration with each group's weights held
 # in registers (an empty asm that GNU compilers must keep them for): left to
 # itself GCC unrolled all eight groups, spilled the partial sums to the stack
-# (53 spills in stt_gemm8_panels) and folded the weights' load into every
+# (53 spills in stt_gemm_panels) and folded the weights' load into every
 # column's sign instruction; the integer sums, and so every result, are the
 # same bits either way.
 #
@@ -307,7 +308,23 @@ set(STT_FA_PREFETCH_KEYS 8)
 # from whisper-cli). The flag is cleared at the start of every run and at
 # the first window, so a pooled state never takes another run's encoding.
 # Could go upstream.
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch,q0-row-panels,fa-rows-avx2,detect-encode-reuse")
+#
+# 23. q0-row-panels-avx512 (cmake/patches/q0-row-panels.cpp): q0-row-panels
+# (20) on AVX-512 with VNNI, in 16-row panels. There the encoder's q8_0
+# products took q0-offset-dot's 4-row tiles: per block of each row and
+# column a vpdpbusd on 8 lanes, a conversion and a multiply-add, and a
+# horizontal sum per output. In a panel one 512-bit vpdpbusd takes a
+# column's 4 bytes against 4 bytes of each of 16 rows; the weights are laid
+# out with their top bit flipped (a + 128, vpdpbusd's unsigned operand) and
+# each block of a column starts at -128 * sum(b), which every thread computes
+# once per product, as q0-offset-dot does. Every block's integer sum is
+# exact, so the results are the 8-row panels' bits:
+# test/native/q0_row_panels.cpp checks them against the same scalar copy, and
+# they differ from upstream's tiles in their last bits as 20's do
+# (docs/performance.md: what they cost and change). Listed as its own id
+# because it changes results on AVX-512 machines with VNNI. Could go
+# upstream as an AVX-512 VNNI q8_0 kernel.
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch,q0-row-panels,fa-rows-avx2,detect-encode-reuse,q0-row-panels-avx512")
 
 # Patches too long to keep in this file (read where they are inserted).
 set(STT_PATCHES_DIR "${CMAKE_CURRENT_LIST_DIR}/patches")
@@ -653,17 +670,20 @@ function(stt_patch_sgemm whisper_dir out_file)
       2 "q0-offset-dot: row ${row}'s dot product in gemm4xN and stt_tile4xN")
   endforeach()
   # q0-row-panels: products of 16 columns or more take 8-row panels on AVX2
-  # without VNNI, ahead of q0-one-pass and upstream's tiles.
-  # Where: AVX2 with F16C and FMA, and neither AVX-512 (its 32 registers keep
-  # upstream's 4x4 tiles; not measured there) nor VNNI (q0-offset-dot's
-  # tiles). test/native/q0_row_panels.cpp asks the library which it built.
+  # without VNNI, and 16-row panels on AVX-512 with VNNI (q0-row-panels-avx512),
+  # ahead of q0-one-pass and upstream's tiles. Elsewhere (AVX-VNNI without
+  # AVX-512: q0-offset-dot's tiles; AVX-512 without VNNI: upstream's 4x4
+  # tiles, not measured there) no panels.
+  # test/native/q0_row_panels.cpp asks the library which it built.
   set(STT_Q0_ROW_PANELS_PROBE [=[
 #if defined(__AVX2__) && defined(__F16C__) && defined(__FMA__) && !defined(__AVX512F__) && !defined(__AVXVNNI__)
-#define STT_Q0_ROW_PANELS 1
+#define STT_Q0_ROW_PANELS 8
+#elif defined(__AVX2__) && defined(__F16C__) && defined(__FMA__) && defined(__AVX512F__) && defined(__AVX512VNNI__)
+#define STT_Q0_ROW_PANELS 16
 #else
 #define STT_Q0_ROW_PANELS 0
 #endif
-// stt-gateway (cmake/whisper-patches.cmake, q0-row-panels): whether this build's q8_0 products take the panels.
+// stt-gateway (cmake/whisper-patches.cmake, q0-row-panels): the rows of this build's q8_0 panels (0: none).
 extern "C" int stt_q0_row_panels(void) { return STT_Q0_ROW_PANELS; }
 ]=])
   stt_patch_insert_file(class "    // Templated functions for gemm of dimensions Mx4\n" q0-row-panels.cpp)
@@ -673,7 +693,7 @@ extern "C" int stt_q0_row_panels(void) { return STT_Q0_ROW_PANELS; }
 #if STT_Q0_ROW_PANELS
         if constexpr (std::is_same_v<TA, block_q8_0>) {
             if (m - m0 >= stt_panel_rows && n - n0 >= stt_panel_min_columns) {
-                stt_gemm8_panels(m0, m, n0, n);
+                stt_gemm_panels(m0, m, n0, n);
                 mnpack(m0 + (m - m0) / stt_panel_rows * stt_panel_rows, m, n0, n);
                 return;
             }

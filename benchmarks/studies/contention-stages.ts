@@ -19,6 +19,7 @@ import { modelDir, venvPython } from '../faster-whisper';
 import { provenance, commitState } from '../lib/provenance';
 import { nameFlag, numberOption, optionValue, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
+import { decodingName } from '../lib/decoding';
 import { fmt, median } from '../lib/stats';
 import { cliStages } from './stages';
 
@@ -44,7 +45,7 @@ async function fasterWhisperStages(clip: string): Promise<Record<Decoding, Stage
   const out = {} as Record<Decoding, Stages>;
   for (const line of stdout.trim().split('\n')) {
     const j = JSON.parse(line) as { round: number; beam: number; encode_ms: number; decode_ms: number };
-    if (j.round === 1) out[j.beam === 1 ? 'greedy' : 'beam 5'] = { encoder: j.encode_ms, decoder: j.decode_ms };
+    if (j.round === 1) out[decodingName(j.beam) as Decoding] = { encoder: j.encode_ms, decoder: j.decode_ms };
   }
   return out;
 }

@@ -33,6 +33,7 @@ import { nameFlag, numberOption, optionValue, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
 import { fmt, median, medianInterval, percentile } from '../lib/stats';
 import { DEFAULT_BEAM_SIZE } from '../../src/config';
+import { decodingName } from '../lib/decoding';
 
 const args = process.argv.slice(2);
 const ROUNDS = numberOption(args, '--rounds', 3);
@@ -183,7 +184,7 @@ async function main(): Promise<void> {
 
 \`npx tsx benchmarks/studies/realtime-latency.ts --rounds ${ROUNDS} --model ${MODEL}${nameFlag(SUFFIX)}\` at
 commit ${commitState(prov)}, ${prov.cpu ?? ''}.
-Real Whisper ${MODEL}, ${DEFAULT_BEAM_SIZE === 1 ? 'greedy' : `beam ${DEFAULT_BEAM_SIZE}`}, full window, temperature fallback (the shipped decoding), server_vad at
+Real Whisper ${MODEL}, ${decodingName(DEFAULT_BEAM_SIZE)}, full window, temperature fallback (the shipped decoding), server_vad at
 OpenAI's defaults (threshold 0.5, prefix 300 ms, silence 500 ms). Each session streams five hifitts
 utterances with 1.5-2.5 s of quiet noise between them, in real time (100-ms events), \`language: en\`; ${ROUNDS} rounds
 of 1 and of 4 sessions at once, 2 threads. Milliseconds on the client's clock: median (95 % interval

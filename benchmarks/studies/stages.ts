@@ -14,6 +14,7 @@ import { modelDir, venvPython } from '../faster-whisper';
 import { provenance, commitState } from '../lib/provenance';
 import { numberOption, optionValue, nameFlag, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
+import { decodingName } from '../lib/decoding';
 import { fmt, median } from '../lib/stats';
 
 const run = promisify(execFile);
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
   const fw: Record<string, Record<string, number[]>> = { greedy: {}, 'beam 5': {} };
   for (const line of stdout.trim().split('\n')) {
     const j = JSON.parse(line) as { beam: number; features_ms: number; encode_ms: number; decode_ms: number; tokens: number };
-    const f = fw[j.beam === 1 ? 'greedy' : 'beam 5'];
+    const f = fw[decodingName(j.beam)];
     for (const [k, v] of Object.entries({ features: j.features_ms, encode: j.encode_ms, 'decode (with sampling)': j.decode_ms, tokens: j.tokens })) (f[k] ??= []).push(v);
   }
   process.stdout.write('\n');

@@ -114,5 +114,9 @@ test('SIGTERM stops accepting, finishes in-flight work and exits 0', async () =>
   const { threads, decoderThreads } = requestLine as { threads?: number; decoderThreads?: number };
   assert.ok(Number.isInteger(threads) && threads! >= 1, `the job's threads are logged: ${threads}`);
   assert.ok(Number.isInteger(decoderThreads) && decoderThreads! >= 1 && decoderThreads! <= threads!, `the decoder's threads are logged, within the job's: ${decoderThreads}`);
+  // The engine's own line, which every caller (jobs, realtime, Wyoming too) passes, names the same cores.
+  const started = lines.find((l) => l.msg === 'local job started');
+  assert.ok(started, 'the engine logs each local job as it starts');
+  assert.deepEqual([started.threads, started.decoderThreads, started.runtime], [threads, decoderThreads, 'whisper-base']);
   assert.doesNotMatch(JSON.stringify(lines), new RegExp(key.slice(10)), 'the key never reaches the log');
 });

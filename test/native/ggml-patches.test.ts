@@ -19,7 +19,7 @@
 // packing against ggml's loops (stt-fa-tile-loops);
 // test/native/q0_offset_dot.cpp runs the q8_0 tiles' dot product against
 // upstream's on every pair of byte values (stt-q0-offset-dot);
-// test/native/q0_row_panels.cpp runs q8_0 products of 16-23 columns against
+// test/native/q0_row_panels.cpp runs q8_0 products of 16-23 columns (8- or 16-row panels) against
 // a scalar copy of their arithmetic and exact arithmetic (stt-q0-row-panels).
 // q0-one-pass, fa-wide-tiles, fa-tile-loops, fa-tile-gemm, gelu-vector-table,
 // dft-twiddles, lazy-probs and q0-offset-dot promise bit-identical results;
@@ -113,12 +113,13 @@ for (const threads of [1, 2]) {
   test(`q0-row-panels: q8_0 products of 16 columns or more are the panels' arithmetic bit for bit, within f32 roundings of exact arithmetic, and the same bits at any column and thread count, on the path this CPU's build takes (${threads} threads)`, async () => {
     const stdout = await runCheck('stt-q0-row-panels', [String(threads)]);
     assert.match(stdout, /q0 row panels: all hold/);
-    // The library says whether it built the panels: AVX2 with F16C and FMA, without AVX-512 or VNNI
-    // (build:peers builds ggml-cpu for this CPU, -march=native).
+    // The library says which panels it built: 8 rows on AVX2 with F16C and FMA, without AVX-512 or
+    // VNNI; 16 rows on AVX-512 with VNNI (build:peers builds ggml-cpu for this CPU, -march=native).
     if (process.platform !== 'linux') return;
     const flags = /^flags\s*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1].split(' ') ?? [];
     const has = (flag: string) => flags.includes(flag);
-    const panels = has('avx2') && has('f16c') && has('fma') && !has('avx512f') && !has('avx_vnni');
-    assert.match(stdout, panels ? /q0 row panels: the panel path/ : /q0 row panels: no panel path/);
+    const avx2 = has('avx2') && has('f16c') && has('fma');
+    const height = avx2 && !has('avx512f') && !has('avx_vnni') ? 8 : avx2 && has('avx512f') && has('avx512_vnni') ? 16 : 0;
+    assert.match(stdout, height ? new RegExp(`q0 row panels: the panel path, ${height} rows`) : /q0 row panels: no panel path/);
   });
 }

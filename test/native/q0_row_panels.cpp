@@ -1,6 +1,7 @@
 // Checks the q0-row-panels patch (cmake/whisper-patches.cmake): where the
 // library says it built them (stt_q0_row_panels), q8_0 products of 16
-// columns or more take 8-row panels, with other roundings than upstream's
+// columns or more take 8-row panels (16-row on AVX-512 with VNNI: the same
+// arithmetic, so the same check), with other roundings than upstream's
 // tiles. The weights are quantized by ggml_quantize_chunk, the columns by
 // the CPU quantizer mul_mat itself uses, so the check sees the same bytes:
 // - the panels' rows must be, bit for bit, a scalar copy of their arithmetic
@@ -11,8 +12,9 @@
 //   the same quantized values (the worst error is printed, beside that of
 //   ggml's one-column dot products);
 // - a column's outputs must be the same bits whatever the column count (16
-//   to 23: 4-column tiles and the 1 to 3 left over) and the thread count.
-// 67 and 71 rows leave 3 and 7 rows to upstream's tiles. Exit 0 when all hold.
+//   to 23: 4-column tiles, 8- and 4-column ones in 16-row panels, and the 1
+//   to 3 left over) and the thread count.
+// 67 and 71 rows leave 3 and 7 rows to upstream's tiles (8- or 16-row panels). Exit 0 when all hold.
 // Usage: stt-q0-row-panels [threads]
 #include <cmath>
 #include <cstdio>
@@ -74,9 +76,12 @@ Exact exact_product(const std::vector<Block> & weights, const std::vector<Block>
 
 int main(int argc, char ** argv) {
     const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
-    const bool panels = stt_q0_row_panels() != 0;
-    std::printf(panels ? "q0 row panels: the panel path\n"
-                       : "q0 row panels: no panel path in this build (upstream's tiles are checked)\n");
+    const int height = stt_q0_row_panels();  // rows per panel: 8 (AVX2), 16 (AVX-512 VNNI), 0 (none)
+    const bool panels = height != 0;
+    if (panels)
+        std::printf("q0 row panels: the panel path, %d rows\n", height);
+    else
+        std::printf("q0 row panels: no panel path in this build (upstream's tiles are checked)\n");
     std::mt19937 random(20261129);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     const ggml_from_float_t quantize = ggml_get_type_traits_cpu(GGML_TYPE_Q8_0)->from_float;
@@ -93,7 +98,7 @@ int main(int argc, char ** argv) {
     for (int rows : {67, 71})
     for (int inner : {512, 2048}) {  // Whisper base's rows: 16 and 64 blocks
         const int blocks = inner / kBlock;
-        const int panel_rows = panels ? rows / 8 * 8 : 0;
+        const int panel_rows = panels ? rows / height * height : 0;
         std::vector<float> raw(size_t(rows) * inner);
         for (float & w : raw) w = normal(random) * 0.05f;
         std::vector<Block> weights(size_t(rows) * blocks);

@@ -7,6 +7,7 @@ import { OutputCheck } from '../../benchmarks/lib/outputs';
 import { medianIntervalWithCoverage } from '../../benchmarks/lib/stats';
 import { figures } from '../../benchmarks/lib/load';
 import { nameFlag, numberOption, optionValue, reportSuffix } from '../../benchmarks/lib/args';
+import { decodingName } from '../../benchmarks/lib/decoding';
 import { commitState, uncommittedOf } from '../../benchmarks/lib/provenance';
 import { report } from '../../benchmarks/lib/report';
 import type { BenchMeta, ContentionDecoding, ShapeResult } from '../../benchmarks/lib/bench-types';
@@ -109,4 +110,10 @@ test('the contention table reads each round\'s totals: slowdowns and ours ÷ fas
   assert.match(md, /of 6 each/);
   assert.match(md, /settings `STT_FOLLOW_FREE_CORES=true`/);
   assert.match(md, /Commit abc \(clean tree\)/);
+});
+
+test('a decoding is named one way in every report', () => {
+  assert.equal(decodingName(1), 'greedy');
+  assert.equal(decodingName(5), 'beam 5');
+  assert.equal(decodingName(2), 'beam 2');
 });

@@ -271,6 +271,9 @@ export class LocalEngine {
           ...decoding, onSegment: undefined, ...(decoding.vad && { vad: { ...decoding.vad, modelPath: path.basename(decoding.vad.modelPath) } }),
         });
         if (resumeFrom && resumeFrom.by !== by) throw new StaleCheckpointError();
+        // Every caller (HTTP, jobs, realtime, Wyoming) passes here: the one place that names the
+        // cores a job was given, which follow the cores free when it starts.
+        this.opts.logger.debug({ runtime: loaded.spec.id, queueMs: Math.round(queueMs), threads, decoderThreads, beamSize: decoding.beamSize, background: req.background ?? false }, 'local job started');
         loaded.jobs++;
         try {
           const result = await loaded.model.transcribe(req.pcm, {
