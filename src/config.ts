@@ -158,16 +158,16 @@ export const DEFAULT_MODEL_BASE_URL = 'https://huggingface.co/ggerganov/whisper.
 export const DEFAULT_VAD_MODEL_URL = 'https://huggingface.co/ggml-org/whisper-vad/resolve/main/ggml-silero-v6.2.0.bin';
 
 /**
- * Beams per window unless STT_BEAM_SIZE says otherwise: 5, chosen by rule on
- * the held-out set's test half (the cheapest configuration within 0.3 WER
- * points of faster-whisper's default; beam 5 when none holds), read as
+ * Beams per window unless STT_BEAM_SIZE says otherwise: 1 (greedy), chosen by
+ * rule on the held-out set's test half (the cheapest configuration within 0.3
+ * WER points of faster-whisper's default; beam 5 when none holds), read as
  * decision 059 fixed it, against every faster-whisper-default run on the
- * machine the eval runs on: on the Intel Xeon with AVX-512 VNNI greedy is
- * +0.65 points and fails (decision 061; on the AVX2 machine it held by about
- * two word errors). Greedy is documented beside it, with its cost:
+ * machine the eval runs on: on the AMD EPYC with AVX-512 VNNI (seven runs)
+ * greedy is -0.07 points and holds (decision 063; on the Intel Xeon, one run,
+ * it failed: 061). Beam 5 is documented beside it, with its cost:
  * docs/performance.md, "The default".
  */
-export const DEFAULT_BEAM_SIZE: number = 5; // typed wide: reports name it as greedy or beam N
+export const DEFAULT_BEAM_SIZE: number = 1; // typed wide: reports name it as greedy or beam N
 
 export function loadConfig(env: Env = process.env): Config {
   // The CPUs this process may run on, at most its container's CPU quota (src/stt/local/cpu-quota.ts).

@@ -27,7 +27,7 @@ export interface TranscribeOptions {
   temperature?: number;
   /** whisper.cpp's +0.2 temperature retries on low-confidence windows (default true). */
   temperatureFallback?: boolean;
-  /** Whisper: beams searched per window at temperature 0 (whisper.cpp's beam search); 1, the addon's default, is greedy (the server passes STT_BEAM_SIZE, 5 by default). */
+  /** Whisper: beams searched per window at temperature 0 (whisper.cpp's beam search); 1, the addon's default, is greedy (the server passes STT_BEAM_SIZE, 1 by default). */
   beamSize?: number;
   threads?: number;
   /**
