@@ -21,7 +21,7 @@ test('defaults follow the contract', () => {
   assert.equal(c.threads, usableCores(os.availableParallelism(), ownQuotaReader()()), 'one per core this process may use');
   assert.equal(c.logLevel, 'info');
   assert.equal(c.encoderWindow, 'full');
-  assert.equal(c.beamSize, 5);
+  assert.equal(c.beamSize, 1, 'greedy, chosen by rule (decision 063)');
   assert.equal(c.followFreeCores, true, 'the decoder\'s threads follow the free cores');
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_FOLLOW_FREE_CORES: 'false' }).followFreeCores, false);
   assert.equal(loadConfig({ STT_DATA_DIR: dataDir, STT_ENCODER_WINDOW: 'full' }).encoderWindow, 'full');
