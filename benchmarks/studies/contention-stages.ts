@@ -26,6 +26,7 @@ import { cliStages } from './stages';
 const run = promisify(execFile);
 const DECODINGS = { greedy: ['-bs', '1', '-bo', '1'], 'beam 5': ['-bs', '5'] } as const;
 type Decoding = keyof typeof DECODINGS;
+const isDecoding = (name: string): name is Decoding => Object.hasOwn(DECODINGS, name);
 type Condition = 'alone' | 'shared';
 /** Stage → ms, one run. */
 type Stages = { encoder: number; decoder: number };
@@ -45,7 +46,10 @@ async function fasterWhisperStages(clip: string): Promise<Record<Decoding, Stage
   const out = {} as Record<Decoding, Stages>;
   for (const line of stdout.trim().split('\n')) {
     const j = JSON.parse(line) as { round: number; beam: number; encode_ms: number; decode_ms: number };
-    if (j.round === 1) out[decodingName(j.beam) as Decoding] = { encoder: j.encode_ms, decoder: j.decode_ms };
+    if (j.round !== 1) continue;
+    const name = decodingName(j.beam);
+    if (!isDecoding(name)) throw new Error(`faster_whisper_stages.py decoded with beam ${j.beam}, which this study does not run`);
+    out[name] = { encoder: j.encode_ms, decoder: j.decode_ms };
   }
   return out;
 }

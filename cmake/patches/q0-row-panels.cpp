@@ -23,30 +23,16 @@
     };
 
     NOINLINE void stt_gemm_panels(int64_t m0, int64_t m, int64_t n0, int64_t n) {
-        int64_t tiles = (m - m0) / stt_panel_rows;
-        int64_t duty = (tiles + nth - 1) / nth;
-        int64_t start = duty * ith;
-        int64_t end = start + duty;
-        if (end > tiles)
-            end = tiles;
-        // One panel per thread, reused from product to product.
-        thread_local std::vector<stt_panel_block> panel;
-        if ((int64_t) panel.size() < k)
-            panel.resize(k);
-        stt_tiles_begin(tiles, start, end);
-        for (int64_t lo, hi; stt_tiles_next(lo, hi);)
-        for (int64_t job = lo; job < hi; ++job) {
-            const int64_t ii = m0 + job * stt_panel_rows;
-            stt_lay_out_panel(panel.data(), ii);
+        stt_for_each_panel(m0, m, [&](const stt_panel_block * panel, int64_t ii) {
             int64_t jj = n0;
             for (; jj + 4 <= n; jj += 4)
-                stt_panel_tile<4>(panel.data(), ii, jj);
+                stt_panel_tile<4>(panel, ii, jj);
             switch (n - jj) {
-            case 3: stt_panel_tile<3>(panel.data(), ii, jj); break;
-            case 2: stt_panel_tile<2>(panel.data(), ii, jj); break;
-            case 1: stt_panel_tile<1>(panel.data(), ii, jj); break;
+            case 3: stt_panel_tile<3>(panel, ii, jj); break;
+            case 2: stt_panel_tile<2>(panel, ii, jj); break;
+            case 1: stt_panel_tile<1>(panel, ii, jj); break;
             }
-        }
+        });
     }
 
     // Rows ii..ii+7, block by block: an 8 x 8 transpose of 4-byte groups.
@@ -138,18 +124,9 @@
     };
 
     NOINLINE void stt_gemm_panels(int64_t m0, int64_t m, int64_t n0, int64_t n) {
-        int64_t tiles = (m - m0) / stt_panel_rows;
-        int64_t duty = (tiles + nth - 1) / nth;
-        int64_t start = duty * ith;
-        int64_t end = start + duty;
-        if (end > tiles)
-            end = tiles;
-        // One panel, and the columns' block starts and scales, per thread, reused from product to product.
-        thread_local std::vector<stt_panel_block> panel;
+        // The columns' block starts and scales, per thread, reused from product to product.
         thread_local std::vector<stt_column_block> columns;
         const int64_t cols = n - n0;
-        if ((int64_t) panel.size() < k)
-            panel.resize(k);
         if ((int64_t) columns.size() < cols * k)
             columns.resize(cols * k);
         // Block by block, then column by column (a tile reads one stream):
@@ -164,24 +141,20 @@
                 const int64_t biased = _mm_cvtsi128_si64(two) + _mm_extract_epi64(two, 1);
                 columns[l * cols + j] = {int32_t(-128 * (biased - 32 * 128)), unhalf(b->d)};
             }
-        stt_tiles_begin(tiles, start, end);
-        for (int64_t lo, hi; stt_tiles_next(lo, hi);)
-        for (int64_t job = lo; job < hi; ++job) {
-            const int64_t ii = m0 + job * stt_panel_rows;
-            stt_lay_out_panel(panel.data(), ii);
+        stt_for_each_panel(m0, m, [&](const stt_panel_block * panel, int64_t ii) {
             int64_t jj = n0;
             for (; jj + 8 <= n; jj += 8)
-                stt_panel_tile<8>(panel.data(), columns.data() + (jj - n0), cols, ii, jj);
+                stt_panel_tile<8>(panel, columns.data() + (jj - n0), cols, ii, jj);
             if (jj + 4 <= n) {
-                stt_panel_tile<4>(panel.data(), columns.data() + (jj - n0), cols, ii, jj);
+                stt_panel_tile<4>(panel, columns.data() + (jj - n0), cols, ii, jj);
                 jj += 4;
             }
             switch (n - jj) {
-            case 3: stt_panel_tile<3>(panel.data(), columns.data() + (jj - n0), cols, ii, jj); break;
-            case 2: stt_panel_tile<2>(panel.data(), columns.data() + (jj - n0), cols, ii, jj); break;
-            case 1: stt_panel_tile<1>(panel.data(), columns.data() + (jj - n0), cols, ii, jj); break;
+            case 3: stt_panel_tile<3>(panel, columns.data() + (jj - n0), cols, ii, jj); break;
+            case 2: stt_panel_tile<2>(panel, columns.data() + (jj - n0), cols, ii, jj); break;
+            case 1: stt_panel_tile<1>(panel, columns.data() + (jj - n0), cols, ii, jj); break;
             }
-        }
+        });
     }
 
     // Rows ii..ii+15, block by block: 4-byte group g of row i to lane i of group g.
@@ -223,5 +196,28 @@
         }
         for (int j = 0; j < RN; ++j)
             _mm512_storeu_ps(C + ldc * (jj + j) + ii, acc[j]);
+    }
+#endif
+#if STT_Q0_ROW_PANELS
+    // Both heights: this thread's share of the panels of rows m0..m (its
+    // fixed range, or chunks from the pool's counter: shared-q0-tiles), each
+    // laid out in this thread's panel, reused from product to product, and
+    // handed to `tiles_of_panel(panel, ii)` for the columns.
+    template <typename Tiles>
+    inline void stt_for_each_panel(int64_t m0, int64_t m, Tiles && tiles_of_panel) {
+        const int64_t tiles = (m - m0) / stt_panel_rows;
+        const int64_t duty = (tiles + nth - 1) / nth;
+        const int64_t start = duty * ith;
+        const int64_t end = std::min(start + duty, tiles);
+        thread_local std::vector<stt_panel_block> panel;
+        if ((int64_t) panel.size() < k)
+            panel.resize(k);
+        stt_tiles_begin(tiles, start, end);
+        for (int64_t lo, hi; stt_tiles_next(lo, hi);)
+            for (int64_t job = lo; job < hi; ++job) {
+                const int64_t ii = m0 + job * stt_panel_rows;
+                stt_lay_out_panel(panel.data(), ii);
+                tiles_of_panel(panel.data(), ii);
+            }
     }
 #endif
