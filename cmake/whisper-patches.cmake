@@ -324,7 +324,28 @@ set(STT_FA_PREFETCH_KEYS 8)
 # (docs/performance.md: what they cost and change). Listed as its own id
 # because it changes results on AVX-512 machines with VNNI. Could go
 # upstream as an AVX-512 VNNI q8_0 kernel.
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch,q0-row-panels,fa-rows-avx2,detect-encode-reuse,q0-row-panels-avx512")
+#
+# 24. beam-finished-hypotheses (src/whisper.cpp): at temperature 0,
+# whisper.cpp's beam search differs from OpenAI's (whisper/decoding.py,
+# BeamSearchDecoder, whose patience option CTranslate2's beam search, which
+# faster-whisper runs, also takes) in two ways. At the first step every decoder holds the same prompt, and the
+# check that skips a candidate equal to the one just taken is off there
+# (`i > 0`), so all five beams took the most likely first token. And a beam
+# that ended stayed in its decoder, so the beam narrowed by one for every
+# beam that ended, to the end of the window. OpenAI's keeps beam_size live
+# beams and the ended ones apart, and stops when beam_size have ended
+# (patience 1), ranking those, made up with the best live ones if fewer
+# ended. The patch does the same: the skip applies at the first step too; an
+# ended beam is copied to a list and its decoder takes the next live
+# candidate at the next step; the window ends when beam_size beams have
+# ended (or all decoders have, as before), and the ranking (whisper.cpp's
+# own: length-normalised log-probability, the entropy check) runs over the
+# ended beams, first ended first, made up to beam_size with the live ones of
+# highest log-probability. Sampling at temperatures above 0 is as before.
+# test/native/beam_finished.cpp counts the live beams step by step on a real
+# model (test/real/real-weights.test.ts). It changes beam-5 texts
+# (docs/performance.md). Could go upstream as a fix.
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch,q0-row-panels,fa-rows-avx2,detect-encode-reuse,q0-row-panels-avx512,beam-finished-hypotheses")
 
 # Patches too long to keep in this file (read where they are inserted).
 set(STT_PATCHES_DIR "${CMAKE_CURRENT_LIST_DIR}/patches")
@@ -832,6 +853,71 @@ void stt_whisper_set_decoder_threads(struct whisper_state * state, int n_threads
   # For test/native/dft_twiddles.cpp: whisper.cpp's dft() as patched.
   stt_patch_insert(text "// Cooley-Tukey FFT\n"
     "// stt-gateway (cmake/whisper-patches.cmake, dft-twiddles): dft() for test/native/dft_twiddles.cpp.\nextern \"C\" void stt_whisper_dft(const float * in, int n, float * out) { dft(in, n, out); }\n\n")
+  # beam-finished-hypotheses: at temperature 0, the beam stays beam_size wide and ends at beam_size finished beams.
+  stt_patch_insert(text "int whisper_full_with_state(\n" [=[
+// stt-gateway (cmake/whisper-patches.cmake, beam-finished-hypotheses): a beam
+// that ended, kept apart from the decoders so that its decoder can go on.
+struct stt_finished_beam {
+    whisper_sequence sequence;
+    int  seek_delta;
+    bool has_ts;
+};
+
+]=])
+  stt_patch_insert(text "            // TAGS: WHISPER_DECODER_INIT\n" [=[
+            // stt-gateway (cmake/whisper-patches.cmake, beam-finished-hypotheses)
+            const bool stt_keep_width = params.strategy == WHISPER_SAMPLING_BEAM_SEARCH && t_cur < 1e-6f;
+            std::vector<stt_finished_beam> stt_finished;
+
+]=])
+  stt_patch_replace(text
+    "whisper_sequence_tokens_equal(beam_candidates[cur_c].sequence, cur.sequence) && i > 0) {\n"
+    "whisper_sequence_tokens_equal(beam_candidates[cur_c].sequence, cur.sequence) && (i > 0 || stt_keep_width)) { // stt-gateway (beam-finished-hypotheses): the first step's beams differ too\n")
+  stt_patch_insert(text "                    uint32_t cur_c = 0;\n" [=[
+                    // stt-gateway (beam-finished-hypotheses): a decoder whose beam ended
+                    // (kept in stt_finished) or failed takes a live candidate again.
+                    if (stt_keep_width) {
+                        for (int j = 0; j < n_decoders_cur; ++j) {
+                            state->decoders[j].completed = false;
+                            state->decoders[j].failed    = false;
+                        }
+                    }
+
+]=])
+  stt_patch_insert(text "                            WHISPER_LOG_DEBUG(\"%s: decoder %d completed\\n\", __func__, j);\n"
+    "                            if (stt_keep_width) stt_finished.push_back({ decoder.sequence, seek_delta, has_ts }); // stt-gateway (beam-finished-hypotheses)\n")
+  stt_patch_replace(text
+    "                    if (completed_all) {\n                        break;\n                    }\n"
+    "                    // stt-gateway (beam-finished-hypotheses): or beam_size beams have ended (OpenAI's patience 1)\n                    if (completed_all || (stt_keep_width && (int) stt_finished.size() >= n_decoders_cur)) {\n                        break;\n                    }\n")
+  stt_patch_insert(text "            // rank the resulting sequences and select the best one\n" [=[
+            // stt-gateway (cmake/whisper-patches.cmake, beam-finished-hypotheses):
+            // the ended beams, first ended first, made up to beam_size with the
+            // live ones that score best (OpenAI's finalize), are the ones ranked.
+            if (stt_keep_width && !stt_finished.empty()) {
+                std::vector<stt_finished_beam> ranked(stt_finished.begin(), stt_finished.begin() + std::min<size_t>(stt_finished.size(), n_decoders_cur));
+                std::vector<int> live;
+                for (int j = 0; j < n_decoders_cur; ++j) {
+                    if (!state->decoders[j].completed && !state->decoders[j].failed) live.push_back(j);
+                }
+                std::stable_sort(live.begin(), live.end(), [&](int a, int b) {
+                    return state->decoders[a].sequence.sum_logprobs_all > state->decoders[b].sequence.sum_logprobs_all;
+                });
+                for (const int j : live) {
+                    if ((int) ranked.size() >= n_decoders_cur) break;
+                    ranked.push_back({ state->decoders[j].sequence, state->decoders[j].seek_delta, state->decoders[j].has_ts });
+                }
+                for (int j = 0; j < n_decoders_cur; ++j) {
+                    auto & decoder = state->decoders[j];
+                    decoder.failed = j >= (int) ranked.size();
+                    if (decoder.failed) continue;
+                    decoder.sequence   = ranked[j].sequence;
+                    decoder.seek_delta = ranked[j].seek_delta;
+                    decoder.has_ts     = ranked[j].has_ts;
+                    decoder.completed  = true;
+                }
+            }
+
+]=])
   string(APPEND text "\n// stt-gateway (cmake/whisper-patches.cmake): which patches this copy carries.\nextern \"C\" const char * stt_whisper_patches(void) { return \"${STT_WHISPER_PATCH_ID}\"; }\n")
   stt_write_if_changed("${out_file}" "${text}")
 endfunction()
