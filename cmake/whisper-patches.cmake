@@ -326,25 +326,30 @@ set(STT_FA_PREFETCH_KEYS 8)
 # upstream as an AVX-512 VNNI q8_0 kernel.
 #
 # 24. beam-finished-hypotheses (src/whisper.cpp): at temperature 0,
-# whisper.cpp's beam search differs from OpenAI's (whisper/decoding.py,
-# BeamSearchDecoder, whose patience option CTranslate2's beam search, which
-# faster-whisper runs, also takes) in two ways. At the first step every decoder holds the same prompt, and the
+# whisper.cpp's beam search (with beam-top-k) departs from OpenAI's
+# (whisper/decoding.py, BeamSearchDecoder, whose patience option
+# CTranslate2's beam search, which faster-whisper runs, also takes) in two
+# ways. At the first step every decoder holds the same prompt, and the
 # check that skips a candidate equal to the one just taken is off there
 # (`i > 0`), so all five beams took the most likely first token. And a beam
-# that ended stayed in its decoder, so the beam narrowed by one for every
-# beam that ended, to the end of the window. OpenAI's keeps beam_size live
-# beams and the ended ones apart, and stops when beam_size have ended
+# that ended (or failed: a timestamp going back, no timestamp at the end)
+# stayed in its decoder, so the beam narrowed by one for every such beam, to
+# the end of the window. OpenAI's keeps beam_size live beams, sets the ended
+# ones apart as it ranks the candidates, and stops when beam_size have ended
 # (patience 1), ranking those, made up with the best live ones if fewer
-# ended. The patch does the same: the skip applies at the first step too; an
-# ended beam is copied to a list and its decoder takes the next live
-# candidate at the next step; the window ends when beam_size beams have
-# ended (or all decoders have, as before), and the ranking (whisper.cpp's
-# own: length-normalised log-probability, the entropy check) runs over the
-# ended beams, first ended first, made up to beam_size with the live ones of
-# highest log-probability. Sampling at temperatures above 0 is as before.
-# test/native/beam_finished.cpp counts the live beams step by step on a real
-# model (test/real/real-weights.test.ts). It changes beam-5 texts
-# (docs/performance.md). Could go upstream as a fix.
+# ended. The patch comes close: the skip applies at the first step too; an
+# ended beam is copied to a list, and at the next step its decoder (or a
+# failed beam's) takes a live candidate again, so the beam runs one decoder
+# short only for the step a beam ends at; the window ends when beam_size
+# beams have ended (or all decoders have, as before), and the ranking
+# (whisper.cpp's own: length-normalised log-probability, the entropy check)
+# runs over the ended beams, first ended first, made up to beam_size with
+# the live ones of highest log-probability. Still unlike OpenAI's: each beam
+# offers beam_size candidates (OpenAI's beam_size + 1), and an ending
+# candidate takes a slot for its step. Sampling at temperatures above 0 is
+# as before. test/native/beam_finished.cpp counts the live beams step by
+# step on a real model (test/real/real-weights.test.ts). It changes a few
+# beam-5 texts (docs/performance.md). Could go upstream as a fix.
 set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch,q0-row-panels,fa-rows-avx2,detect-encode-reuse,q0-row-panels-avx512,beam-finished-hypotheses")
 
 # Patches too long to keep in this file (read where they are inserted).

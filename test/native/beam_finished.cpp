@@ -5,7 +5,8 @@
 // most likely first token (duplicates were not skipped at the first step) and
 // a beam that ended left the beam one narrower for the rest of the window;
 // with the patch the first step's beams differ, and after a beam ends the
-// next step is beam_size wide again. On short clips the beams end together
+// next step is beam_size wide again (the step it ends at, the others go on
+// without it: its decoder is refilled one step later). On short clips the beams end together
 // at the end, so the filter ends one beam early: at its third token it
 // leaves that beam only the end-of-text token. Prints what it saw and exits
 // 0 when both hold, 1 otherwise.
@@ -39,7 +40,7 @@ struct Steps {
 
 void on_logits(whisper_context* ctx, whisper_state*, const whisper_token_data* tokens, int n_tokens, float* logits, void* user) {
   auto& steps = *static_cast<Steps*>(user);
-  std::lock_guard<std::mutex> hold(steps.lock);
+  std::lock_guard<std::mutex> hold(steps.lock);  // one thread here, but whisper.cpp may call from several
   steps.width[static_cast<size_t>(n_tokens)]++;
   if (n_tokens == 1) steps.first.insert(tokens[0].id);
   if (n_tokens == kEndedAt && !steps.ended) {
@@ -77,7 +78,10 @@ int main(int argc, char** argv) {
   if (!ctx) return 2;
   whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_BEAM_SEARCH);
   p.beam_search.beam_size = kBeams;
-  p.n_threads = 2;
+  // One thread: the filter sees the beams in decoder order, so the beam it
+  // ends is decoder 0's, the best one, whose end-of-text candidate then
+  // ranks first and is taken (with two threads, either of the first two).
+  p.n_threads = 1;
   p.language = "en";
   p.temperature_inc = 0.0f;  // one pass, at temperature 0
   p.print_progress = false;
