@@ -899,7 +899,7 @@ struct stt_finished_beam {
             // the ended beams, first ended first, made up to beam_size with the
             // live ones that score best (OpenAI's finalize), are the ones ranked.
             if (stt_keep_width && !stt_finished.empty()) {
-                std::vector<stt_finished_beam> ranked(stt_finished.begin(), stt_finished.begin() + std::min<size_t>(stt_finished.size(), n_decoders_cur));
+                if ((int) stt_finished.size() > n_decoders_cur) stt_finished.resize(n_decoders_cur);
                 std::vector<int> live;
                 for (int j = 0; j < n_decoders_cur; ++j) {
                     if (!state->decoders[j].completed && !state->decoders[j].failed) live.push_back(j);
@@ -908,16 +908,16 @@ struct stt_finished_beam {
                     return state->decoders[a].sequence.sum_logprobs_all > state->decoders[b].sequence.sum_logprobs_all;
                 });
                 for (const int j : live) {
-                    if ((int) ranked.size() >= n_decoders_cur) break;
-                    ranked.push_back({ state->decoders[j].sequence, state->decoders[j].seek_delta, state->decoders[j].has_ts });
+                    if ((int) stt_finished.size() >= n_decoders_cur) break;
+                    stt_finished.push_back({ state->decoders[j].sequence, state->decoders[j].seek_delta, state->decoders[j].has_ts });
                 }
                 for (int j = 0; j < n_decoders_cur; ++j) {
                     auto & decoder = state->decoders[j];
-                    decoder.failed = j >= (int) ranked.size();
+                    decoder.failed = j >= (int) stt_finished.size();
                     if (decoder.failed) continue;
-                    decoder.sequence   = ranked[j].sequence;
-                    decoder.seek_delta = ranked[j].seek_delta;
-                    decoder.has_ts     = ranked[j].has_ts;
+                    decoder.sequence   = std::move(stt_finished[j].sequence);
+                    decoder.seek_delta = stt_finished[j].seek_delta;
+                    decoder.has_ts     = stt_finished[j].has_ts;
                     decoder.completed  = true;
                 }
             }
