@@ -28,6 +28,9 @@
 // follows the last word; --panel noise: the half's clips with a real noise
 // recording added (both scripts/eval-set.ts); its own report, and no rule
 // read on it: the default is chosen on the whole half).
+// ours-b5-full-f16 (beam 5 on the f16 weights q8_0 is quantised from) runs
+// only when --systems names it: it asks whether q8_0 costs beam 5 accuracy,
+// and is no candidate for the default, which ships q8_0.
 import { createReadStream, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,7 +43,7 @@ import { openDatabase } from '../src/store/open-database';
 import { SettingsStore } from '../src/store/settings';
 import { ENCODER_WINDOW_RULES, type EncoderWindow } from '../src/stt/local/encoder-window';
 import { EVAL_SET_MANIFEST, EVAL_SET_PANELS, readEvalSet, type EvalSetClip } from '../scripts/eval-set';
-import { realModelPath, VAD_FIXTURE } from '../fixtures';
+import { realModelPath, VAD_FIXTURE, type RealModelName } from '../fixtures';
 import { VAD_FILE } from '../src/stt/catalogue';
 import { modelDir, startFasterWhisper } from './faster-whisper';
 import { corpusWer, errorCount, meanOverRuns, medianClipRatio, pairedBootstrap, scoreAnswer, toPerClip, type Errors, type Failures, type PerClip } from './lib/scoring';
@@ -56,9 +59,14 @@ const SETTLE_MS = 100;
 const WITHIN_POINTS = 0.3;
 const BANDS: [number, number][] = [[0, 5], [5, 10], [10, 20], [20, 30.01]];
 
-export interface OurConfig { beam: number; window: EncoderWindow }
+export interface OurConfig {
+  beam: number;
+  window: EncoderWindow;
+  /** The weights' file: q8_0, which the server installs, unless set. */
+  weights?: RealModelName;
+}
 type System =
-  | { id: string; label: string; kind: 'ours'; config: OurConfig; autoLanguage?: boolean }
+  | { id: string; label: string; kind: 'ours'; config: OurConfig; autoLanguage?: boolean; onlyWhenNamed?: boolean }
   | { id: string; label: string; kind: 'fw'; beam: number; autoLanguage?: boolean };
 
 const SYSTEMS: System[] = [
@@ -68,6 +76,7 @@ const SYSTEMS: System[] = [
   { id: 'ours-g-full', label: 'ours q8_0, greedy, full window', kind: 'ours', config: { beam: 1, window: 'full' } },
   { id: 'ours-b5-tail', label: 'ours q8_0, beam 5, tail window', kind: 'ours', config: { beam: 5, window: 'tail' } },
   { id: 'ours-b5-full', label: 'ours q8_0, beam 5, full window', kind: 'ours', config: { beam: 5, window: 'full' } },
+  { id: 'ours-b5-full-f16', label: 'ours f16, beam 5, full window', kind: 'ours', config: { beam: 5, window: 'full', weights: 'base-f16' }, onlyWhenNamed: true },
   { id: 'fw-b5-auto', label: 'faster-whisper int8, beam 5, no language', kind: 'fw', beam: 5, autoLanguage: true },
   { id: 'ours-shipped-auto', label: 'ours as shipped, no language', kind: 'ours', config: { beam: 0, window: 'full' }, autoLanguage: true }, // beam 0: the shipped defaults (the window is not set)
 ];
@@ -133,7 +142,7 @@ function savedReferenceRuns(files: string[], split: string, clips: EvalSetClip[]
 export async function startOurs(config: OurConfig, opts: { silero?: boolean } = {}): Promise<{ server: RunningServer; client: OpenAI }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stt-eval-'));
   mkdirSync(path.join(dataDir, 'models'));
-  symlinkSync(realModelPath('base-q8_0'), path.join(dataDir, 'models', 'ggml-base.bin'));
+  symlinkSync(realModelPath(config.weights ?? 'base-q8_0'), path.join(dataDir, 'models', 'ggml-base.bin'));
   if (opts.silero) symlinkSync(VAD_FIXTURE, path.join(dataDir, 'models', VAD_FILE.name));
   const db = await openDatabase({ dataDir, databaseUrl: null });
   await new SettingsStore(db).setRouting({ mode: 'local', localModel: 'whisper-base', cloud: null });
@@ -162,13 +171,14 @@ async function main(): Promise<void> {
   const panelFlag = optionValue(args, '--panel');
   if (panelFlag !== undefined && !Object.hasOwn(EVAL_SET_PANELS, panelFlag)) throw new Error(`--panel is one of ${Object.keys(EVAL_SET_PANELS).join(', ')}`);
   const clips = readEvalSet(panelFlag ? EVAL_SET_PANELS[panelFlag].manifest : EVAL_SET_MANIFEST).filter((c) => c.split === split).slice(0, limit);
-  // --rescore FILE: the tables again from a saved report's JSON, nothing decoded (its clips and systems).
   const systems = optionValue(args, '--systems');
-  if (systems) {
-    const wanted = new Set([REFERENCE, ...systems.split(',')]);
-    SYSTEMS.splice(0, SYSTEMS.length, ...SYSTEMS.filter((s) => wanted.has(s.id)));
-  }
+  const wanted = systems ? new Set([REFERENCE, ...systems.split(',')]) : null;
+  const unknown = [...(wanted ?? [])].filter((id) => !SYSTEMS.some((s) => s.id === id));
+  if (unknown.length) throw new Error(`--systems: no system ${unknown.join(', ')}; the systems are ${SYSTEMS.map((s) => s.id).join(', ')}`);
+  // --rescore FILE: the tables again from a saved report's JSON, nothing decoded (its clips and systems).
   const rescoreFile = optionValue(args, '--rescore');
+  // A rescore keeps every system its report holds (fromSaved), those run only when named too.
+  SYSTEMS.splice(0, SYSTEMS.length, ...SYSTEMS.filter((s) => (wanted ? wanted.has(s.id) : rescoreFile || !(s.kind === 'ours' && s.onlyWhenNamed))));
   const rescore = rescoreFile ? JSON.parse(readFileSync(rescoreFile, 'utf8')) as SavedEval : null;
   // A rescored report is of the panel its run was of.
   const panel = rescore ? rescore.panel : panelFlag;
@@ -264,7 +274,7 @@ async function main(): Promise<void> {
   // Within one window: ours against faster-whisper with the same decoding, both in the full 30-s window.
   const ran = (id: string) => SYSTEMS.some((s) => s.id === id);
   // Each pair over all clips, then by clip length (issue 32 reads clips over 20 s apart).
-  const matched = [['ours-g-full', 'fw-g'], ['ours-b5-full', 'fw-b5']].filter(([a, b]) => ran(a) && ran(b)).flatMap(([a, b]) => {
+  const matched = [['ours-g-full', 'fw-g'], ['ours-b5-full', 'fw-b5'], ['ours-b5-full-f16', 'fw-b5']].filter(([a, b]) => ran(a) && ran(b)).flatMap(([a, b]) => {
     const read = (idx: number[]) => {
       const m = pairedBootstrap(perClip(a, idx), perClip(b, idx));
       const c = medianClipRatio(perClip(a, idx), perClip(b, idx));
@@ -288,7 +298,7 @@ async function main(): Promise<void> {
   });
 
   // Ours against ours: what the window and the beams cost or save, each with its interval.
-  const pairs = [['ours-g-tail', 'ours-g-full'], ['ours-b5-tail', 'ours-b5-full'], ['ours-b5-full', 'ours-g-full'], ['ours-b5-tail', 'ours-g-tail']].filter(([a, b]) => ran(a) && ran(b)).map(([a, b]) => {
+  const pairs = [['ours-g-tail', 'ours-g-full'], ['ours-b5-tail', 'ours-b5-full'], ['ours-b5-full', 'ours-g-full'], ['ours-b5-tail', 'ours-g-tail'], ['ours-b5-full-f16', 'ours-b5-full']].filter(([a, b]) => ran(a) && ran(b)).map(([a, b]) => {
     const m = pairedBootstrap(perClip(a, all), perClip(b, all));
     return `- ${a} against ${b}: WER ${signed(m.werDiff[0])} points (${signed(m.werDiff[1])} .. ${signed(m.werDiff[2])}), time ${fmt(m.timeRatio[0], 2)}x (${fmt(m.timeRatio[1], 2)} .. ${fmt(m.timeRatio[2], 2)}).`;
   });
@@ -297,7 +307,7 @@ async function main(): Promise<void> {
   // within WITHIN_POINTS of faster-whisper's default; a window other than `full` only where its interval
   // against the same decoding in the full window excludes a cost of WITHIN_POINTS; if none holds, beam 5
   // in the full window.
-  const candidates = SYSTEMS.filter((s) => s.kind === 'ours' && !s.autoLanguage).map((s) => ({ s, ...vs(s.id, all) }));
+  const candidates = SYSTEMS.filter((s) => s.kind === 'ours' && !s.autoLanguage && !s.config.weights).map((s) => ({ s, ...vs(s.id, all) }));
   const poolFiles = optionValue(args, '--pool-reference')?.split(',') ?? [];
   // The reference's runs, this one first, each scored as this run is.
   const referenceRuns = poolFiles.length ? [results[REFERENCE], ...savedReferenceRuns(poolFiles, split, clips, versions, prov.cpuFlags, results[REFERENCE])].map((rs) => rs.map(toPerClip)) : [];

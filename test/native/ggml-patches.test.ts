@@ -26,20 +26,8 @@
 // fa-rows and q0-row-panels promise f32 accuracy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { promisify } from 'node:util';
-import { requireBin } from '../../fixtures/peers';
-
-const run = promisify(execFile);
-
-/** A check's output; the check failing (a non-zero exit) fails the test with what it printed. */
-async function runCheck(bin: string, args: string[]): Promise<string> {
-  const { stdout } = await run(requireBin(bin), args).catch((error: { stdout?: string; message: string }) => {
-    assert.fail(`${bin} failed: ${error.stdout ?? error.message}`);
-  });
-  return stdout;
-}
+import { runCheck } from '../helpers/native-check';
 
 for (const threads of [1, 2, 3]) {
   test(`q0-one-pass: a q8_0 product of n columns equals n one-column products, bit for bit (${threads} threads)`, async () => {

@@ -2,20 +2,17 @@
 // server, token parity with whisper.cpp's whisper-cli, and word error rate on
 // a fixed subset of ../shared/audio under a ceiling that a broken resampler,
 // mel front end or converter would exceed.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { transcribe, wavBlob } from '../helpers/server';
-import { realModelPath, AUDIO_DIR, requireBin, whisperCli, serverWindowArgs, speechClip, textTokens, evalClips, hifittsClips, joinClips } from '../../fixtures';
+import { realModelPath, AUDIO_DIR, whisperCli, serverWindowArgs, speechClip, textTokens, evalClips, hifittsClips, joinClips } from '../../fixtures';
 import { startRealServer } from '../helpers/real-models';
+import { runCheck } from '../helpers/native-check';
 import { normalizeEnglish, wer } from '../../scripts/lib/english-normalizer';
 import { decodeWav, loadModel } from '../../src/native';
-
-const run = promisify(execFile);
 
 const JFK_TEXT = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
 const form = (file: string, extra: Record<string, string> = {}) => ({ file: wavBlob(readFileSync(file)), language: 'en', ...extra });
@@ -186,7 +183,7 @@ test('beam search at temperature 0 keeps beam 5 wide: the first step\'s beams di
   // let the beam narrow as beams ended; OpenAI's and CTranslate2's beam
   // searches keep it five wide until five have ended. stt-beam-finished counts
   // the live beams step by step through the logits filter.
-  const { stdout } = await run(requireBin('stt-beam-finished'), [realModelPath('base-q8_0'), path.join(AUDIO_DIR, 'jfk.wav')]).catch((error: { stdout?: string; message: string }) => assert.fail(`stt-beam-finished failed:\n${error.stdout ?? error.message}`));
+  const stdout = await runCheck('stt-beam-finished', [realModelPath('base-q8_0'), path.join(AUDIO_DIR, 'jfk.wav')]);
   assert.match(stdout, /5 different first tokens/);
   assert.match(stdout, /beams wide again/);
   assert.match(stdout, /all hold/);
