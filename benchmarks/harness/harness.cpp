@@ -110,7 +110,6 @@ int main(int argc, char** argv) {
       p.print_realtime = false;
       p.print_timestamps = false;
       p.language = "en";
-      p.suppress_nst = true;  // as the server decodes (native/engines/whisper_engine.cpp)
       if (!temperature_fallback) p.temperature_inc = 0.0f;
       p.max_tokens = max_tokens;
       p.audio_ctx = audio_ctx;

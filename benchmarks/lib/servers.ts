@@ -201,16 +201,15 @@ export async function startOurs(o: OursOptions): Promise<Contender & { startedAt
   };
 }
 
+/**
+ * Decoding flags every whisper.cpp tool gets: greedy with whisper.cpp's
+ * default best_of (5, what the library and our server use), and the
+ * temperature fallback on or off as for the server.
+ */
 /** The name whisper-server is timed under when it runs ours' encoder window (scenarios/load.ts; the report reads it). */
 export const WS_IN_OURS_WINDOW = "whisper-server, ours' window";
 
-/**
- * Decoding flags every whisper.cpp tool gets: greedy with whisper.cpp's
- * default best_of (5, what the library and our server use), non-speech
- * tokens suppressed as the server does, and the temperature fallback on or
- * off as for the server.
- */
-export const whisperDecodingArgs = (fallback: boolean) => ['-l', 'en', '-bs', '1', '-bo', '5', '-sns', ...(fallback ? [] : ['-nf'])];
+export const whisperDecodingArgs = (fallback: boolean) => ['-l', 'en', '-bs', '1', '-bo', '5', ...(fallback ? [] : ['-nf'])];
 
 /**
  * whisper.cpp's whisper-server from the same source tree, same model, threads

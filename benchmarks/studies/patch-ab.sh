@@ -24,7 +24,7 @@ clips=$(awk -F'\t' '$5 == "dev" && $3 == "en" { print $6 }' "$set_dir/manifest.t
 clip=${4:-$(awk -F'\t' '$5 == "dev" && $3 == "en" && $4 > 20 { print $6; exit }' "$set_dir/manifest.tsv")}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-cli() { "$1/whisper-cli" -m "$model" -f "$set_dir/$2" -t 2 -l "$language" -bs "$3" -bo "$3" -sns "${@:4}"; }
+cli() { "$1/whisper-cli" -m "$model" -f "$set_dir/$2" -t 2 -l "$language" -bs "$3" -bo "$3" "${@:4}"; }
 runs=0 differing=0
 for f in $clips; do
   for beam in 1 5; do

@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   for (let r = 0; r < rounds; r++) {
     for (const [label, flags] of [['greedy', ['-bs', '1', '-bo', '1']], ['beam 5', ['-bs', '5']]] as const) {
       const t0 = performance.now();
-      const { stderr } = await run(path.join(BIN_DIR, 'whisper-cli'), ['-m', model, '-f', clip.file, '-t', String(THREADS), '-l', 'en', '-nf', '-nt', '-sns', ...flags], { maxBuffer: 1 << 24 });
+      const { stderr } = await run(path.join(BIN_DIR, 'whisper-cli'), ['-m', model, '-f', clip.file, '-t', String(THREADS), '-l', 'en', '-nf', '-nt', ...flags], { maxBuffer: 1 << 24 });
       const wall = performance.now() - t0;
       const s = cliStages(stderr);
       const stages = { features: s.mel, encode: s.encode, decode: (s.decode ?? 0) + (s.batchd ?? 0) + (s.prompt ?? 0), sample: s.sample, 'total (whisper.cpp)': s.total, 'process wall': wall };

@@ -83,7 +83,6 @@ TranscribeOptions options_from(const Napi::Object& o) {
   t.temperature = static_cast<float>(get_number(o, "temperature", 0.0));
   t.temperature_fallback = get_bool(o, "temperatureFallback", true);
   t.beam_size = static_cast<int>(get_number(o, "beamSize", 1));
-  t.suppress_non_speech = get_bool(o, "suppressNonSpeech", true);
   t.threads = static_cast<int>(get_number(o, "threads", 1));
   t.decoder_threads = static_cast<int>(get_number(o, "decoderThreads", 0));
   t.word_timestamps = get_bool(o, "wordTimestamps", false);

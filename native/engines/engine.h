@@ -74,9 +74,6 @@ struct TranscribeOptions {
   float temperature = 0.0f;
   bool temperature_fallback = true;  // whisper.cpp's +0.2 retries on low-confidence windows
   int beam_size = 1;  // Whisper: 1 greedy; more searches that many beams (whisper.cpp's beam search)
-  // Whisper: quotes, brackets, "--", music signs and the like are never
-  // decoded (whisper.cpp's suppress_nst; OpenAI's and faster-whisper's default).
-  bool suppress_non_speech = true;
   int threads = 1;
   // Whisper: threads for the decoder's graphs; 0 = `threads`. Fewer when another
   // process holds a core (the decoder's many small graphs wait at every barrier).

@@ -234,10 +234,6 @@ class WhisperEngine : public PooledEngine<whisper_context, whisper_state> {
     p.language = o.language.empty() ? "auto" : o.language.c_str();
     p.initial_prompt = o.prompt.empty() ? nullptr : o.prompt.c_str();
     p.temperature = o.temperature;
-    // On, OpenAI's default (suppress_tokens="-1"), which faster-whisper keeps
-    // and whisper.cpp does not: without it a decoding can open a quotation or
-    // a "(cough)" and take other words after it (decision 065).
-    p.suppress_nst = o.suppress_non_speech;
     if (!o.temperature_fallback) p.temperature_inc = 0.0f;
     // whisper.cpp's default, kept explicit: a pooled state must never carry one
     // request's text into the next one's prompt (windows within a request still do).

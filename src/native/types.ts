@@ -29,8 +29,6 @@ export interface TranscribeOptions {
   temperatureFallback?: boolean;
   /** Whisper: beams searched per window at temperature 0 (whisper.cpp's beam search); 1, the addon's default, is greedy (the server passes STT_BEAM_SIZE, 1 by default). */
   beamSize?: number;
-  /** Whisper: quotes, brackets, "--", music signs and the like are never decoded (default true: OpenAI's and faster-whisper's; whisper.cpp's suppress_nst). */
-  suppressNonSpeech?: boolean;
   threads?: number;
   /**
    * Whisper: threads for the decoder's graphs (default `threads`). Fewer when another

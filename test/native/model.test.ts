@@ -136,7 +136,7 @@ test("seek is each window's start as whisper.cpp's own progress reports it, also
   const windows = [...new Set(ours.segments.map((s) => s.seek))];
   assert.ok(windows.length >= 2, `more than one window: ${windows}`);
   // whisper-cli -pp prints 100 * seek / frames at each window (in 5 % steps), then 100.
-  const { stderr } = await run(path.join(BIN_DIR, 'whisper-cli'), ['-m', tiny, '-f', wavFile, '-t', '2', '-l', 'en', '-bs', '1', '-nf', '-sns', '-ng', '-pp', '-np']);
+  const { stderr } = await run(path.join(BIN_DIR, 'whisper-cli'), ['-m', tiny, '-f', wavFile, '-t', '2', '-l', 'en', '-bs', '1', '-nf', '-ng', '-pp', '-np']);
   const printed = [...stderr.matchAll(/progress = +(\d+)%/g)].map((x) => Number(x[1])).filter((p) => p < 100);
   const frames = 20 * 100;
   assert.deepEqual(windows.slice(1).map((seek) => Math.floor((100 * seek) / frames)), printed, `our seeks ${windows}`);

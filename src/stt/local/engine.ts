@@ -259,8 +259,6 @@ export class LocalEngine {
           maxTokens: this.opts.maxTokens,
           temperatureFallback: this.opts.temperatureFallback,
           beamSize: this.opts.beamSize,
-          // Named here, though the addon's default, so a checkpoint from before it (decision 065) starts over.
-          suppressNonSpeech: true,
           ...requested,
           ...(req.draft ? { beamSize: 1, temperatureFallback: false } : {}),
           audioCtx: this.audioCtxFor(loaded, req),
