@@ -136,7 +136,8 @@ function savedReferenceRuns(files: string[], split: string, clips: EvalSetClip[]
 }
 
 /**
- * Our server with one decoding configuration (beam 0: the shipped defaults), real base q8_0, on 127.0.0.1.
+ * Our server with one decoding configuration (beam 0: the shipped defaults), real base (q8_0 unless
+ * `config.weights` says otherwise), on 127.0.0.1.
  * `silero`: the Silero model installed, so the speech gate (on by default) runs as a host that installed it.
  */
 export async function startOurs(config: OurConfig, opts: { silero?: boolean } = {}): Promise<{ server: RunningServer; client: OpenAI }> {
@@ -314,7 +315,7 @@ async function main(): Promise<void> {
   const pooledRef = poolFiles.length ? meanOverRuns(referenceRuns, perClip(REFERENCE, all)) : null;
   const windowCost = (s: System): { costsNothing: boolean; text: string } | null => {
     if (s.kind !== 'ours' || s.config.window === 'full') return null;
-    const full = SYSTEMS.find((x) => x.kind === 'ours' && !x.autoLanguage && x.config.beam === s.config.beam && x.config.window === 'full');
+    const full = SYSTEMS.find((x) => x.kind === 'ours' && !x.autoLanguage && !x.config.weights && x.config.beam === s.config.beam && x.config.window === 'full');
     if (!full) return { costsNothing: false, text: `no full-window run with beam ${s.config.beam} to read its window against` };
     const m = pairedBootstrap(perClip(s.id, all), perClip(full.id, all));
     return { costsNothing: m.werDiff[2] < WITHIN_POINTS, text: `against the full window ${signed(m.werDiff[0])} points (${signed(m.werDiff[1])} .. ${signed(m.werDiff[2])})` };
@@ -324,9 +325,11 @@ async function main(): Promise<void> {
   const holdingOf = <T extends { b: { werDiff: number[]; timeRatio: number[] }; window: { costsNothing: boolean } | null }>(cs: T[]): T[] =>
     cs.filter((c) => c.b.werDiff[0] <= WITHIN_POINTS && (c.window === null || c.window.costsNothing)).sort((a, b) => a.b.timeRatio[0] - b.b.timeRatio[0]);
   const holding = holdingOf(judged);
-  const rule = holding.length
-    ? `Chosen by the rule: **${holding[0].s.label}**, WER ${holding[0].wer} points against faster-whisper's default in ${holding[0].time}x its time.`
-    : `No configuration of ours holds on this half, so the rule keeps **beam 5 in the full window**.`;
+  const rule = !candidates.length
+    ? 'No candidate for the default ran (ours with the language given, on the q8_0 weights): the rule is not read.'
+    : holding.length
+      ? `Chosen by the rule: **${holding[0].s.label}**, WER ${holding[0].wer} points against faster-whisper's default in ${holding[0].time}x its time.`
+      : `No configuration of ours holds on this half, so the rule keeps **beam 5 in the full window**.`;
   // The same rule against the pooled reference: its WER the mean over its runs, the times this run's.
   const pooled = pooledRef ? (() => {
     const refWer = corpusWer(pooledRef);
@@ -351,7 +354,7 @@ async function main(): Promise<void> {
       `addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
     ...(panel ? [`The ${panel} panel: ${EVAL_SET_PANELS[panel].rule}; the references are the clips' own. A panel's report reads how each system copes with what the panel changes; the default is chosen on the whole half, not here.`, ''] : []),
     `${clips.length} clips of the ${split} half (${fmt(audio, 0)} s, ${words} reference words; sources ${[...new Set(clips.map((c) => c.source))].join(', ')}; languages ${[...new Set(clips.map((c) => c.language))].join(', ')}). ` +
-      `Ours: the server over HTTP with the openai client, real Whisper base q8_0, temperature fallback as shipped; windows: tail = ${ENCODER_WINDOW_RULES.tail}, full = ${ENCODER_WINDOW_RULES.full}. ` +
+      `Ours: the server over HTTP with the openai client, real Whisper base q8_0 (f16 where a system's label says so), temperature fallback as shipped; windows: tail = ${ENCODER_WINDOW_RULES.tail}, full = ${ENCODER_WINDOW_RULES.full}. ` +
       `faster-whisper ${versions['faster-whisper']} (CTranslate2 ${versions.ctranslate2}), int8, cpu_threads ${THREADS}, its temperature fallback, on the CTranslate2 weights our ggml files were converted from. ` +
       `Ours with STT_FOLLOW_FREE_CORES=false (2 threads always: faster-whisper has just computed before each of our requests). Language given (the clip's) unless the row says not. Every clip to every system in turn, the order rotated, ${SETTLE_MS} ms apart, one warm-up each. ` +
       `Times: ours the whole HTTP request (upload, WAV decoding, queue, transcription, JSON), faster-whisper transcribe() in its process with the audio already in memory: the difference favours faster-whisper by a few ms a request. Intervals: paired bootstrap over clips, 2,000 resamples. Which side a window favours: faster-whisper always encodes 30 s; ours in the tail window encodes less on clips under 25 s (faster, and on the tuning set more accurate), so compare the full-window rows for the engines alone.`, '',

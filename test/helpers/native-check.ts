@@ -1,5 +1,5 @@
 // Runs one of the native check binaries `npm run build:peers` builds
-// (test/native/*.cpp): the parity checks of our whisper.cpp and ggml patches.
+// (test/native/*.cpp): the checks of our whisper.cpp and ggml patches.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
