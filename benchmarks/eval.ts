@@ -17,7 +17,7 @@
 // the text of its first stopped short of the end, or a fallback temperature),
 // which the runner counts.
 // Usage: tsx benchmarks/eval.ts [--split dev|test] [--limit N] [--systems id,id] [--rescore FILE] [--name SUFFIX]
-//   [--pool-reference FILE,FILE] [--panel ends|noise]
+//   [--pool-reference FILE,FILE] [--panel ends|noise|accents]
 // (--systems: a subset of SYSTEMS by id; the reference is always run;
 // --rescore: the tables again from a report's JSON, nothing decoded: its texts scored again, with today's scoring;
 // --pool-reference: the rule read once more against faster-whisper's default
@@ -26,8 +26,9 @@
 // samples, so one run is a noisy reference;
 // --panel ends: the half's clips cut where their sound ends, so no pause
 // follows the last word; --panel noise: the half's clips with a real noise
-// recording added (both scripts/eval-set.ts); its own report, and no rule
-// read on it: the default is chosen on the whole half).
+// recording added; --panel accents: Common Voice clips, a source outside
+// the set, split the same way (all three scripts/eval-set.ts); its own
+// report, and no rule read on it: the default is chosen on the whole half).
 // ours-b5-full-f16 (beam 5 on the f16 weights q8_0 is quantised from) runs
 // only when --systems names it: it asks whether q8_0 costs beam 5 accuracy,
 // and is no candidate for the default, which ships q8_0.
@@ -65,9 +66,10 @@ export interface OurConfig {
   /** The weights' file: q8_0, which the server installs, unless set. */
   weights?: RealModelName;
 }
-type System =
-  | { id: string; label: string; kind: 'ours'; config: OurConfig; autoLanguage?: boolean; onlyWhenNamed?: boolean }
-  | { id: string; label: string; kind: 'fw'; beam: number; autoLanguage?: boolean };
+/** onlyWhenNamed: a diagnostic, run only when --systems names it. */
+type System = { id: string; label: string; autoLanguage?: boolean; onlyWhenNamed?: boolean } & (
+  | { kind: 'ours'; config: OurConfig }
+  | { kind: 'fw'; beam: number });
 
 const SYSTEMS: System[] = [
   { id: 'fw-b5', label: 'faster-whisper int8, beam 5 (its defaults)', kind: 'fw', beam: 5 },
@@ -179,7 +181,7 @@ async function main(): Promise<void> {
   // --rescore FILE: the tables again from a saved report's JSON, nothing decoded (its clips and systems).
   const rescoreFile = optionValue(args, '--rescore');
   // A rescore keeps every system its report holds (fromSaved), those run only when named too.
-  SYSTEMS.splice(0, SYSTEMS.length, ...SYSTEMS.filter((s) => (wanted ? wanted.has(s.id) : rescoreFile || !(s.kind === 'ours' && s.onlyWhenNamed))));
+  SYSTEMS.splice(0, SYSTEMS.length, ...SYSTEMS.filter((s) => (wanted ? wanted.has(s.id) : rescoreFile !== undefined || !s.onlyWhenNamed)));
   const rescore = rescoreFile ? JSON.parse(readFileSync(rescoreFile, 'utf8')) as SavedEval : null;
   // A rescored report is of the panel its run was of.
   const panel = rescore ? rescore.panel : panelFlag;
@@ -342,7 +344,9 @@ async function main(): Promise<void> {
       `## The default by rule, against faster-whisper's default pooled over ${poolFiles.length + 1} runs`, '',
       `Its errors on each clip are the mean over this run and ${poolFiles.map((f) => path.basename(f)).join(', ')} (the same clips, faster-whisper version and CPU flags): a pooled WER of ${pct(refWer)} % against this run's ${pct(corpusWer(referenceRuns[0]))} % (run by run, in that order: ${referenceRuns.map((r) => pct(corpusWer(r))).join(', ')} %). Times are this run's. Intervals: paired bootstrap over clips (the spread between its runs is not in them).`, '',
       ...against.map((c) => `- ${c.s.label}: WER ${c.wer}${c.window ? `; window ${c.window.costsNothing ? 'costs nothing' : `cannot exclude a cost of ${WITHIN_POINTS}`}` : ''}`), '',
-      hold.length ? `Chosen by the rule against the pooled reference: **${hold[0].s.label}**, WER ${hold[0].wer} points.` : 'No configuration of ours holds against the pooled reference: **beam 5 in the full window**.', '',
+      !candidates.length
+        ? 'No candidate for the default ran: the rule is not read against the pooled reference.'
+        : hold.length ? `Chosen by the rule against the pooled reference: **${hold[0].s.label}**, WER ${hold[0].wer} points.` : 'No configuration of ours holds against the pooled reference: **beam 5 in the full window**.', '',
     ];
   })() : [];
 
@@ -352,7 +356,7 @@ async function main(): Promise<void> {
     `# Held-out eval (${split} half${panel ? `, the ${panel} panel` : ''}), ${date}`, '',
     `\`${command}\`${rescore ? ` (tables printed again by \`npm run eval -- ${args.join(' ')}\`, its texts scored at commit ${commitState(scoredAt)})` : ''} on commit ${commitState(prov)}; ` +
       `addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
-    ...(panel ? [`The ${panel} panel: ${EVAL_SET_PANELS[panel].rule}; the references are the clips' own. A panel's report reads how each system copes with what the panel changes; the default is chosen on the whole half, not here.`, ''] : []),
+    ...(panel ? [`The ${panel} panel: ${EVAL_SET_PANELS[panel].rule}; the references are the clips' own. A panel's report reads how each system copes with the panel's clips; the default is chosen on the whole half, not here.`, ''] : []),
     `${clips.length} clips of the ${split} half (${fmt(audio, 0)} s, ${words} reference words; sources ${[...new Set(clips.map((c) => c.source))].join(', ')}; languages ${[...new Set(clips.map((c) => c.language))].join(', ')}). ` +
       `Ours: the server over HTTP with the openai client, real Whisper base q8_0 (f16 where a system's label says so), temperature fallback as shipped; windows: tail = ${ENCODER_WINDOW_RULES.tail}, full = ${ENCODER_WINDOW_RULES.full}. ` +
       `faster-whisper ${versions['faster-whisper']} (CTranslate2 ${versions.ctranslate2}), int8, cpu_threads ${THREADS}, its temperature fallback, on the CTranslate2 weights our ggml files were converted from. ` +

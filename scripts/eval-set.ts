@@ -12,7 +12,8 @@
 // Opus), and manifest.tsv lists every clip with its source, language,
 // duration, split and reference. ends.tsv lists the `ends` panel: the clips
 // cut where their sound ends, each in its clip's half; noise.tsv the `noise`
-// panel: every clip with a real noise recording added (scripts/lib/noise-mix.ts).
+// panel: every clip with a real noise recording added (scripts/lib/noise-mix.ts);
+// accents.tsv the `accents` panel: Common Voice clips, a source kept out of the set.
 // The split (dev / test) is fixed by the clip's id: dev is for choosing
 // settings, test for reporting them (benchmarks/eval.ts --split).
 // Idempotent: a second run checks what is there and fetches nothing.
@@ -37,10 +38,18 @@ export const EVAL_SET_MANIFEST = path.join(EVAL_SET_DIR, 'manifest.tsv');
 export const EVAL_SET_ENDS_MANIFEST = path.join(EVAL_SET_DIR, 'ends.tsv');
 /** The `noise` panel: every clip of the set with a real noise recording added, in its clip's half. */
 export const EVAL_SET_NOISE_MANIFEST = path.join(EVAL_SET_DIR, 'noise.tsv');
+/**
+ * The `accents` panel: Common Voice clips, crowd-recorded on the speakers' own
+ * microphones, many accents. Not in the set: adding them would change its
+ * halves and part every later run from the reports before it.
+ */
+export const EVAL_SET_ACCENTS_MANIFEST = path.join(EVAL_SET_DIR, 'accents.tsv');
+const ACCENTS_RULE = '100 Common Voice English v6.1 clips (validated sentences read by volunteers on their own microphones; 99 speakers, 80 of them men; accents as the speakers gave them: United States 48, England 19, India 17, Australia 4, Canada 3, Singapore 2, Africa 2, Hong Kong 1, New Zealand 1, other 3), a source outside the set';
 /** The panels `npm run eval -- --panel NAME` reads: their manifests and how each was made. */
 export const EVAL_SET_PANELS: Record<string, { manifest: string; rule: string }> = {
   ends: { manifest: EVAL_SET_ENDS_MANIFEST, rule: `${ENDS_RULE} (scripts/lib/speech-end.ts), so no pause follows the last word` },
   noise: { manifest: EVAL_SET_NOISE_MANIFEST, rule: `${NOISE_RULE} (scripts/lib/noise-mix.ts)` },
+  accents: { manifest: EVAL_SET_ACCENTS_MANIFEST, rule: ACCENTS_RULE },
 };
 /** The shortest clip the set and its panels keep: long enough to hold a word. */
 const MIN_CLIP_SECONDS = 0.5;
@@ -104,6 +113,11 @@ const REPOS: Record<string, RepoSource> = {
   demo: {
     repo: 'me-chuan/sure-tagger', commit: 'e6bb85a59b32a26563627588c3c8d70836da2633', digest: '1cea23f4580b3f01b12bd4c3ef467568daa5e231bd623a3d8a2e9056cc478e05',
     licence: 'CC BY 4.0 (LibriSpeech test-clean, AMI meeting corpus) and Apache 2.0 (AISHELL-1); TIMIT and CHiME-4 clips there are left out (LDC)',
+  },
+  // The `accents` panel only (not in the set).
+  commonvoice: {
+    repo: 'rigved/rit-engl-682-spring-2021-project', commit: '637c494f0bff9f6e251b92beb2838c2c93819b9a', digest: '3c968c15b32230f2a67ab306404bbe82c2e330af406024fb05ccca2fcf1a302b',
+    licence: 'CC0 (Mozilla Common Voice English v6.1 clips and sentences, in the project\'s data/; its code is AGPL and is not used)',
   },
   // Not speech: the noise the `noise` panel adds.
   noise: {
@@ -195,6 +209,24 @@ function demoCuts(): Cut[] {
     language: s.dataset === 'AISHELL-1' ? 'zh' : 'en', input: path.join(out, 'demo', s.audio),
     // AMI spells letters as X_M_L_; AISHELL puts spaces between words, which are not in the text.
     reference: s.dataset === 'AMI' ? s.transcript!.replace(/\b((?:[A-Z]_)+)/g, (m) => m.replace(/_/g, '')) : s.dataset === 'AISHELL-1' ? s.transcript!.replace(/\s+/g, '') : s.transcript!,
+  }));
+}
+
+/** One CSV record's fields: commas inside double quotes, and "" for a quote, as Common Voice's export writes them. */
+export function csvFields(line: string): string[] {
+  return [...line.matchAll(/(?:^|,)("(?:[^"]|"")*"|[^,]*)/g)].map((m) => (m[1].startsWith('"') ? m[1].slice(1, -1).replace(/""/g, '"') : m[1]));
+}
+
+/** Common Voice English clips (16-kHz WAV) with the sentence each volunteer read: the `accents` panel. */
+function commonVoiceCuts(): Cut[] {
+  if (!gitDir(REPOS.commonvoice.repo)) return (checkoutRepo('commonvoice', []), []);
+  const [header, ...rows] = repoText('commonvoice', 'validated.csv').trim().split('\n').map((l) => csvFields(l.replace(/\r$/, '')));
+  const col = (name: string) => header.indexOf(name);
+  const kept = rows.filter((r) => r.length === header.length && r[col('sentence')].trim());
+  const out = checkoutRepo('commonvoice', kept.map((r) => `data/${r[col('path')]}`));
+  if (!out) return [];
+  return kept.map((r) => ({
+    id: `commonvoice/${path.basename(r[col('path')], '.wav')}`, source: 'commonvoice', language: 'en', input: path.join(out, 'data', r[col('path')]), reference: r[col('sentence')],
   }));
 }
 
@@ -406,9 +438,10 @@ async function main(): Promise<void> {
   }
   // Checked before anything is written: a missing snapshot stops the build with the manifests as they were.
   const noise = noiseRecording();
+  const accentCuts = commonVoiceCuts();
   const cuts = [...(await mfaCuts()), ...(await ljspeechCuts()), ...(await aeneasCuts()), ...(await an4Cuts()), ...librispeechCuts(), ...fleursCuts(), ...demoCuts()];
   const ids = new Set<string>();
-  for (const c of cuts) {
+  for (const c of [...cuts, ...accentCuts]) {
     if (ids.has(c.id)) throw new Error(`two clips are named ${c.id}: their files would be one`);
     ids.add(c.id);
   }
@@ -421,6 +454,9 @@ async function main(): Promise<void> {
   if (noise) writeManifest(EVAL_SET_NOISE_MANIFEST, noisy);
   // Skipped: no panel rather than one made from another set.
   else rmSync(EVAL_SET_NOISE_MANIFEST, { force: true });
+  const accents = accentCuts.map(writeClip).filter((c) => c.seconds >= MIN_CLIP_SECONDS && c.seconds <= 30);
+  if (accents.length) writeManifest(EVAL_SET_ACCENTS_MANIFEST, accents);
+  else rmSync(EVAL_SET_ACCENTS_MANIFEST, { force: true });
   // Chinese is scored by character (benchmarks/lib/scoring.ts).
   const words = (cs: EvalSetClip[]) => cs.reduce((n, c) => n + (c.language === 'zh' ? [...c.reference].length : c.reference.split(/\s+/).filter(Boolean).length), 0);
   for (const split of ['dev', 'test'] as const) {
@@ -433,6 +469,8 @@ async function main(): Promise<void> {
   log(`ends panel (cut where their sound ends): ${['dev', 'test'].map((h) => `${h} ${ends.filter((c) => c.split === h).length} clips`).join(', ')}; ${EVAL_SET_ENDS_MANIFEST}`);
   if (noise) log(`noise panel (dishes being washed, added at ${NOISE_SNR_DB} dB): ${['dev', 'test'].map((h) => `${h} ${noisy.filter((c) => c.split === h).length} clips`).join(', ')}, ${noisy.filter((c) => c.scaled).length} scaled down to keep from clipping; ${EVAL_SET_NOISE_MANIFEST}`);
   else log('noise panel: not written (its snapshot is missing)');
+  if (accents.length) log(`accents panel (Common Voice, outside the set): ${['dev', 'test'].map((h) => `${h} ${accents.filter((c) => c.split === h).length} clips, ${words(accents.filter((c) => c.split === h))} words`).join('; ')}; ${EVAL_SET_ACCENTS_MANIFEST}`);
+  else log('accents panel: not written (its snapshot is missing)');
   log(`manifest: ${EVAL_SET_MANIFEST}`);
 }
 
