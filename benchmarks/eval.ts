@@ -16,7 +16,7 @@
 // faster-whisper made one pass and where it made more (a second window where
 // the text of its first stopped short of the end, or a fallback temperature),
 // which the runner counts.
-// Usage: tsx benchmarks/eval.ts [--split dev|test] [--limit N] [--systems id,id] [--rescore FILE] [--name SUFFIX]
+// Usage: tsx benchmarks/eval.ts [--split dev|test|all] [--limit N] [--systems id,id] [--rescore FILE] [--name SUFFIX]
 //   [--pool-reference FILE,FILE] [--panel ends|noise|accents]
 // (--systems: a subset of SYSTEMS by id; the reference is always run;
 // --rescore: the tables again from a report's JSON, nothing decoded: its texts scored again, with today's scoring;
@@ -28,7 +28,8 @@
 // follows the last word; --panel noise: the half's clips with a real noise
 // recording added; --panel accents: Common Voice clips, a source outside
 // the set, split the same way (all three scripts/eval-set.ts); its own
-// report, and no rule read on it: the default is chosen on the whole half).
+// report, and no rule read on it: the default is chosen on the whole half;
+// --split all reads a panel's two halves together, as nothing is chosen on it).
 // ours-b5-full-f16 (beam 5 on the f16 weights q8_0 is quantised from) runs
 // only when --systems names it: it asks whether q8_0 costs beam 5 accuracy,
 // and is no candidate for the default, which ships q8_0.
@@ -166,14 +167,16 @@ export async function startOurs(config: OurConfig, opts: { silero?: boolean } = 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const split = optionValue(args, '--split') ?? 'test';
-  if (split !== 'dev' && split !== 'test') throw new Error('--split is dev or test');
+  if (split !== 'dev' && split !== 'test' && split !== 'all') throw new Error('--split is dev, test or (with --panel) all');
   const limit = numberOption(args, '--limit', Infinity);
   // --name: a part-run (other systems, fewer clips) goes beside the full report, not over it. Read
   // before the run, so a bad name stops it at once, not after the decoding.
   const name = reportSuffix(args);
   const panelFlag = optionValue(args, '--panel');
   if (panelFlag !== undefined && !Object.hasOwn(EVAL_SET_PANELS, panelFlag)) throw new Error(`--panel is one of ${Object.keys(EVAL_SET_PANELS).join(', ')}`);
-  const clips = readEvalSet(panelFlag ? EVAL_SET_PANELS[panelFlag].manifest : EVAL_SET_MANIFEST).filter((c) => c.split === split).slice(0, limit);
+  // The set's halves are never read together (settings are chosen on dev); a panel, where nothing is chosen, may be.
+  if (split === 'all' && panelFlag === undefined) throw new Error('--split all reads both halves of a panel; the set itself is read one half at a time');
+  const clips = readEvalSet(panelFlag ? EVAL_SET_PANELS[panelFlag].manifest : EVAL_SET_MANIFEST).filter((c) => split === 'all' || c.split === split).slice(0, limit);
   const systems = optionValue(args, '--systems');
   const wanted = systems ? new Set([REFERENCE, ...systems.split(',')]) : null;
   const unknown = [...(wanted ?? [])].filter((id) => !SYSTEMS.some((s) => s.id === id));
@@ -253,15 +256,21 @@ async function main(): Promise<void> {
     table.push(`| ${s.label} | ${pct((100 * errorCount(e)) / e.words)} | ${e.sub} / ${e.del} / ${e.ins} | ${d.wer} | ${d.time} | ${fmt(ms / 1000 / audio, 3)} | ${count('loop')} | ${count('long')} | ${count('empty')} | ${count('lastWordMissing')} |`);
   }
 
+  // WER per group of clips (a language, a source), each system a row.
+  const perGroup = (groupOf: (c: EvalSetClip) => string): string[] => {
+    const groups = [...new Set(clips.map(groupOf))];
+    const rows = ['| system | ' + groups.map((g) => `${g} (${all.filter((i) => groupOf(clips[i]) === g).length} clips)`).join(' | ') + ' |', `|${' --- |'.repeat(groups.length + 1)}`];
+    for (const s of SYSTEMS) {
+      rows.push(`| ${s.label} | ${groups.map((g) => {
+        const rs = all.filter((i) => groupOf(clips[i]) === g).map((i) => results[s.id][i].errors);
+        return `${fmt((100 * rs.reduce((a, e) => a + errorCount(e), 0)) / rs.reduce((a, e) => a + e.words, 0), 2)} %`;
+      }).join(' | ')} |`);
+    }
+    return rows;
+  };
   // Per language: the pooled WER above counts Chinese characters beside other languages' words.
-  const languages = [...new Set(clips.map((c) => c.language))];
-  const perLanguage = ['| system | ' + languages.map((l) => `${l} (${all.filter((i) => clips[i].language === l).length} clips)`).join(' | ') + ' |', `|${' --- |'.repeat(languages.length + 1)}`];
-  for (const s of SYSTEMS) {
-    perLanguage.push(`| ${s.label} | ${languages.map((l) => {
-      const rs = all.filter((i) => clips[i].language === l).map((i) => results[s.id][i].errors);
-      return `${fmt((100 * rs.reduce((a, e) => a + errorCount(e), 0)) / rs.reduce((a, e) => a + e.words, 0), 2)} %`;
-    }).join(' | ')} |`);
-  }
+  const perLanguage = perGroup((c) => c.language);
+  const perSource = perGroup((c) => c.source);
 
   const bands = ['| system | ' + BANDS.map(([lo, hi]) => `${lo}-${Math.round(hi)} s: WER diff, time ratio`).join(' | ') + ' |', `|${' --- |'.repeat(BANDS.length + 1)}`];
   const bandIdx = BANDS.map(([lo, hi]) => all.filter((i) => clips[i].seconds >= lo && clips[i].seconds < hi));
@@ -352,18 +361,20 @@ async function main(): Promise<void> {
 
   const date = today();
   const command = rescore?.command ?? `npm run eval -- ${args.join(' ')}`;
+  const halfName = split === 'all' ? 'both halves' : `${split} half`;
   const md = [
-    `# Held-out eval (${split} half${panel ? `, the ${panel} panel` : ''}), ${date}`, '',
+    `# Held-out eval (${halfName}${panel ? `, the ${panel} panel` : ''}), ${date}`, '',
     `\`${command}\`${rescore ? ` (tables printed again by \`npm run eval -- ${args.join(' ')}\`, its texts scored at commit ${commitState(scoredAt)})` : ''} on commit ${commitState(prov)}; ` +
       `addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
     ...(panel ? [`The ${panel} panel: ${EVAL_SET_PANELS[panel].rule}; the references are the clips' own. A panel's report reads how each system copes with the panel's clips; the default is chosen on the whole half, not here.`, ''] : []),
-    `${clips.length} clips of the ${split} half (${fmt(audio, 0)} s, ${words} reference words; sources ${[...new Set(clips.map((c) => c.source))].join(', ')}; languages ${[...new Set(clips.map((c) => c.language))].join(', ')}). ` +
+    `${clips.length} clips of ${split === 'all' ? 'both halves' : `the ${halfName}`} (${fmt(audio, 0)} s, ${words} reference words; sources ${[...new Set(clips.map((c) => c.source))].join(', ')}; languages ${[...new Set(clips.map((c) => c.language))].join(', ')}). ` +
       `Ours: the server over HTTP with the openai client, real Whisper base q8_0 (f16 where a system's label says so), temperature fallback as shipped; windows: tail = ${ENCODER_WINDOW_RULES.tail}, full = ${ENCODER_WINDOW_RULES.full}. ` +
       `faster-whisper ${versions['faster-whisper']} (CTranslate2 ${versions.ctranslate2}), int8, cpu_threads ${THREADS}, its temperature fallback, on the CTranslate2 weights our ggml files were converted from. ` +
       `Ours with STT_FOLLOW_FREE_CORES=false (2 threads always: faster-whisper has just computed before each of our requests). Language given (the clip's) unless the row says not. Every clip to every system in turn, the order rotated, ${SETTLE_MS} ms apart, one warm-up each. ` +
       `Times: ours the whole HTTP request (upload, WAV decoding, queue, transcription, JSON), faster-whisper transcribe() in its process with the audio already in memory: the difference favours faster-whisper by a few ms a request. Intervals: paired bootstrap over clips, 2,000 resamples. Which side a window favours: faster-whisper always encodes 30 s; ours in the tail window encodes less on clips under 25 s (faster, and on the tuning set more accurate), so compare the full-window rows for the engines alone.`, '',
     ...table, '',
     '## By language (WER; Chinese by character)', '', ...perLanguage, '',
+    '## By source (WER)', '', ...perSource, '',
     '## Same window, same decoding', '', 'Time: the clips\' total times, with a paired bootstrap interval; the median clip: the median over clips of each clip\'s time ratio, with its distribution-free 95 % interval (a few slow clips on one side move the first, not the second).', '', ...matched, '',
     '## Windows and beams, ours against ours', '', ...pairs, '',
     '## By clip length (against faster-whisper\'s default)', '', ...bands, '',

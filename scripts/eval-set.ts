@@ -7,7 +7,8 @@
 // puts them under /work/.mirror; STT_EVAL_MIRROR points elsewhere), at a
 // pinned commit, and each source's audio is checked against one sha256 over
 // all its files. A source whose snapshot is missing stops the build (with
-// --allow-missing it is skipped and named: the halves then differ from the reports').
+// --allow-missing it is skipped and named: the halves then differ from the reports';
+// a panel's own source then leaves no panel).
 // The clips are cut and converted to 16-kHz mono PCM16 (sox; opusdec for
 // Opus), and manifest.tsv lists every clip with its source, language,
 // duration, split and reference. ends.tsv lists the `ends` panel: the clips
@@ -19,6 +20,7 @@
 // Idempotent: a second run checks what is there and fetches nothing.
 // Needs sox and tar (Debian packages); a tool of the eval only, never of the server.
 import { execFileSync } from 'node:child_process';
+import { parse as parseCsv } from 'csv-parse/sync';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -44,7 +46,9 @@ export const EVAL_SET_NOISE_MANIFEST = path.join(EVAL_SET_DIR, 'noise.tsv');
  * halves and part every later run from the reports before it.
  */
 export const EVAL_SET_ACCENTS_MANIFEST = path.join(EVAL_SET_DIR, 'accents.tsv');
-const ACCENTS_RULE = '100 Common Voice English v6.1 clips (validated sentences read by volunteers on their own microphones; 99 speakers, 80 of them men; accents as the speakers gave them: United States 48, England 19, India 17, Australia 4, Canada 3, Singapore 2, Africa 2, Hong Kong 1, New Zealand 1, other 3), a source outside the set';
+// Counted once from validated.csv at the pinned commit: the digest check stops the build before
+// other clips could make these counts wrong.
+const ACCENTS_RULE = '100 Common Voice English v6.1 clips (validated sentences read by volunteers on their own microphones; 99 speakers, 80 of them men; accents as the speakers gave them: United States 48, England 19, India 17, Australia 4, Canada 3, Singapore 2, Africa 2, Hong Kong 1, New Zealand 1, other 3; each clip\'s source, commonvoice-<accent>, names it), a source outside the set';
 /** The panels `npm run eval -- --panel NAME` reads: their manifests and how each was made. */
 export const EVAL_SET_PANELS: Record<string, { manifest: string; rule: string }> = {
   ends: { manifest: EVAL_SET_ENDS_MANIFEST, rule: `${ENDS_RULE} (scripts/lib/speech-end.ts), so no pause follows the last word` },
@@ -212,21 +216,18 @@ function demoCuts(): Cut[] {
   }));
 }
 
-/** One CSV record's fields: commas inside double quotes, and "" for a quote, as Common Voice's export writes them. */
-export function csvFields(line: string): string[] {
-  return [...line.matchAll(/(?:^|,)("(?:[^"]|"")*"|[^,]*)/g)].map((m) => (m[1].startsWith('"') ? m[1].slice(1, -1).replace(/""/g, '"') : m[1]));
-}
-
-/** Common Voice English clips (16-kHz WAV) with the sentence each volunteer read: the `accents` panel. */
+/**
+ * Common Voice English clips (16-kHz WAV) with the sentence each volunteer read: the `accents`
+ * panel. The project converted Common Voice's validated.tsv to CSV (quoted sentences with commas
+ * in them); csv-parse reads it, and a row with the wrong number of fields stops the build. Each
+ * clip's source names its speaker's accent, so the eval's by-source table reads WER per accent.
+ */
 function commonVoiceCuts(): Cut[] {
   if (!gitDir(REPOS.commonvoice.repo)) return (checkoutRepo('commonvoice', []), []);
-  const [header, ...rows] = repoText('commonvoice', 'validated.csv').trim().split('\n').map((l) => csvFields(l.replace(/\r$/, '')));
-  const col = (name: string) => header.indexOf(name);
-  const kept = rows.filter((r) => r.length === header.length && r[col('sentence')].trim());
-  const out = checkoutRepo('commonvoice', kept.map((r) => `data/${r[col('path')]}`));
-  if (!out) return [];
-  return kept.map((r) => ({
-    id: `commonvoice/${path.basename(r[col('path')], '.wav')}`, source: 'commonvoice', language: 'en', input: path.join(out, 'data', r[col('path')]), reference: r[col('sentence')],
+  const rows = parseCsv(repoText('commonvoice', 'validated.csv'), { columns: true, skip_empty_lines: true }) as Record<'path' | 'sentence' | 'accent', string>[];
+  const out = checkoutRepo('commonvoice', rows.map((r) => `data/${r.path}`))!;
+  return rows.map((r) => ({
+    id: `commonvoice/${path.basename(r.path, '.wav')}`, source: `commonvoice-${r.accent || 'unstated'}`, language: 'en', input: path.join(out, 'data', r.path), reference: r.sentence,
   }));
 }
 

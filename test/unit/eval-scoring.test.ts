@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { alignErrors, errorCount, failuresOf, meanOverRuns, medianClipRatio, pairedBootstrap, partsFound, scoreAnswer, scoringWords } from '../../benchmarks/lib/scoring';
 import { seededRandom } from '../../benchmarks/lib/stats';
 import { wordErrors } from '../../scripts/lib/english-normalizer';
-import { csvFields, splitOf } from '../../scripts/eval-set';
+import { splitOf } from '../../scripts/eval-set';
 
 const w = (s: string) => s.split(' ').filter(Boolean);
 
@@ -72,11 +72,6 @@ test('the eval set split is fixed by the clip id and puts clips on both sides', 
   assert.deepEqual(ids.map(splitOf), sides);
   const dev = sides.filter((s) => s === 'dev').length;
   assert.ok(dev > 70 && dev < 130, `${dev} of 200 on dev`);
-});
-
-test('the accents panel reads Common Voice\'s CSV: commas inside quotes, doubled quotes, empty fields', () => {
-  assert.deepEqual(csvFields('a1,common_voice_en_1.wav,"Well, he said ""no"", twice.",2,0,,male,us,en,'), ['a1', 'common_voice_en_1.wav', 'Well, he said "no", twice.', '2', '0', '', 'male', 'us', 'en', '']);
-  assert.deepEqual(csvFields('x,plain sentence,3'), ['x', 'plain sentence', '3']);
 });
 
 test('speech joined across a pause: the share of each part the answer holds, from one alignment', () => {
