@@ -259,7 +259,10 @@ async function main(): Promise<void> {
   // WER per group of clips (a language, a source), each system a row.
   const perGroup = (groupOf: (c: EvalSetClip) => string): string[] => {
     const groups = [...new Set(clips.map(groupOf))];
-    const rows = ['| system | ' + groups.map((g) => `${g} (${all.filter((i) => groupOf(clips[i]) === g).length} clips)`).join(' | ') + ' |', `|${' --- |'.repeat(groups.length + 1)}`];
+    const rows = ['| system | ' + groups.map((g) => {
+      const n = all.filter((i) => groupOf(clips[i]) === g).length;
+      return `${g} (${n} ${n === 1 ? 'clip' : 'clips'})`;
+    }).join(' | ') + ' |', `|${' --- |'.repeat(groups.length + 1)}`];
     for (const s of SYSTEMS) {
       rows.push(`| ${s.label} | ${groups.map((g) => {
         const rs = all.filter((i) => groupOf(clips[i]) === g).map((i) => results[s.id][i].errors);
