@@ -46,8 +46,7 @@ export const EVAL_SET_NOISE_MANIFEST = path.join(EVAL_SET_DIR, 'noise.tsv');
  * halves and part every later run from the reports before it.
  */
 export const EVAL_SET_ACCENTS_MANIFEST = path.join(EVAL_SET_DIR, 'accents.tsv');
-// Counted once from validated.csv at the pinned commit: the digest check stops the build before
-// other clips could make these counts wrong.
+// Counted by hand once from validated.csv at the pinned commit, which no later change can alter.
 const ACCENTS_RULE = '100 Common Voice English v6.1 clips (validated sentences read by volunteers on their own microphones; 99 speakers, 80 of them men; accents as the speakers gave them: United States 48, England 19, India 17, Australia 4, Canada 3, Singapore 2, Africa 2, Hong Kong 1, New Zealand 1, other 3; each clip\'s source, commonvoice-<accent>, names it), a source outside the set';
 /** The panels `npm run eval -- --panel NAME` reads: their manifests and how each was made. */
 export const EVAL_SET_PANELS: Record<string, { manifest: string; rule: string }> = {
