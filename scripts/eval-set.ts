@@ -25,6 +25,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { readPcm16Mono } from '../fixtures/wav';
+import { scoringWords } from '../benchmarks/lib/scoring';
 import { CACHE_DIR } from './lib/real-models';
 import { wav16k } from '../fixtures/clips';
 import { ENDS_MIN_CUT_SECONDS, ENDS_RULE, soundEndSample } from './lib/speech-end';
@@ -457,8 +458,8 @@ async function main(): Promise<void> {
   const accents = accentCuts.map(writeClip).filter((c) => c.seconds >= MIN_CLIP_SECONDS && c.seconds <= 30);
   if (accents.length) writeManifest(EVAL_SET_ACCENTS_MANIFEST, accents);
   else rmSync(EVAL_SET_ACCENTS_MANIFEST, { force: true });
-  // Chinese is scored by character (benchmarks/lib/scoring.ts).
-  const words = (cs: EvalSetClip[]) => cs.reduce((n, c) => n + (c.language === 'zh' ? [...c.reference].length : c.reference.split(/\s+/).filter(Boolean).length), 0);
+  // Reference words as the eval counts them (Chinese by character), so the two print the same figures.
+  const words = (cs: EvalSetClip[]) => cs.reduce((n, c) => n + scoringWords(c.reference, c.language).length, 0);
   for (const split of ['dev', 'test'] as const) {
     const side = clips.filter((c) => c.split === split);
     log(`${split}: ${side.length} clips, ${side.reduce((s, c) => s + c.seconds, 0).toFixed(0)} s, ${words(side)} words`);
