@@ -29,7 +29,8 @@
 // recording added; --panel accents: Common Voice clips, a source outside
 // the set, split the same way (all three scripts/eval-set.ts); its own
 // report, and no rule read on it: the default is chosen on the whole half;
-// --split all reads a panel's two halves together, as nothing is chosen on it).
+// --split all reads both halves of a panel outside the set (accents) together,
+// as nothing is chosen on it; a rescore is of its report's half and panel).
 // ours-b5-full-f16 (beam 5 on the f16 weights q8_0 is quantised from) runs
 // only when --systems names it: it asks whether q8_0 costs beam 5 accuracy,
 // and is no candidate for the default, which ships q8_0.
@@ -94,6 +95,8 @@ interface SavedEval {
   split: string;
   /** The panel the clips came from ("ends", "noise"), absent for the set itself. */
   panel?: string;
+  /** How the panel was made, as the run's code said: a rescore prints it, not today's. */
+  panelRule?: string;
   date?: string;
   command?: string;
   provenance: ReturnType<typeof provenance>;
@@ -166,29 +169,34 @@ export async function startOurs(config: OurConfig, opts: { silero?: boolean } = 
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const split = optionValue(args, '--split') ?? 'test';
-  if (split !== 'dev' && split !== 'test' && split !== 'all') throw new Error('--split is dev, test or (with --panel) all');
+  // --rescore FILE: the tables again from a saved report's JSON, nothing decoded (its clips and systems).
+  const rescoreFile = optionValue(args, '--rescore');
+  const rescore = rescoreFile ? JSON.parse(readFileSync(rescoreFile, 'utf8')) as SavedEval : null;
+  // A rescored report is of the half (or both) and the panel its run read: its name and title say so.
+  const splitFlag = optionValue(args, '--split');
+  if (rescore && splitFlag !== undefined && splitFlag !== rescore.split) throw new Error(`--split ${splitFlag}: ${rescoreFile} is of ${rescore.split === 'all' ? 'both halves' : `the ${rescore.split} half`}`);
+  const split = rescore ? rescore.split : splitFlag ?? 'test';
+  if (split !== 'dev' && split !== 'test' && split !== 'all') throw new Error('--split is dev, test or (with a panel outside the set) all');
   const limit = numberOption(args, '--limit', Infinity);
   // --name: a part-run (other systems, fewer clips) goes beside the full report, not over it. Read
   // before the run, so a bad name stops it at once, not after the decoding.
   const name = reportSuffix(args);
   const panelFlag = optionValue(args, '--panel');
   if (panelFlag !== undefined && !Object.hasOwn(EVAL_SET_PANELS, panelFlag)) throw new Error(`--panel is one of ${Object.keys(EVAL_SET_PANELS).join(', ')}`);
-  // The set's halves are never read together (settings are chosen on dev); a panel, where nothing is chosen, may be.
-  if (split === 'all' && panelFlag === undefined) throw new Error('--split all reads both halves of a panel; the set itself is read one half at a time');
+  const panel = rescore ? rescore.panel : panelFlag;
+  if (rescore && panelFlag !== undefined && panelFlag !== rescore.panel) throw new Error(`--panel ${panelFlag}: ${rescoreFile} is ${rescore.panel ? `of the ${rescore.panel} panel` : 'of the set itself'}`);
+  // The set's halves are never read together (settings are chosen on dev), nor are those of the panels
+  // made from its clips; a panel of other clips, where nothing is chosen, may be.
+  if (split === 'all' && !(panel && EVAL_SET_PANELS[panel].outsideSet)) {
+    throw new Error(`--split all reads both halves of a panel outside the set (${Object.keys(EVAL_SET_PANELS).filter((p) => EVAL_SET_PANELS[p].outsideSet).join(', ')}); the set and its own panels are read one half at a time`);
+  }
   const clips = readEvalSet(panelFlag ? EVAL_SET_PANELS[panelFlag].manifest : EVAL_SET_MANIFEST).filter((c) => split === 'all' || c.split === split).slice(0, limit);
   const systems = optionValue(args, '--systems');
   const wanted = systems ? new Set([REFERENCE, ...systems.split(',')]) : null;
   const unknown = [...(wanted ?? [])].filter((id) => !SYSTEMS.some((s) => s.id === id));
   if (unknown.length) throw new Error(`--systems: no system ${unknown.join(', ')}; the systems are ${SYSTEMS.map((s) => s.id).join(', ')}`);
-  // --rescore FILE: the tables again from a saved report's JSON, nothing decoded (its clips and systems).
-  const rescoreFile = optionValue(args, '--rescore');
   // A rescore keeps every system its report holds (fromSaved), those run only when named too.
   SYSTEMS.splice(0, SYSTEMS.length, ...SYSTEMS.filter((s) => (wanted ? wanted.has(s.id) : rescoreFile !== undefined || !s.onlyWhenNamed)));
-  const rescore = rescoreFile ? JSON.parse(readFileSync(rescoreFile, 'utf8')) as SavedEval : null;
-  // A rescored report is of the panel its run was of.
-  const panel = rescore ? rescore.panel : panelFlag;
-  if (rescore && panelFlag !== undefined && panelFlag !== rescore.panel) throw new Error(`--panel ${panelFlag}: ${rescoreFile} is ${rescore.panel ? `of the ${rescore.panel} panel` : 'of the set itself'}`);
   if (panel && optionValue(args, '--pool-reference')) throw new Error('--pool-reference reads the rule, which is read on the whole half, not on a panel');
   // A rescored report keeps the run's provenance and names the commit whose scoring read it.
   const scoredAt = provenance();
@@ -364,12 +372,13 @@ async function main(): Promise<void> {
 
   const date = today();
   const command = rescore?.command ?? `npm run eval -- ${args.join(' ')}`;
+  const panelRule = panel ? rescore?.panelRule ?? EVAL_SET_PANELS[panel].rule : undefined;
   const halfName = split === 'all' ? 'both halves' : `${split} half`;
   const md = [
     `# Held-out eval (${halfName}${panel ? `, the ${panel} panel` : ''}), ${date}`, '',
     `\`${command}\`${rescore ? ` (tables printed again by \`npm run eval -- ${args.join(' ')}\`, its texts scored at commit ${commitState(scoredAt)})` : ''} on commit ${commitState(prov)}; ` +
       `addon sha256 ${prov.binaries['stt_native.node']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
-    ...(panel ? [`The ${panel} panel: ${EVAL_SET_PANELS[panel].rule}; the references are the clips' own. A panel's report reads how each system copes with the panel's clips; the default is chosen on the whole half, not here.`, ''] : []),
+    ...(panel ? [`The ${panel} panel: ${panelRule}; the references are the clips' own. A panel's report reads how each system copes with the panel's clips; the default is chosen on the whole half, not here.`, ''] : []),
     `${clips.length} clips of ${split === 'all' ? halfName : `the ${halfName}`} (${fmt(audio, 0)} s, ${words} reference words; sources ${[...new Set(clips.map((c) => c.source))].join(', ')}; languages ${[...new Set(clips.map((c) => c.language))].join(', ')}). ` +
       `Ours: the server over HTTP with the openai client, real Whisper base q8_0 (f16 where a system's label says so), temperature fallback as shipped; windows: tail = ${ENCODER_WINDOW_RULES.tail}, full = ${ENCODER_WINDOW_RULES.full}. ` +
       `faster-whisper ${versions['faster-whisper']} (CTranslate2 ${versions.ctranslate2}), int8, cpu_threads ${THREADS}, its temperature fallback, on the CTranslate2 weights our ggml files were converted from. ` +
@@ -387,7 +396,7 @@ async function main(): Promise<void> {
     ...judged.map((c) => `- ${c.s.label}: WER ${c.wer}, time ${c.time}${c.window ? `; window ${c.window.text}: ${c.window.costsNothing ? 'costs nothing' : `cannot exclude a cost of ${WITHIN_POINTS}`}` : ''}`), '', rule, '',
     ...pooled]),
   ].join('\n');
-  const json: SavedEval = { split, ...(panel ? { panel } : {}), command, provenance: prov, versions, clips: clips.map((c, i) => ({ id: c.id, source: c.source, seconds: c.seconds, language: c.language, reference: c.reference, runs: Object.fromEntries(SYSTEMS.map((s) => [s.id, results[s.id][i]])) })) };
+  const json: SavedEval = { split, ...(panel ? { panel, panelRule } : {}), command, provenance: prov, versions, clips: clips.map((c, i) => ({ id: c.id, source: c.source, seconds: c.seconds, language: c.language, reference: c.reference, runs: Object.fromEntries(SYSTEMS.map((s) => [s.id, results[s.id][i]])) })) };
   saveReport(`eval-${rescore ? rescore.date ?? date : date}-${split}${panel ? `-${panel}` : ''}${name}`, md, { ...json, date: rescore?.date ?? date });
 }
 

@@ -48,12 +48,16 @@ export const EVAL_SET_NOISE_MANIFEST = path.join(EVAL_SET_DIR, 'noise.tsv');
  */
 export const EVAL_SET_ACCENTS_MANIFEST = path.join(EVAL_SET_DIR, 'accents.tsv');
 // Counted by hand once from validated.csv at the pinned commit, which no later change can alter.
-const ACCENTS_RULE = '100 Common Voice English v6.1 clips (validated sentences read by volunteers on their own microphones; 99 speakers, 80 of them men; accents as the speakers gave them: United States 48, England 19, India 17, Australia 4, Canada 3, Singapore 2, Africa 2, Hong Kong 1, New Zealand 1, other 3; each clip\'s source, commonvoice-<accent>, names it), a source outside the set';
-/** The panels `npm run eval -- --panel NAME` reads: their manifests and how each was made. */
-export const EVAL_SET_PANELS: Record<string, { manifest: string; rule: string }> = {
+const ACCENTS_RULE = '100 Common Voice English v6.1 clips (validated sentences read by volunteers on their own microphones; 99 speakers, 80 of the clips by men; accents as the speakers gave them: United States 48, England 19, India 17, Australia 4, Canada 3, Singapore 2, Africa 2, Hong Kong 1, New Zealand 1, other 3; each clip\'s source, commonvoice-<accent>, names it), a source outside the set';
+/**
+ * The panels `npm run eval -- --panel NAME` reads: their manifests and how each was made.
+ * outsideSet: its clips are not the set's, so nothing is chosen on either half and
+ * `--split all` may read both.
+ */
+export const EVAL_SET_PANELS: Record<string, { manifest: string; rule: string; outsideSet?: boolean }> = {
   ends: { manifest: EVAL_SET_ENDS_MANIFEST, rule: `${ENDS_RULE} (scripts/lib/speech-end.ts), so no pause follows the last word` },
   noise: { manifest: EVAL_SET_NOISE_MANIFEST, rule: `${NOISE_RULE} (scripts/lib/noise-mix.ts)` },
-  accents: { manifest: EVAL_SET_ACCENTS_MANIFEST, rule: ACCENTS_RULE },
+  accents: { manifest: EVAL_SET_ACCENTS_MANIFEST, rule: ACCENTS_RULE, outsideSet: true },
 };
 /** The shortest clip the set and its panels keep: long enough to hold a word. */
 const MIN_CLIP_SECONDS = 0.5;
