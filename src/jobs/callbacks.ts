@@ -10,6 +10,7 @@
 // provider-URL rules (net/checked-fetch.ts), resolved anew each time.
 import { createHmac } from 'node:crypto';
 import { checkedFetch } from '../net/checked-fetch';
+import { deadline } from '../net/deadline';
 import { checkRemoteUrlWithRules, type AddressRules } from '../net/remote-url';
 import type { SecretBox } from '../store/secret-box';
 import type { Job, JobStore } from '../store/jobs';
@@ -21,8 +22,8 @@ import { WakeableWait } from './wakeable-wait';
 /** The waits before the 2nd to 6th attempts; after the 6th, given up. */
 export const RETRY_DELAYS_MS = [1_000, 10_000, 60_000, 600_000, 3_600_000];
 const ATTEMPT_TIMEOUT_MS = 10_000;
-/** An attempt holds its job this long, so another process does not try it at the same time. */
-const HOLD_MS = ATTEMPT_TIMEOUT_MS + 5_000;
+/** An attempt holds its job this much longer than it may take, so another process does not try it at the same time. */
+const HOLD_MARGIN_MS = 5_000;
 const POLL_MS = 1_000;
 
 /** The key's callback secret (`whsec_...`): derived from STT_SECRET_KEY, the same on every replica; a new key gets a new one. */
@@ -42,6 +43,8 @@ export interface CallbackSenderOptions {
   userAgent: string;
   logger: Logger;
   metrics?: Metrics;
+  /** How long a receiver has to answer an attempt (10 s; shorter in tests). */
+  attemptTimeoutMs?: number;
 }
 
 /** Attempts in flight at once per process; one per key, so a receiver that hangs delays only its own key's. */
@@ -54,7 +57,11 @@ export class CallbackSender {
   /** Attempts in flight, by key id. */
   private readonly inFlight = new Map<string, { abort: AbortController; done: Promise<void> }>();
 
-  constructor(private readonly o: CallbackSenderOptions) {}
+  private readonly attemptTimeoutMs: number;
+
+  constructor(private readonly o: CallbackSenderOptions) {
+    this.attemptTimeoutMs = o.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS;
+  }
 
   start(): void {
     this.loop = this.work();
@@ -86,7 +93,7 @@ export class CallbackSender {
   private async work(): Promise<void> {
     while (!this.stopping) {
       try {
-        const claimed = this.inFlight.size < MAX_IN_FLIGHT ? await this.o.store.claimCallback(HOLD_MS, [...this.inFlight.keys()]) : undefined;
+        const claimed = this.inFlight.size < MAX_IN_FLIGHT ? await this.o.store.claimCallback(this.attemptTimeoutMs + HOLD_MARGIN_MS, [...this.inFlight.keys()]) : undefined;
         if (claimed && !this.stopping) this.begin(claimed.job, claimed.hold);
         else if (!claimed) await this.pause.wait(POLL_MS);
       } catch (err) {
@@ -112,6 +119,8 @@ export class CallbackSender {
     const sentAt = Math.floor(Date.now() / 1000);
     const log = this.o.logger.child({ jobId: job.id, attempt: job.callbackAttempts + 1 });
     let failure: string;
+    // deadline(), not AbortSignal.timeout(): inside AbortSignal.any() that one can be collected and never fire (net/deadline.ts).
+    const timeout = deadline(this.attemptTimeoutMs);
     try {
       const res = await checkedFetch(job.callbackUrl!, {
         method: 'POST',
@@ -122,7 +131,7 @@ export class CallbackSender {
           'Stt-Signature': signature(callbackSecret(this.o.box, job.keyId), sentAt, body),
         },
         redirect: 'manual', // a redirect could lead anywhere the rules were not checked against
-        signal: AbortSignal.any([stop, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)]),
+        signal: AbortSignal.any([stop, timeout.signal]),
       }, this.o.rules);
       await res.body?.cancel();
       if (res.ok) {
@@ -135,6 +144,8 @@ export class CallbackSender {
     } catch (err) {
       if (stop.aborted) return; // shutting down: its hold runs out and it is tried again
       failure = (err as Error).message;
+    } finally {
+      timeout.clear();
     }
     const delay = RETRY_DELAYS_MS[job.callbackAttempts];
     await this.o.store.callbackAttempted(job.id, hold, { delivered: false, retryAt: delay === undefined ? null : Date.now() + delay });

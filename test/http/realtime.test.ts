@@ -261,6 +261,23 @@ test('limits: sessions per key, and the key\'s audio budget per turn', async () 
   await one.closed;
 });
 
+test('STT_REALTIME_MAX_SESSIONS=0: a handshake with a key gets 404 realtime_disabled, whatever it asks for; without a key, 401 as before', async () => {
+  const own = await startTestServer({ routing: LOCAL, env: { STT_REALTIME_MAX_SESSIONS: '0' } });
+  try {
+    const url = (query: string) => `${own.url.replace('http', 'ws')}/v1/realtime${query}`;
+    for (const query of ['?intent=transcription', '?model=gpt-5-realtime', '']) {
+      const r = await refused(url(query), own.auth);
+      assert.equal(r.status, 404, query);
+      assert.equal(r.body.error.code, 'realtime_disabled', query);
+    }
+    assert.equal((await refused(url('?intent=transcription'))).body.error.code, 'invalid_api_key');
+    // Uploads are not touched by it.
+    assert.equal((await transcribe(own, { file: wavBlob(readFileSync(path.join(AUDIO_DIR, 'jfk.wav'))) }, own.auth)).status, 200);
+  } finally {
+    await own.close();
+  }
+});
+
 test('a session with no event for STT_REALTIME_IDLE_TIMEOUT_MS gets error session_idle_timeout and close 1008', async () => {
   const own = await startTestServer({ routing: LOCAL, env: { STT_REALTIME_IDLE_TIMEOUT_MS: '300' } });
   try {

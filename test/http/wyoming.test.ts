@@ -171,10 +171,17 @@ test('audio that breaks the rules gets an error event naming the problem, and th
 });
 
 test('bounds on connections: at most 16 at once, and a client that stops reading what it asked for is cut', async () => {
+  const connections = async () => Number(/^stt_wyoming_connections (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${server.adminKey}` } })).text())?.[1]);
   const open = await Promise.all(Array.from({ length: 16 }, () => connect()));
   const extra = net.connect({ host: '127.0.0.1', port: server.wyomingPort! });
   extra.on('error', () => undefined);
-  await new Promise<void>((resolve) => extra.on('close', () => resolve()));
+  // Refused at once: well inside the 30-s idle close, which would also end it.
+  const closedSoon = await Promise.race([
+    new Promise<boolean>((resolve) => extra.on('close', () => resolve(true))),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 10_000).unref()),
+  ]);
+  assert.ok(closedSoon, 'the 17th connection was closed by the cap, not left open');
+  assert.equal(await connections(), 16, 'the 16 are still held');
   for (const c of open) c.socket.destroy();
   await Promise.all(open.map((c) => c.closed));
 
@@ -184,7 +191,6 @@ test('bounds on connections: at most 16 at once, and a client that stops reading
   await new Promise<void>((resolve) => greedy.once('connect', () => resolve()));
   greedy.pause();
   greedy.write(Buffer.concat(Array.from({ length: 20_000 }, () => encodeEvent('describe'))));
-  const connections = async () => Number(/^stt_wyoming_connections (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${server.adminKey}` } })).text())?.[1]);
   // Well inside the 30-s idle close, so it is the cap that cut it.
   let left = await connections();
   for (const deadline = Date.now() + 10_000; left > 0 && Date.now() < deadline; left = await connections()) await new Promise((r) => setTimeout(r, 100));

@@ -25,7 +25,7 @@ import { VAD_FILE } from '../../stt/catalogue';
 export const REALTIME_PATH = '/v1/realtime';
 const KEY_PROTOCOL = 'openai-insecure-api-key.';
 const BETA_PROTOCOL = 'openai-beta.realtime-v1';
-/** The largest event a client may send: 2 MiB holds about 43 s of base64 24-kHz PCM16. */
+/** The largest event a client may send: 2 MiB holds about 32 s of 24-kHz PCM16 in base64 (4 bytes per 3). */
 const MAX_EVENT_BYTES = 2 * 1024 * 1024;
 
 export type RealtimeParts = Pick<Services, 'stt' | 'apiKeys' | 'keyLimiter' | 'logger' | 'metrics'> & {
@@ -123,6 +123,8 @@ export function attachRealtime(server: http.Server, s: RealtimeParts): Realtime 
     const token = bearerToken(req.headers.authorization) ?? fromProtocol ?? null;
     const key = token ? await verifyApiKey(s.apiKeys, token) : null;
     if (!key) throw unauthorized(token ? 'Invalid or revoked API key.' : 'Missing API key: send Authorization: Bearer <key>, or the subprotocol openai-insecure-api-key.<key>.');
+    // Off is off, whatever the request asks for or where transcriptions go.
+    if (s.config.realtimeMaxSessions === 0) throw new ApiError(404, 'realtime_disabled', 'Realtime sessions are off on this server (STT_REALTIME_MAX_SESSIONS=0).');
     const route = await s.stt.route();
     const intent = url.searchParams.get('intent');
     const model = url.searchParams.get('model');
@@ -136,7 +138,6 @@ export function attachRealtime(server: http.Server, s: RealtimeParts): Realtime 
     if (route.target.mode !== 'local') {
       throw new ApiError(409, 'realtime_unavailable', 'Realtime sessions run on the local runtime, and this server sends transcriptions to a cloud provider.');
     }
-    if (s.config.realtimeMaxSessions === 0) throw new ApiError(404, 'realtime_disabled', 'Realtime sessions are off on this server (STT_REALTIME_MAX_SESSIONS=0).');
     await s.keyLimiter.openLive(key);
     const beta = protocolsOf(req).includes(BETA_PROTOCOL) || /realtime=v1/.test(String(req.headers['openai-beta'] ?? ''));
     return { key, model: model ?? route.target.alias, dialect: beta ? 'beta' : 'ga' };
