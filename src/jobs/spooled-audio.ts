@@ -5,12 +5,19 @@
 // read, and to measure it) and when the job starts.
 import { readFile } from 'node:fs/promises';
 import { decodeAudio } from '../audio/decode-audio';
+import { WavError } from '../native/addon-errors';
 import type { Semaphore } from '../stt/semaphore';
+import { readWavHeader } from '../stt/wav-header';
 
 export async function decodeSpooled(file: string, slots: Semaphore, signal: AbortSignal | undefined, maxSeconds: number) {
   await slots.acquire(signal);
   try {
-    return await decodeAudio(await readFile(file), maxSeconds);
+    const bytes = await readFile(file);
+    // A WAV's header says how long it is: refused before its samples are laid out
+    // (the decoder holds them at the file's own rate first: 4 bytes per 8-bit sample).
+    const header = readWavHeader(bytes);
+    if (header && header.durationSeconds > maxSeconds) throw new WavError(`wav: ${Math.ceil(header.durationSeconds)} s`, 'audio_too_long');
+    return await decodeAudio(bytes, maxSeconds);
   } finally {
     slots.release();
   }

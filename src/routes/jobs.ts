@@ -1,4 +1,4 @@
-// The jobs API (docs/jobs.md), under the /v1 router's API-key guard:
+// The jobs API (docs/api.md, "Jobs: long recordings"), under the /v1 router's API-key guard:
 // POST /v1/audio/jobs spools the upload, checks it decodes, records the job
 // and answers 202 at once; GET /v1/audio/jobs/{id} and GET /v1/audio/jobs
 // show a key its own jobs (another key's are as absent as missing ones);
@@ -67,8 +67,30 @@ function parseJobForm(ctx: Context, target: Parameters<typeof parseTranscription
 
 export function jobRoutes(v1: Router, s: JobRouteParts): void {
   const { store, runner, spoolDir } = s.jobs;
+  /** Job uploads arriving in this process, by key id. */
+  const uploading = new Map<string, number>();
 
-  v1.post('/audio/jobs', watchClient(), s.keyLimiter.middleware(), spoolUpload(s.config.maxJobUploadBytes, spoolDir), async function submitJob(ctx: Context) {
+  /**
+   * The key's job cap, checked before its upload is spooled: a key at its cap
+   * writes nothing to disk, however many uploads it starts at once (those
+   * still arriving count). The handler checks again once the job is recorded,
+   * for submissions through other replicas.
+   */
+  async function roomForAJob(ctx: Context, next: () => Promise<unknown>) {
+    const keyId = stateOf(ctx).apiKey!.id;
+    const arriving = uploading.get(keyId) ?? 0;
+    uploading.set(keyId, arriving + 1); // before the await, so uploads starting together see each other
+    try {
+      if ((await store.unfinished(keyId)) + arriving >= s.config.maxJobsPerKey) throw tooManyJobs(s.config.maxJobsPerKey);
+      await next();
+    } finally {
+      const left = (uploading.get(keyId) ?? 1) - 1;
+      if (left > 0) uploading.set(keyId, left);
+      else uploading.delete(keyId);
+    }
+  }
+
+  v1.post('/audio/jobs', watchClient(), s.keyLimiter.middleware(), roomForAJob, spoolUpload(s.config.maxJobUploadBytes, spoolDir), async function submitJob(ctx: Context) {
     const state = stateOf(ctx);
     const key = state.apiKey!;
     const route = await s.stt.route();

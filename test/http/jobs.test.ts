@@ -10,14 +10,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
-import { AUDIO_DIR, loopedSpeech, wav16k } from '../../fixtures';
+import { AUDIO_DIR, loopedSpeech, wav16k, writeWav } from '../../fixtures';
 import type { LocalRequest } from '../../src/stt/local/engine';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
 let server: TestServer;
 
 before(async () => {
-  server = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_JOB_UPLOAD_BYTES: '12000000', STT_MAX_JOBS_PER_KEY: '3', STT_CALLBACK_ALLOW_PRIVATE_ADDRESSES: 'true' } });
+  server = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_MAX_JOB_UPLOAD_BYTES: '12000000', STT_MAX_JOBS_PER_KEY: '3', STT_MAX_JOB_AUDIO_SECONDS: '600', STT_CALLBACK_ALLOW_PRIVATE_ADDRESSES: 'true' } });
 });
 after(async () => {
   await server.close();
@@ -160,6 +160,8 @@ test('bad input is refused before anything is queued, and nothing is left in the
     [{ file: wavBlob(JFK), response_format: 'xml' }, 400, 'invalid_response_format'],
     [{ model: 'whisper-1' }, 400, 'missing_file'],
     [{ file: wavBlob(Buffer.alloc(12_100_000)) }, 413, 'file_too_large'],
+    // Past STT_MAX_JOB_AUDIO_SECONDS (600 s here): 601 s of 8-kHz 8-bit audio, refused from its header.
+    [{ file: wavBlob(writeWav({ rate: 8000, encoding: 'pcm_u8', channels: [new Float32Array(601 * 8000)] })) }, 400, 'audio_too_long'],
   ];
   for (const [fields, status, code] of cases) {
     const res = await submit(server, server.auth, fields);
@@ -202,6 +204,29 @@ test('a key may have so many jobs waiting; a server with no model takes none', a
   assert.equal(refused.status, 429);
   assert.equal((await refused.json()).error.code, 'too_many_jobs');
   assert.equal(refused.headers.get('retry-after'), '60');
+  // Refused before the upload is read: an upload that has sent only its first part gets the 429, and nothing reaches the spool.
+  const spooled = spoolFiles(server);
+  const early = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const boundary = 'stt-cap-boundary';
+    const req = http.request(`${server.url}/v1/audio/jobs`, { method: 'POST', headers: { ...server.auth, 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': String(10_000_000) } });
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c));
+      res.on('end', () => {
+        req.destroy();
+        resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) });
+      });
+    });
+    req.on('error', reject);
+    setTimeout(() => {
+      req.destroy();
+      reject(new Error('no answer while the upload was unfinished: the cap was not checked before it'));
+    }, 30_000).unref();
+    req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\n`);
+    req.write(Buffer.alloc(64 * 1024)); // and never the rest
+  });
+  assert.deepEqual([early.status, early.body.error.code], [429, 'too_many_jobs']);
+  assert.deepEqual(spoolFiles(server), spooled, 'only the three jobs\' recordings');
   for (const id of ids) await fetch(`${server.url}/v1/audio/jobs/${id}`, { method: 'DELETE', headers: server.auth });
   await release();
   assert.equal((await submit(server, server.auth, { file: wavBlob(JFK) })).status, 202, 'room again once they ended');
