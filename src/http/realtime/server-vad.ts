@@ -30,9 +30,13 @@ export class ServerVad {
    * listener started mid-session counts from there). Throws if the model
    * cannot be loaded.
    */
-  constructor(modelPath: string, readonly settings: ServerVadSettings, private origin: number) {
+  constructor(modelPath: string, private listening: ServerVadSettings, private origin: number) {
     this.stream = createVadStream(modelPath);
-    this.detector = new TurnDetector(settings, FRAME_MS);
+    this.detector = new TurnDetector(listening, FRAME_MS);
+  }
+
+  get settings(): ServerVadSettings {
+    return this.listening;
   }
 
   /**
@@ -72,10 +76,20 @@ export class ServerVad {
    */
   forget(origin: number): void {
     this.origin = origin;
-    this.detector = new TurnDetector(this.settings, FRAME_MS);
+    this.detector = new TurnDetector(this.listening, FRAME_MS);
     this.stream.reset();
     this.ear = new Float32Array(0);
     this.carry = [];
+  }
+
+  /**
+   * Listens with other settings from `origin` on, as a new listener would,
+   * on the model already loaded: a session.update that only changes the
+   * threshold or the pauses costs no model load.
+   */
+  retune(settings: ServerVadSettings, origin: number): void {
+    this.listening = settings;
+    this.forget(origin);
   }
 
   free(): void {

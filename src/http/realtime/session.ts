@@ -283,6 +283,12 @@ export class RealtimeSession {
    * that will not load leaves the old listener and says so.
    */
   private listen(settings: ServerVadSettings | null): EventError | null {
+    if (settings && this.vad) {
+      // The model stays loaded: loading it again on every update would let a client stall the event loop with a burst of them.
+      this.vad.retune(settings, this.held.end);
+      this.dropHeard();
+      return null;
+    }
     let next: ServerVad | null = null;
     if (settings && this.parts.vadModelPath) {
       try {
