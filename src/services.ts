@@ -134,15 +134,19 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   const spoolDir = config.spoolDir;
   mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
   const decodeSlots = new Semaphore(Math.max(1, POOL_SPARE - 1));
+  const keyRevoked = async (keyId: string) => {
+    const key = await apiKeys.get(keyId);
+    return !key || key.revokedAt !== null;
+  };
   const callbacks = new CallbackSender({
     // Its own rules: the provider ones are the host's choice of URL, a callback URL any key holder's.
     store: jobStore, box, rules: { allowInsecureLoopback: config.callbackAllowPrivate, allowPrivate: config.callbackAllowPrivate },
-    userAgent: `stt-gateway/${VERSION}`, logger: logger.child({ component: 'job-callbacks' }), metrics,
+    userAgent: `stt-gateway/${VERSION}`, logger: logger.child({ component: 'job-callbacks' }), metrics, keyRevoked,
   });
   const jobRunner = new JobRunner({
     store: jobStore, stt, decodeSlots, spoolDir, owner: replicaId, maxAudioSeconds: config.maxJobAudioSeconds, retentionMs: config.jobRetentionHours * 3600_000,
     leaseMs: config.jobLeaseSeconds * 1000,
-    alone: !db.shared, logger: logger.child({ component: 'jobs' }),
+    alone: !db.shared, logger: logger.child({ component: 'jobs' }), keyRevoked,
     onEnded: (outcome) => {
       metrics.jobsFinished.inc({ outcome });
       callbacks.wake();

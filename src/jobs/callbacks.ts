@@ -45,6 +45,8 @@ export interface CallbackSenderOptions {
   metrics?: Metrics;
   /** How long a receiver has to answer an attempt (10 s; shorter in tests). */
   attemptTimeoutMs?: number;
+  /** Whether the job's key was revoked (or removed) since it was submitted: its callbacks are given up, unsent. */
+  keyRevoked?: (keyId: string) => Promise<boolean>;
 }
 
 /** Attempts in flight at once per process; one per key, so a receiver that hangs delays only its own key's. */
@@ -118,6 +120,12 @@ export class CallbackSender {
     const body = JSON.stringify(jobView(job));
     const sentAt = Math.floor(Date.now() / 1000);
     const log = this.o.logger.child({ jobId: job.id, attempt: job.callbackAttempts + 1 });
+    if (await this.o.keyRevoked?.(job.keyId)) {
+      await this.o.store.callbackAttempted(job.id, hold, { delivered: false, retryAt: null });
+      this.o.metrics?.jobCallbacks.inc({ outcome: 'given_up' });
+      log.info('job callback given up unsent: its key was revoked');
+      return;
+    }
     let failure: string;
     // deadline(), not AbortSignal.timeout(): inside AbortSignal.any() that one can be collected and never fire (net/deadline.ts).
     const timeout = deadline(this.attemptTimeoutMs);

@@ -66,6 +66,8 @@ export interface JobRunnerOptions {
   logger: Logger;
   /** A job ended here (its callback, if it has one, is due). */
   onEnded?: (outcome: 'done' | 'failed') => void;
+  /** Whether the key that submitted a job was revoked (or removed) since: its jobs are cancelled, not run. */
+  keyRevoked?: (keyId: string) => Promise<boolean>;
 }
 
 export class JobRunner {
@@ -124,6 +126,7 @@ export class JobRunner {
 
   private async run(job: Job): Promise<void> {
     if (job.starts > MAX_STARTS) return this.giveUp(job);
+    if (await this.o.keyRevoked?.(job.keyId)) return this.cancelRevoked(job);
     const abort = new AbortController();
     this.running = { id: job.id, abort };
     const renew = setInterval(() => {
@@ -243,6 +246,12 @@ export class JobRunner {
       await this.dropSpool(job);
       this.o.onEnded?.('failed');
     }
+  }
+
+  /** Nobody may fetch the answer of a revoked key's job: it is not worth the cores. */
+  private async cancelRevoked(job: Job): Promise<void> {
+    if (await this.o.store.cancel(job.id)) await this.dropSpool(job);
+    this.o.logger.info({ jobId: job.id, keyId: job.keyId }, 'a job of a revoked key cancelled');
   }
 
   private async dropSpool(job: Job): Promise<void> {

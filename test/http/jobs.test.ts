@@ -137,8 +137,11 @@ test('a job waits behind requests, and DELETE cancels it and removes its recordi
   const res = await submit(server, server.auth, { file: wavBlob(JFK) });
   const { id } = await res.json();
   // The request in the slot is not paused for it: the job waits however long the request takes.
-  await new Promise((r) => setTimeout(r, 300));
-  const waiting = (await getJob(server, server.auth, id)).body;
+  let waiting = (await getJob(server, server.auth, id)).body;
+  for (const until = Date.now() + 10_000; (waiting.status !== 'running' || server.services.local.scheduler.stats().background !== 1) && Date.now() < until; ) {
+    await new Promise((r) => setTimeout(r, 20));
+    waiting = (await getJob(server, server.auth, id)).body;
+  }
   assert.equal(waiting.status, 'running', 'claimed by the runner, its piece waiting in the background lane');
   assert.equal(waiting.progress.seconds_done, 0);
   assert.equal(server.services.local.scheduler.stats().background, 1);
@@ -151,6 +154,23 @@ test('a job waits behind requests, and DELETE cancels it and removes its recordi
   assert.equal((await getJob(server, server.auth, id)).body.status, 'cancelled', 'a cancelled job never runs');
   assert.equal((await fetch(`${server.url}/v1/audio/jobs/${id}`, { method: 'DELETE', headers: server.auth })).status, 204);
   assert.equal((await getJob(server, server.auth, id)).status, 404);
+});
+
+test('the jobs of a key revoked while they wait are cancelled when they come up, their recordings removed', async () => {
+  const admin = { Authorization: `Bearer ${server.adminKey}`, 'Content-Type': 'application/json' };
+  const k = await (await fetch(`${server.url}/admin/api-keys`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'jobs-revoked' }) })).json();
+  const auth = { Authorization: `Bearer ${k.key}` };
+  const release = holdSlot(server);
+  // The first is taken up by the runner and waits for the slot; the second waits in the queue behind it.
+  const first = (await (await submit(server, auth, { file: wavBlob(JFK) })).json()).id;
+  const second = (await (await submit(server, auth, { file: wavBlob(JFK) })).json()).id;
+  assert.equal((await fetch(`${server.url}/admin/api-keys/${k.id}/revoke`, { method: 'POST', headers: admin })).status, 200);
+  await release();
+  const statusOf = async (id: string) => (await (await fetch(`${server.url}/admin/jobs`, { headers: admin })).json()).data.find((j: { id: string }) => j.id === id)?.status;
+  for (const until = Date.now() + 30_000; (await statusOf(second)) !== 'cancelled' && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(await statusOf(second), 'cancelled');
+  assert.ok(['done', 'cancelled'].includes(await statusOf(first)), 'the one already running ends as it would');
+  assert.ok(!spoolFiles(server).includes(second), 'its recording removed');
 });
 
 test('bad input is refused before anything is queued, and nothing is left in the spool', async () => {

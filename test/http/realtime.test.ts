@@ -261,6 +261,21 @@ test('limits: sessions per key, and the key\'s audio budget per turn', async () 
   await one.closed;
 });
 
+test('a key given a budget while its session is open is held to it at the next turn; a key revoked meanwhile gets invalid_api_key and the session closes', async () => {
+  const admin = { Authorization: `Bearer ${server.adminKey}`, 'Content-Type': 'application/json' };
+  const k = (await (await fetch(`${server.url}/admin/api-keys`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'live-changed' }) })).json()) as CreatedApiKey;
+  const s = await connect({ key: k.key });
+  await sendTurn(s, JFK_24K.subarray(0, 48000));
+  assert.equal((await s.next('conversation.item.input_audio_transcription.completed')).usage.seconds, 2);
+  assert.equal((await fetch(`${server.url}/admin/api-keys/${k.id}`, { method: 'PATCH', headers: admin, body: JSON.stringify({ audioSecondsPerDay: 3 }) })).status, 200);
+  await sendTurn(s, JFK_24K.subarray(0, 48000));
+  assert.equal((await s.next('conversation.item.input_audio_transcription.failed')).error.code, 'audio_budget_exceeded');
+  assert.equal((await fetch(`${server.url}/admin/api-keys/${k.id}/revoke`, { method: 'POST', headers: admin })).status, 200);
+  await sendTurn(s, JFK_24K.subarray(0, 24000));
+  assert.equal((await s.next('error')).error.code, 'invalid_api_key');
+  assert.equal((await s.closed).code, 1008);
+});
+
 test('STT_REALTIME_MAX_SESSIONS=0: a handshake with a key gets 404 realtime_disabled, whatever it asks for; without a key, 401 as before', async () => {
   const own = await startTestServer({ routing: LOCAL, env: { STT_REALTIME_MAX_SESSIONS: '0' } });
   try {

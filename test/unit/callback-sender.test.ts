@@ -48,7 +48,7 @@ function jobAt(url: string, attempts = 0): Job {
 type Outcome = { delivered: true } | { delivered: false; retryAt: number | null };
 
 /** A sender whose store hands out `job` once and reports the attempt's recorded outcome. */
-function senderFor(job: Job, attemptTimeoutMs: number) {
+function senderFor(job: Job, attemptTimeoutMs: number, keyRevoked?: (keyId: string) => Promise<boolean>) {
   let handed = false;
   let record!: (o: Outcome) => void;
   const recorded = new Promise<Outcome>((resolve) => (record = resolve));
@@ -65,7 +65,7 @@ function senderFor(job: Job, attemptTimeoutMs: number) {
       record(outcome);
     },
   } as unknown as JobStore;
-  const sender = new CallbackSender({ store, box, rules: { allowInsecureLoopback: true, allowPrivate: true }, userAgent: 'test', logger: createLogger('silent'), attemptTimeoutMs });
+  const sender = new CallbackSender({ store, box, rules: { allowInsecureLoopback: true, allowPrivate: true }, userAgent: 'test', logger: createLogger('silent'), attemptTimeoutMs, keyRevoked });
   return { sender, recorded, outcomes };
 }
 
@@ -131,4 +131,15 @@ test('a shutdown during an attempt records nothing: the hold runs out and anothe
   assert.equal(hits.length, before + 1, 'the attempt reached the receiver');
   await within(sender.stop(), 10_000, 'stop');
   assert.deepEqual(outcomes, []);
+});
+
+test('a job whose key was revoked is not called back: given up unsent', async () => {
+  const before = hits.length;
+  const asked: string[] = [];
+  const { sender, recorded } = senderFor(jobAt(`${await listening}/ok`), 2_000, async (keyId) => (asked.push(keyId), true));
+  sender.start();
+  assert.deepEqual(await within(recorded, 10_000, 'the revoked key\'s attempt'), { delivered: false, retryAt: null });
+  await sender.stop();
+  assert.deepEqual(asked, ['k1']);
+  assert.equal(hits.length, before, 'nothing reached the receiver');
 });

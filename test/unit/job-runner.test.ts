@@ -13,7 +13,7 @@ import type { Backends } from '../../src/stt/backends';
 
 const job = { id: 'job_1', keyId: 'k', status: 'running', form: '{}', spool: '/nowhere/job_1', secondsTotal: 10, secondsDone: 0, partial: null, result: null, error: null, callbackUrl: null, callbackState: null, callbackAttempts: 0, starts: 1, createdAt: 0, startedAt: 0, finishedAt: null } satisfies Job;
 
-function runnerWith(store: Partial<JobStore>): { runner: JobRunner; calls: string[] } {
+function runnerWith(store: Partial<JobStore>, keyRevoked?: (keyId: string) => Promise<boolean>): { runner: JobRunner; calls: string[] } {
   const calls: string[] = [];
   const logged = new Proxy(store, {
     get: (target, name) => {
@@ -24,7 +24,7 @@ function runnerWith(store: Partial<JobStore>): { runner: JobRunner; calls: strin
   const stt = { transcribe: () => Promise.reject(new Error('no transcription expected')) } as unknown as Backends;
   const runner = new JobRunner({
     store: logged as JobStore, stt, decodeSlots: new Semaphore(1), spoolDir: mkdtempSync(path.join(os.tmpdir(), 'stt-spool-')), owner: 'me',
-    maxAudioSeconds: 60, retentionMs: 1000, leaseMs: 30_000, alone: true, logger: createLogger('silent'),
+    maxAudioSeconds: 60, retentionMs: 1000, leaseMs: 30_000, alone: true, logger: createLogger('silent'), keyRevoked,
   });
   return { runner, calls };
 }
@@ -74,4 +74,20 @@ test('a job taken up MAX_STARTS times whose process never handed it back is fail
   await runner.stop();
   assert.equal(JSON.parse(failed[0]).error.code, 'job_crashed');
   assert.ok(!calls.includes('renew') && !calls.includes('progress'), 'never run');
+});
+
+test('a job whose key was revoked is cancelled when it comes up, not run', async () => {
+  const cancelled: string[] = [];
+  let claimed = false;
+  const { runner, calls } = runnerWith({
+    ...base,
+    claim: async () => (claimed ? undefined : ((claimed = true), job)),
+    cancel: async (id: string) => (cancelled.push(id), job),
+    forgetSpool: async () => undefined,
+  }, async (keyId) => keyId === job.keyId);
+  await runner.start();
+  for (let i = 0; i < 500 && !cancelled.length; i++) await new Promise((r) => setTimeout(r, 10));
+  await runner.stop();
+  assert.deepEqual(cancelled, [job.id]);
+  assert.ok(!calls.includes('fail') && !calls.includes('renew') && !calls.includes('progress'), `never run: ${calls.join(', ')}`);
 });

@@ -66,6 +66,8 @@ export interface SessionParts {
   limits: SessionLimits;
   /** The Silero model server_vad listens with; null where it is not installed (turns are then the client's to commit). */
   vadModelPath: string | null;
+  /** The key's record as stored now: a key revoked, or given other limits, since the session opened. */
+  keyNow(id: string): Promise<ApiKeyRecord | undefined>;
   /** Whether turns being heard are drafted for deltas (STT_REALTIME_DRAFTS). */
   drafts: boolean;
   /** Counts a committed turn by what ended it (the metrics' stt_realtime_turns_total). */
@@ -130,7 +132,7 @@ export class RealtimeSession {
   constructor(
     private readonly ws: WebSocket,
     private dialect: Dialect,
-    private readonly key: ApiKeyRecord,
+    private key: ApiKeyRecord,
     model: string,
     private readonly parts: SessionParts,
   ) {
@@ -204,6 +206,22 @@ export class RealtimeSession {
   }
 
   /** An `error` event, and the session closed (1008) after it. */
+  /**
+   * Re-reads the key before a turn is charged, so a revoked key stops here and
+   * new limits apply. A store that cannot answer leaves the record read at the
+   * handshake (as STT_STORE_GRACE_S keeps serving keys read last).
+   */
+  private async keyStillValid(): Promise<boolean> {
+    try {
+      const now = await this.parts.keyNow(this.key.id);
+      if (!now || now.revokedAt) return false;
+      this.key = now;
+    } catch (err) {
+      this.parts.logger.warn({ session: this.id, err: (err as Error).message }, 'realtime: the key could not be read again; the handshake\'s record is used');
+    }
+    return true;
+  }
+
   private fail(code: string, message: string, type = 'invalid_request_error'): void {
     this.send(errorEvent({ ...invalid(code, message), type }));
     this.ws.close(1008, code);
@@ -469,6 +487,11 @@ export class RealtimeSession {
     const { words } = shown;
     if (this.closed) {
       if (shown.seconds > 0) this.parts.keyLimiter.recordShownTurn(this.key, shown.seconds, true);
+      return;
+    }
+    if (!(await this.keyStillValid())) {
+      if (shown.seconds > 0) this.parts.keyLimiter.recordShownTurn(this.key, shown.seconds, true);
+      if (!this.closed) this.fail('invalid_api_key', 'This session\'s API key was revoked; the session is closed.');
       return;
     }
     let started = false;

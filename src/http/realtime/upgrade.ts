@@ -166,6 +166,7 @@ export function attachRealtime(server: http.Server, s: RealtimeParts): Realtime 
           try {
             session = new RealtimeSession(ws, dialect, key, model, {
               stt: s.stt, keyLimiter: s.keyLimiter, logger: s.logger, limits, vadModelPath: installedVadModel(s.config.modelsDir), drafts: s.config.realtimeDrafts,
+              keyNow: (id) => s.apiKeys.get(id),
               turnsEnded: (by) => s.metrics.realtimeTurns.inc({ ended_by: by }),
               drafted: () => s.metrics.realtimeDrafts.inc(),
               draftsRevised: () => s.metrics.realtimeDraftsRevised.inc(),
