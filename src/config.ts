@@ -26,7 +26,7 @@ export interface Config {
   maxUploadBytes: number;
   /** Longest clip accepted, read from the WAV header before decoding. */
   maxAudioSeconds: number;
-  /** The jobs API (docs/jobs.md): largest upload, spooled to disk (STT_MAX_JOB_UPLOAD_BYTES). */
+  /** The jobs API (docs/api.md, "Jobs: long recordings"): largest upload, spooled to disk (STT_MAX_JOB_UPLOAD_BYTES). */
   maxJobUploadBytes: number;
   /** Longest recording a job takes (STT_MAX_JOB_AUDIO_SECONDS). */
   maxJobAudioSeconds: number;

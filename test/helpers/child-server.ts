@@ -21,6 +21,12 @@ export async function prepare(): Promise<{ dataDir: string; key: string }> {
   return { dataDir, key };
 }
 
+/** Children not yet exited: killed when the test file's process exits, so a failed test leaves no server running. */
+const alive = new Set<ReturnType<typeof spawn>>();
+process.on('exit', () => {
+  for (const child of alive) child.kill('SIGKILL');
+});
+
 /** The server in its own process (src/server.ts's main), UV_THREADPOOL_SIZE not inherited. */
 export function startChild(env: Record<string, string>) {
   const { UV_THREADPOOL_SIZE: _drop, ...inherited } = process.env;
@@ -33,7 +39,8 @@ export function startChild(env: Record<string, string>) {
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  alive.add(child);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => (alive.delete(child), resolve(code))));
   return { child, exited, output: () => out };
 }
 
@@ -45,6 +52,7 @@ export async function waitForPort(c: ReturnType<typeof startChild>, until = /loc
     port = Number(/"port":(\d+)/.exec(c.output())?.[1] ?? 0);
     await new Promise((r) => setTimeout(r, 20));
   }
+  if (!(port && until.test(c.output()))) c.child.kill('SIGKILL'); // it never came up: not left running
   assert.ok(port && until.test(c.output()), c.output());
   return port;
 }
