@@ -54,12 +54,12 @@ import { numberOption, optionValue, reportSuffix } from './lib/args';
 import { provenance, commitState } from './lib/provenance';
 import { saveReport, today } from './lib/results';
 import { fmt } from './lib/stats';
+import { holdingOf, windowCostsNothing, WITHIN_POINTS } from './lib/default-rule';
 
 const THREADS = 2;
 // So that neither side's worker threads are still busy when the other starts on 2 cores.
 const SETTLE_MS = 100;
 /** The rule's bound: a configuration may cost at most this many WER points against faster-whisper's default. */
-const WITHIN_POINTS = 0.3;
 const BANDS: [number, number][] = [[0, 5], [5, 10], [10, 20], [20, 30.01]];
 
 export interface OurConfig {
@@ -340,12 +340,9 @@ async function main(): Promise<void> {
     const full = SYSTEMS.find((x) => x.kind === 'ours' && !x.autoLanguage && !x.config.weights && x.config.beam === s.config.beam && x.config.window === 'full');
     if (!full) return { costsNothing: false, text: `no full-window run with beam ${s.config.beam} to read its window against` };
     const m = pairedBootstrap(perClip(s.id, all), perClip(full.id, all));
-    return { costsNothing: m.werDiff[2] < WITHIN_POINTS, text: `against the full window ${signed(m.werDiff[0])} points (${signed(m.werDiff[1])} .. ${signed(m.werDiff[2])})` };
+    return { costsNothing: windowCostsNothing(m), text: `against the full window ${signed(m.werDiff[0])} points (${signed(m.werDiff[1])} .. ${signed(m.werDiff[2])})` };
   };
   const judged = candidates.map((c) => ({ ...c, window: windowCost(c.s) }));
-  // The configurations that hold, cheapest first.
-  const holdingOf = <T extends { b: { werDiff: number[]; timeRatio: number[] }; window: { costsNothing: boolean } | null }>(cs: T[]): T[] =>
-    cs.filter((c) => c.b.werDiff[0] <= WITHIN_POINTS && (c.window === null || c.window.costsNothing)).sort((a, b) => a.b.timeRatio[0] - b.b.timeRatio[0]);
   const holding = holdingOf(judged);
   const rule = !candidates.length
     ? 'No candidate for the default ran (ours with the language given, on the q8_0 weights): the rule is not read.'
