@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "resampler.h"
@@ -166,19 +167,27 @@ Sniffed sniff_untagged(const uint8_t* data, size_t size) {
 }  // namespace
 
 DecodedAudio decode_wav_audio(const uint8_t* data, size_t size, double max_seconds) {
-  // Its samples are the upload's own bytes, so its memory is bounded by the upload's size.
-  DecodedWav wav = decode_wav(data, size);
-  if (static_cast<double>(wav.info.frames) > max_seconds * wav.info.sample_rate) {
-    throw WavError("audio_too_long", "wav: " + seconds_text(static_cast<double>(wav.info.frames) / wav.info.sample_rate));
-  }
+  // Refused from the header before any sample is read; the samples go through the
+  // resampler in pieces, so only the 16-kHz output is held (the same samples
+  // Resampler::resample gives over the whole, audio_fuzz checks).
+  std::optional<StreamingResampler> resampler;
+  const WavInfo info = read_wav(
+      data, size,
+      [&](const WavInfo& i) {
+        if (static_cast<double>(i.frames) > max_seconds * i.sample_rate) {
+          throw WavError("audio_too_long", "wav: " + seconds_text(static_cast<double>(i.frames) / i.sample_rate));
+        }
+        resampler.emplace(i.sample_rate, kOutputSampleRate);
+      },
+      [&](const float* mono, size_t n) { resampler->push(mono, n); });
   DecodedAudio out;
   out.container = "wav";
-  out.codec = wav.info.sample_format;
-  out.sample_rate = wav.info.sample_rate;
-  out.channels = wav.info.channels;
-  out.frames = wav.info.frames;
-  out.wav = wav.info;
-  out.pcm = Resampler::resample(wav.mono, wav.info.sample_rate, kOutputSampleRate);
+  out.codec = info.sample_format;
+  out.sample_rate = info.sample_rate;
+  out.channels = info.channels;
+  out.frames = info.frames;
+  out.wav = info;
+  out.pcm = resampler->finish();
   if (out.pcm.empty()) throw WavError("no_samples", "audio is too short to resample");
   return out;
 }

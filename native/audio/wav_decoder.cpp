@@ -1,5 +1,6 @@
 #include "wav_decoder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -137,7 +138,8 @@ float read_sample(const Format& f, const uint8_t* p) {
 
 }  // namespace
 
-DecodedWav decode_wav(const uint8_t* data, size_t size) {
+WavInfo read_wav(const uint8_t* data, size_t size, const std::function<void(const WavInfo&)>& header,
+                 const std::function<void(const float*, size_t)>& take) {
   if (size >= 4 && std::memcmp(data, "RIFF", 4) != 0) throw WavError("not_riff_wave", "not a RIFF file");
   if (size < 12) throw WavError("truncated_header", "file is shorter than a RIFF/WAVE header");
   if (std::memcmp(data + 8, "WAVE", 4) != 0) throw WavError("not_riff_wave", "RIFF file is not WAVE");
@@ -187,29 +189,44 @@ DecodedWav decode_wav(const uint8_t* data, size_t size) {
   validate(fmt);
   if (!samples) throw WavError("no_samples", "no data chunk");
 
-  DecodedWav out;
-  out.info.sample_rate = fmt.rate;
-  out.info.channels = fmt.channels;
-  out.info.bits_per_sample = fmt.bits;
-  out.info.sample_format = sample_format_name(fmt);
-  out.info.extensible = fmt.extensible;
-  out.info.frames = samples_len / fmt.block_align;
-  if (out.info.frames == 0) throw WavError("no_samples", "data chunk holds no complete sample frame");
-  const double output_samples = static_cast<double>(out.info.frames) * kOutputSampleRate / fmt.rate;
+  WavInfo info;
+  info.sample_rate = fmt.rate;
+  info.channels = fmt.channels;
+  info.bits_per_sample = fmt.bits;
+  info.sample_format = sample_format_name(fmt);
+  info.extensible = fmt.extensible;
+  info.frames = samples_len / fmt.block_align;
+  if (info.frames == 0) throw WavError("no_samples", "data chunk holds no complete sample frame");
+  const double output_samples = static_cast<double>(info.frames) * kOutputSampleRate / fmt.rate;
   if (output_samples > static_cast<double>(kMaxOutputSamples)) {
     throw WavError("too_long", "audio is longer than the engines accept (" + std::to_string(kMaxOutputSamples) +
                                    " samples at 16 kHz, about 37 hours)");
   }
 
+  header(info);
+
   const size_t bytes_per_sample = fmt.bits / 8;
   const float scale = 1.0f / static_cast<float>(fmt.channels);
-  out.mono.resize(out.info.frames);
-  for (size_t i = 0; i < out.info.frames; ++i) {
-    const uint8_t* frame = samples + i * fmt.block_align;
-    float sum = 0.0f;
-    for (uint16_t c = 0; c < fmt.channels; ++c) sum += read_sample(fmt, frame + c * bytes_per_sample);
-    out.mono[i] = sum * scale;
+  constexpr size_t kPiece = 4096;
+  float mono[kPiece];
+  for (size_t at = 0; at < info.frames; at += kPiece) {
+    const size_t n = std::min(kPiece, info.frames - at);
+    for (size_t i = 0; i < n; ++i) {
+      const uint8_t* frame = samples + (at + i) * fmt.block_align;
+      float sum = 0.0f;
+      for (uint16_t c = 0; c < fmt.channels; ++c) sum += read_sample(fmt, frame + c * bytes_per_sample);
+      mono[i] = sum * scale;
+    }
+    take(mono, n);
   }
+  return info;
+}
+
+DecodedWav decode_wav(const uint8_t* data, size_t size) {
+  DecodedWav out;
+  out.info = read_wav(
+      data, size, [&](const WavInfo& info) { out.mono.reserve(info.frames); },
+      [&](const float* mono, size_t n) { out.mono.insert(out.mono.end(), mono, mono + n); });
   return out;
 }
 

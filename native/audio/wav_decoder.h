@@ -1,8 +1,11 @@
 // Parses a WAV file held in memory and returns its samples as mono float32 at
-// the source rate. Pure C++, no N-API: the fuzz driver links it directly.
+// the source rate (decode_wav), or hands them on in pieces (read_wav), so a
+// caller that resamples them never holds them whole. Pure C++, no N-API: the
+// fuzz driver links it directly.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -43,5 +46,11 @@ constexpr uint32_t kOutputSampleRate = 16000;
 constexpr size_t kMaxOutputSamples = 2147483647;
 
 DecodedWav decode_wav(const uint8_t* data, size_t size);
+
+// The same parse and refusals as decode_wav; `header` is called once the
+// header is read and checked (it may refuse, before any sample is read), then
+// `samples` with the downmixed samples in order, a few thousand at a time.
+WavInfo read_wav(const uint8_t* data, size_t size, const std::function<void(const WavInfo&)>& header,
+                 const std::function<void(const float*, size_t)>& samples);
 
 }  // namespace stt

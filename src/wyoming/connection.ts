@@ -30,6 +30,12 @@ const OWNER = 'wyoming';
 export const MAX_UTTERANCE_SECONDS = 300;
 /** Wall-clock time an utterance may stay open beyond its own length (a client trickling audio to hold the connection). */
 const UTTERANCE_SLACK_MS = 30_000;
+/**
+ * Events that keep a connection from going idle: those toward an utterance. A
+ * ping or a describe does not, or a client pinging every few seconds could
+ * hold one of the server's few connections for ever without using it.
+ */
+const WORK_EVENTS = new Set(['transcribe', 'audio-start', 'audio-chunk', 'audio-stop']);
 /** Output not yet taken by the client past which it is not reading: the connection is cut. */
 const MAX_UNSENT_BYTES = 256 * 1024;
 
@@ -38,7 +44,7 @@ export interface ConnectionParts {
   logger: Logger;
   /** Longest utterance, in seconds (STT_MAX_AUDIO_SECONDS, at most MAX_UTTERANCE_SECONDS). */
   maxAudioSeconds: number;
-  /** No complete event for this long, and nothing being transcribed: the connection is closed. */
+  /** No event toward an utterance for this long, and nothing being transcribed: the connection is closed. */
   idleMs: number;
   /** Counts an utterance by how it ended (stt_wyoming_transcripts_total). */
   counted(outcome: 'transcribed' | 'refused' | 'failed'): void;
@@ -100,7 +106,7 @@ export class WyomingConnection {
     this.finish();
   }
 
-  /** Restarts the idle clock (complete events, not bytes, count: a trickle of bytes is idle). */
+  /** Restarts the idle clock (complete events toward an utterance, not bytes, count: a trickle of bytes, or of pings, is idle). */
   private touch(): void {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
@@ -121,7 +127,7 @@ export class WyomingConnection {
       this.parts.logger.info({ code: e.code }, 'wyoming client sent a bad frame: connection closed');
       return this.fail(e.code, e.message);
     }
-    if (events.length) this.touch();
+    if (events.some((e) => WORK_EVENTS.has(e.type))) this.touch();
     for (const event of events) {
       this.queue = this.queue.then(() => this.handle(event)).catch((err: Error) => {
         this.parts.logger.error({ err: err.message }, 'wyoming event failed');

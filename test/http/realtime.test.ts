@@ -446,6 +446,25 @@ test('server_vad: a clear drops the turn being heard; speech past the buffer\'s 
   await s.closed;
 });
 
+test('turns the client commits: an append past the buffer\'s limit is refused (input_audio_buffer_full) and dropped, and the buffer still commits', async () => {
+  const s = await connect({ on: vadServer });
+  await s.next('session.created');
+  s.send({ type: 'session.update', session: { type: 'transcription', audio: { input: { turn_detection: null } } } });
+  await s.next('session.updated');
+  // The 4-s buffer here: 3 s fit, 2 s more do not.
+  s.send({ type: 'input_audio_buffer.append', audio: base64(JFK_24K.subarray(0, 3 * 24000)) });
+  s.send({ type: 'input_audio_buffer.append', audio: base64(JFK_24K.subarray(3 * 24000, 5 * 24000)) });
+  const full = await s.next('error');
+  assert.deepEqual([full.error.code, full.error.param], ['input_audio_buffer_full', 'audio']);
+  s.send({ type: 'input_audio_buffer.commit' });
+  const committed = await s.next('input_audio_buffer.committed');
+  const completed = await s.next('conversation.item.input_audio_transcription.completed');
+  assert.equal(completed.item_id, committed.item_id);
+  assert.equal(completed.usage.seconds, 3, 'the refused append is not in the turn');
+  s.ws.close();
+  await s.closed;
+});
+
 test('server_vad: a commit while speech is heard ends that turn, and the speech after it is heard afresh', async () => {
   const s = await connect({ on: vadServer });
   await s.next('session.created');
