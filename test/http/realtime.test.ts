@@ -321,10 +321,9 @@ test('shutdown ends an open session with 1001 after its committed turn is answer
       for (let i = 0; i < JFK_24K.length; i += 4800) ws.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: base64(JFK_24K.subarray(i, i + 4800)) }));
       ws.send(JSON.stringify({ type: 'input_audio_buffer.commit' }));
     }
-    await new Promise<void>((resolve) => {
-      const check = () => (events.some((e) => e.type === 'input_audio_buffer.committed') ? resolve() : setTimeout(check, 5));
-      check();
-    });
+    for (const until = Date.now() + 60_000; !events.some((e) => e.type === 'input_audio_buffer.committed'); await new Promise((r) => setTimeout(r, 5))) {
+      assert.ok(Date.now() < until, `no turn committed within 60 s: ${events.map((e) => e.type).join(', ')}`);
+    }
     await own.close();
     assert.equal(await closed, 1001);
     const committed = events.filter((e) => e.type === 'input_audio_buffer.committed').map((e) => e.item_id);
