@@ -59,7 +59,7 @@ import { holdingOf, windowCostsNothing, WITHIN_POINTS } from './lib/default-rule
 const THREADS = 2;
 // So that neither side's worker threads are still busy when the other starts on 2 cores.
 const SETTLE_MS = 100;
-/** The rule's bound: a configuration may cost at most this many WER points against faster-whisper's default. */
+/** The duration bands every table is also read in, in seconds. */
 const BANDS: [number, number][] = [[0, 5], [5, 10], [10, 20], [20, 30.01]];
 
 export interface OurConfig {

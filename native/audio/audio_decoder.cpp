@@ -178,6 +178,7 @@ DecodedAudio decode_wav_audio(const uint8_t* data, size_t size, double max_secon
           throw WavError("audio_too_long", "wav: " + seconds_text(static_cast<double>(i.frames) / i.sample_rate));
         }
         resampler.emplace(i.sample_rate, kOutputSampleRate);
+        resampler->reserve(i.frames);
       },
       [&](const float* mono, size_t n) { resampler->push(mono, n); });
   DecodedAudio out;

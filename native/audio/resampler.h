@@ -57,6 +57,9 @@ class StreamingResampler {
  public:
   StreamingResampler(uint32_t in_rate, uint32_t out_rate);
   void push(const float* in, size_t count);
+  // Room for the output of `in_count` input samples in all, when the length is known
+  // beforehand (a WAV's header): the output is then never copied as it grows.
+  void reserve(size_t in_count) { out_.reserve(resampler_.output_length(in_count)); }
   // The output, complete; the resampler must not be used afterwards.
   std::vector<float> finish();
   size_t input_samples() const { return total_in_; }

@@ -120,15 +120,17 @@ export class CallbackSender {
     const body = JSON.stringify(jobView(job));
     const sentAt = Math.floor(Date.now() / 1000);
     const log = this.o.logger.child({ jobId: job.id, attempt: job.callbackAttempts + 1 });
-    if (await this.o.keyRevoked?.(job.keyId)) {
+    let failure: string;
+    // deadline(), not AbortSignal.timeout(): inside AbortSignal.any() that one can be collected and never fire (net/deadline.ts).
+    // Started before the key is read, so the read counts against the attempt's time and its hold.
+    const timeout = deadline(this.attemptTimeoutMs);
+    if (await this.o.keyRevoked?.(job.keyId).catch(() => false)) {
+      timeout.clear();
       await this.o.store.callbackAttempted(job.id, hold, { delivered: false, retryAt: null });
       this.o.metrics?.jobCallbacks.inc({ outcome: 'given_up' });
       log.info('job callback given up unsent: its key was revoked');
       return;
     }
-    let failure: string;
-    // deadline(), not AbortSignal.timeout(): inside AbortSignal.any() that one can be collected and never fire (net/deadline.ts).
-    const timeout = deadline(this.attemptTimeoutMs);
     try {
       const res = await checkedFetch(job.callbackUrl!, {
         method: 'POST',

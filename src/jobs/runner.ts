@@ -126,7 +126,8 @@ export class JobRunner {
 
   private async run(job: Job): Promise<void> {
     if (job.starts > MAX_STARTS) return this.giveUp(job);
-    if (await this.o.keyRevoked?.(job.keyId)) return this.cancelRevoked(job);
+    // A store that cannot answer runs the job (as sessions keep serving a key they read): only a revocation read cancels it.
+    if (await this.o.keyRevoked?.(job.keyId).catch(() => false)) return this.cancelRevoked(job);
     const abort = new AbortController();
     this.running = { id: job.id, abort };
     const renew = setInterval(() => {

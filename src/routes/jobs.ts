@@ -69,6 +69,8 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
   const { store, runner, spoolDir } = s.jobs;
   /** Job uploads arriving in this process, by key id. */
   const uploading = new Map<string, number>();
+  /** Each submission's place among them, let go once its job is recorded (then unfinished() counts it) or it ends. */
+  const places = new WeakMap<Context, () => void>();
 
   /**
    * The key's job cap, checked before its upload is spooled: a key at its cap
@@ -80,13 +82,20 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
     const keyId = stateOf(ctx).apiKey!.id;
     const arriving = uploading.get(keyId) ?? 0;
     uploading.set(keyId, arriving + 1); // before the await, so uploads starting together see each other
+    let held = true;
+    const letGo = () => {
+      if (!held) return;
+      held = false;
+      const left = (uploading.get(keyId) ?? 1) - 1;
+      if (left > 0) uploading.set(keyId, left);
+      else uploading.delete(keyId);
+    };
+    places.set(ctx, letGo);
     try {
       if ((await store.unfinished(keyId)) + arriving >= s.config.maxJobsPerKey) throw tooManyJobs(s.config.maxJobsPerKey);
       await next();
     } finally {
-      const left = (uploading.get(keyId) ?? 1) - 1;
-      if (left > 0) uploading.set(keyId, left);
-      else uploading.delete(keyId);
+      letGo();
     }
   }
 
@@ -119,6 +128,7 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
     const id = `job_${randomUUID().replaceAll('-', '')}`;
     const spool = path.join(spoolDir, id);
     await rename(upload, spool);
+    places.get(ctx)?.(); // counted by unfinished() from here on, not twice
     try {
       const job = await store.create({ id, keyId: key.id, form: JSON.stringify(form), spool: id, secondsTotal: durationSeconds, callbackUrl });
       // Submissions that passed the check above together: the ones past the cap go again.

@@ -9,7 +9,7 @@
 // connection: Home Assistant reads nothing but a transcript or the end of
 // the stream, so an open connection after an error would leave it waiting.
 // Bounded: utterances (length and wall-clock time), unsent output, idle time
-// between events. Wyoming has no authentication: who may connect is the
+// without an utterance's audio. Wyoming has no authentication: who may connect is the
 // listening address's business (server.ts).
 import type net from 'node:net';
 import { createResampler, type Resampler } from '../native';
@@ -31,11 +31,12 @@ export const MAX_UTTERANCE_SECONDS = 300;
 /** Wall-clock time an utterance may stay open beyond its own length (a client trickling audio to hold the connection). */
 const UTTERANCE_SLACK_MS = 30_000;
 /**
- * Events that keep a connection from going idle: those toward an utterance. A
- * ping or a describe does not, or a client pinging every few seconds could
- * hold one of the server's few connections for ever without using it.
+ * Events that keep a connection from going idle: an utterance's audio and its
+ * end (within the utterance's own deadline). A ping, a describe, a transcribe
+ * or a bare audio-start does not, or a client repeating one every few seconds
+ * could hold one of the server's few connections for ever without using it.
  */
-const WORK_EVENTS = new Set(['transcribe', 'audio-start', 'audio-chunk', 'audio-stop']);
+const WORK_EVENTS = new Set(['audio-chunk', 'audio-stop']);
 /** Output not yet taken by the client past which it is not reading: the connection is cut. */
 const MAX_UNSENT_BYTES = 256 * 1024;
 
@@ -46,6 +47,8 @@ export interface ConnectionParts {
   maxAudioSeconds: number;
   /** No event toward an utterance for this long, and nothing being transcribed: the connection is closed. */
   idleMs: number;
+  /** Wall-clock time an utterance may stay open beyond its own length (UTTERANCE_SLACK_MS; shorter in tests). */
+  utteranceSlackMs?: number;
   /** Counts an utterance by how it ended (stt_wyoming_transcripts_total). */
   counted(outcome: 'transcribed' | 'refused' | 'failed'): void;
 }
@@ -56,8 +59,8 @@ interface Utterance {
   resampler: Resampler;
   /** Input frames so far. */
   frames: number;
-  /** Drops the utterance when it stays open too long. */
-  deadline: NodeJS.Timeout;
+  /** Drops the utterance when it stays open too long (null while it is handed to a replacing one). */
+  deadline: NodeJS.Timeout | null;
 }
 
 class AudioProblem extends Error {
@@ -172,18 +175,26 @@ export class WyomingConnection {
     }
   }
 
+  private get slackMs(): number {
+    return this.parts.utteranceSlackMs ?? UTTERANCE_SLACK_MS;
+  }
+
   private get maxSeconds(): number {
     return Math.min(this.parts.maxAudioSeconds, MAX_UTTERANCE_SECONDS);
   }
 
   private startUtterance(data: Record<string, unknown>): void {
-    this.dropUtterance();
     const { rate, channels } = formatOf(data);
-    const deadline = setTimeout(() => {
+    // An audio-start over an open utterance replaces it but keeps its deadline: restarting
+    // again and again is no way to hold the connection without ever finishing one.
+    const kept = this.utterance?.deadline ?? null;
+    if (this.utterance) this.utterance.deadline = null;
+    this.dropUtterance();
+    const deadline = kept ?? setTimeout(() => {
       this.dropUtterance();
       this.parts.counted('refused');
-      this.fail('utterance_timeout', `An utterance must end (audio-stop) within ${this.maxSeconds} s of audio plus ${UTTERANCE_SLACK_MS / 1000} s.`);
-    }, this.maxSeconds * 1000 + UTTERANCE_SLACK_MS);
+      this.fail('utterance_timeout', `An utterance must end (audio-stop) within ${this.maxSeconds} s of audio plus ${this.slackMs / 1000} s.`);
+    }, this.maxSeconds * 1000 + this.slackMs);
     deadline.unref();
     this.utterance = { rate, channels, resampler: createResampler(rate), frames: 0, deadline };
   }
@@ -215,7 +226,7 @@ export class WyomingConnection {
     const u = this.utterance;
     if (!u) throw new AudioProblem('audio_not_started', 'audio-stop before audio-start.');
     this.utterance = null;
-    clearTimeout(u.deadline);
+    if (u.deadline) clearTimeout(u.deadline);
     const pcm = u.resampler.finish();
     const seconds = u.frames / u.rate;
     this.busy = true;
@@ -254,7 +265,7 @@ export class WyomingConnection {
 
   private dropUtterance(): void {
     if (!this.utterance) return;
-    clearTimeout(this.utterance.deadline);
+    if (this.utterance.deadline) clearTimeout(this.utterance.deadline);
     this.utterance.resampler.free();
     this.utterance = null;
   }

@@ -4,8 +4,8 @@
 // (STT_WYOMING_HOST), which is logged as a warning: anyone who reaches that
 // address transcribes on this machine, outside API keys and their budgets
 // (docs/security.md). Bounded: connections at once, and each connection's
-// own bounds (protocol.ts, connection.ts: idle time between events, the
-// utterance, unsent output). Shutdown stops new connections and ends each
+// own bounds (protocol.ts, connection.ts: idle time without an utterance's
+// audio, the utterance, unsent output). Shutdown stops new connections and ends each
 // open one once its utterance, if any, is answered.
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -14,7 +14,7 @@ import { WyomingConnection } from './connection';
 
 /** Connections open at once; past it a new one is closed at once. */
 const MAX_CONNECTIONS = 16;
-/** No complete event from the client for this long, and nothing being transcribed: the connection is closed. */
+/** No utterance audio (or audio-stop) from the client for this long, and nothing being transcribed: the connection is closed. */
 const IDLE_MS = 30_000;
 
 export interface WyomingServer {

@@ -445,6 +445,28 @@ test('server_vad: a clear drops the turn being heard; speech past the buffer\'s 
   await s.closed;
 });
 
+test('server_vad turned off and on again listens as before (the listener kept loaded meanwhile)', async () => {
+  const s = await connect({ on: vadServer });
+  await s.next('session.created');
+  const turnDetection = (value: unknown) => ({ type: 'session.update', session: { type: 'transcription', audio: { input: { turn_detection: value } } } });
+  s.send(turnDetection(null));
+  await s.next('session.updated');
+  stream(s, JFK_24K.subarray(0, 3.2 * 24000));
+  stream(s, silence(1));
+  await settled(s);
+  assert.ok(!s.events.some((e) => e.type === 'input_audio_buffer.speech_started'), 'off: no turn heard');
+  s.send(turnDetection({ type: 'server_vad' }));
+  await s.next('session.updated');
+  stream(s, JFK_24K.subarray(0, 3.2 * 24000));
+  stream(s, silence(1));
+  await settled(s);
+  const committed = s.events.filter((e) => e.type === 'input_audio_buffer.committed');
+  assert.equal(committed.length, 1, s.events.map((e) => e.type).join(', '));
+  await completion(s, committed[0].item_id);
+  s.ws.close();
+  await s.closed;
+});
+
 test('turns the client commits: an append past the buffer\'s limit is refused (input_audio_buffer_full) and dropped, and the buffer still commits', async () => {
   const s = await connect({ on: vadServer });
   await s.next('session.created');

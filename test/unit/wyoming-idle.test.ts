@@ -1,7 +1,8 @@
 // A Wyoming connection's idle close (src/wyoming/connection.ts) over a real
-// loopback socket with a short idle time: pings and describes are answered
-// but do not keep a connection open (a client pinging could otherwise hold
-// one of the 16 for ever); events toward an utterance do.
+// loopback socket with a short idle time: pings, describes and transcribes
+// are answered (or taken) but do not keep a connection open (a client
+// repeating one could otherwise hold one of the 16 for ever); an
+// utterance's audio does.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -10,10 +11,11 @@ import { encodeEvent, EventReader, type WyomingEvent } from '../../src/wyoming/p
 import { createLogger } from '../../src/log';
 import type { Backends } from '../../src/stt/backends';
 
-const IDLE_MS = 300;
+const IDLE_MS = 1500;
 const stt = { route: async () => { throw new Error('no transcription in this test'); } } as unknown as Backends;
+// Utterances of at most 1 s plus 3 s of slack: an utterance must end within 4 s of its first audio-start.
 const server = net.createServer({ allowHalfOpen: true }, (socket) => {
-  new WyomingConnection(socket, { stt, logger: createLogger('silent'), maxAudioSeconds: 30, idleMs: IDLE_MS, counted: () => undefined });
+  new WyomingConnection(socket, { stt, logger: createLogger('silent'), maxAudioSeconds: 1, idleMs: IDLE_MS, utteranceSlackMs: 3000, counted: () => undefined });
 });
 const port = new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
 after(() => server.close());
@@ -42,15 +44,27 @@ test('a client that only pings is answered, and closed once the idle time passes
   assert.ok(answers.length > 0 && answers.every((a) => a.type === 'pong'), answers.map((a) => a.type).join(', '));
 });
 
+test('a client that only repeats transcribe is closed once the idle time passes', async () => {
+  const { closed } = await keepSending(() => encodeEvent('transcribe', { language: 'en' }), 10_000);
+  assert.ok(closed, 'closed within 10 s, though it sent transcribe every 50 ms');
+});
+
 test('a client streaming an utterance is not idle', async () => {
   let first = true;
   const format = { rate: 16000, width: 2, channels: 1 };
-  // 50 ms of silence every 50 ms, for four times the idle time: an utterance under way.
+  // An empty chunk every 50 ms (no audio, so within the 1-s utterance), for well over the idle time but inside the utterance's 4 s.
   const { closed, answers } = await keepSending(() => {
-    const out = first ? Buffer.concat([encodeEvent('audio-start', format), encodeEvent('audio-chunk', format, Buffer.alloc(1600))]) : encodeEvent('audio-chunk', format, Buffer.alloc(1600));
+    const out = first ? Buffer.concat([encodeEvent('audio-start', format), encodeEvent('audio-chunk', format)]) : encodeEvent('audio-chunk', format);
     first = false;
     return out;
-  }, 4 * IDLE_MS);
+  }, 2500);
   assert.equal(closed, false);
   assert.deepEqual(answers, []);
+});
+
+test('an audio-start over an open utterance keeps its deadline: restarting it does not hold the connection', async () => {
+  const format = { rate: 16000, width: 2, channels: 1 };
+  const { closed, answers } = await keepSending(() => Buffer.concat([encodeEvent('audio-start', format), encodeEvent('audio-chunk', format)]), 10_000);
+  assert.ok(closed, 'closed within 10 s');
+  assert.deepEqual(answers.map((a) => [a.type, a.data.code]), [['error', 'utterance_timeout']]);
 });

@@ -110,6 +110,8 @@ export class RealtimeSession {
   private readonly held = new HeldAudio();
   /** Listening for turns (server_vad), or null: the client commits them. */
   private vad: ServerVad | null = null;
+  /** The listener kept loaded while server_vad is off, for when it is turned on again. */
+  private spareVad: ServerVad | null = null;
   /** The turn Silero hears now: its item id, where its audio starts (prefix padding included), and its drafts. */
   private speech: HeardTurn | null = null;
   /** The draft being decoded, if any (one per session at a time): aborted when its turn ends. */
@@ -205,7 +207,6 @@ export class RealtimeSession {
     this.ws.send(JSON.stringify(event));
   }
 
-  /** An `error` event, and the session closed (1008) after it. */
   /**
    * Re-reads the key before a turn is charged, so a revoked key stops here and
    * new limits apply. A store that cannot answer leaves the record read at the
@@ -222,6 +223,7 @@ export class RealtimeSession {
     return true;
   }
 
+  /** An `error` event, and the session closed (1008) after it. */
   private fail(code: string, message: string, type = 'invalid_request_error'): void {
     this.send(errorEvent({ ...invalid(code, message), type }));
     this.ws.close(1008, code);
@@ -301,9 +303,19 @@ export class RealtimeSession {
    * that will not load leaves the old listener and says so.
    */
   private listen(settings: ServerVadSettings | null): EventError | null {
-    if (settings && this.vad) {
-      // The model stays loaded: loading it again on every update would let a client stall the event loop with a burst of them.
-      this.vad.retune(settings, this.held.end);
+    // The model stays loaded, also while server_vad is off: loading it again on
+    // every update would let a client stall the event loop with a burst of them.
+    const loaded = this.vad ?? this.spareVad;
+    if (settings && loaded) {
+      loaded.retune(settings, this.held.end);
+      this.vad = loaded;
+      this.spareVad = null;
+      this.dropHeard();
+      return null;
+    }
+    if (!settings && this.vad) {
+      this.spareVad = this.vad;
+      this.vad = null;
       this.dropHeard();
       return null;
     }
@@ -530,6 +542,8 @@ export class RealtimeSession {
     this.held.clear();
     this.vad?.free();
     this.vad = null;
+    this.spareVad?.free();
+    this.spareVad = null;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     clearTimeout(this.lifeTimer);
   }
