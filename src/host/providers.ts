@@ -7,6 +7,12 @@ import { ConflictError, InvalidInputError } from '../domain-errors';
 import type { HostParts } from './parts';
 
 const ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/**
+ * A provider's model id or alias: visible ASCII, no spaces. It goes out in
+ * the X-Stt-Runtime header of every answer it serves, where Node refuses
+ * other characters: such a name would turn each (already billed) answer into a 500.
+ */
+const MODEL_NAME_PATTERN = /^[\x21-\x7e]{1,200}$/;
 
 export async function putProvider(h: HostParts, id: string, update: ProviderUpdate): Promise<{ record: ProviderRecord; created: boolean }> {
   if (!ID_PATTERN.test(id)) throw new InvalidInputError('invalid_value', 'A provider id is 1-64 lower-case letters, digits, "-" or "_".', 'id');
@@ -35,6 +41,11 @@ export async function putProvider(h: HostParts, id: string, update: ProviderUpda
 function checkModelNames(id: string, models: NonNullable<ProviderUpdate['models']>): void {
   const seen = new Set<string>();
   for (const [i, m] of models.entries()) {
+    for (const [field, name] of [['id', m.id], ['alias', m.alias]] as const) {
+      if (name && !MODEL_NAME_PATTERN.test(name)) {
+        throw new InvalidInputError('invalid_value', `A model ${field} is 1-200 visible ASCII characters, without spaces: it is sent in a response header.`, `models.${i}.${field}`);
+      }
+    }
     const alias = m.alias || `${id}/${m.id}`;
     if (seen.has(m.id) || seen.has(alias) || alias === LOCAL_ALIAS) {
       throw new InvalidInputError('invalid_value', `Model ids and aliases must be unique and not "${LOCAL_ALIAS}".`, `models.${i}`);

@@ -2,6 +2,7 @@
 // (PRAGMA user_version): the default database, a file in the data directory
 // that one process uses.
 import sqlite3 from 'sqlite3';
+import { closeSync, openSync } from 'node:fs';
 import path from 'node:path';
 import type { Database } from './db';
 
@@ -45,6 +46,9 @@ export class SqliteDatabase implements Database {
 
   static async open(dataDir: string): Promise<SqliteDatabase> {
     const file = path.join(dataDir, 'stt-gateway.sqlite');
+    // Made 0600 before SQLite opens it (its -wal and -shm files take the same mode): it holds job
+    // transcripts and callback URLs. An existing file keeps the mode its host gave it.
+    closeSync(openSync(file, 'a', 0o600));
     const raw = await new Promise<sqlite3.Database>((resolve, reject) => {
       const d = new sqlite3.Database(file, (err) => (err ? reject(err) : resolve(d)));
     });

@@ -126,6 +126,10 @@ test('providers: built-ins, create/update, keys write-only and encrypted at rest
   expectError(await admin('PUT', '/admin/providers/local-ai', { kind: 'openai', baseUrl: 'file:///etc/passwd' }), 400, 'invalid_value', 'baseUrl');
   expectError(await admin('PUT', '/admin/providers/local-ai', { kind: 'openai', baseUrl: openai.url, colour: 'red' }), 400, 'unknown_parameter', 'colour');
   expectError(await admin('PUT', '/admin/providers/Bad%20Id', { kind: 'openai', baseUrl: openai.url }), 400, 'invalid_value', 'id');
+  // Model names go out in a response header: a space, a line break or a non-ASCII letter is refused here, not a 500 on every answer.
+  for (const [models, param] of [[[{ id: 'whisper 1' }], 'models.0.id'], [[{ id: 'w1', alias: 'house\nstt' }], 'models.0.alias'], [[{ id: 'w1' }, { id: '模型' }], 'models.1.id']] as const) {
+    expectError(await admin('PUT', '/admin/providers/local-ai', { kind: 'openai', baseUrl: openai.url, models }), 400, 'invalid_value', param);
+  }
   assert.equal((await admin('GET', '/admin/providers')).body.data.length, 3, 'nothing half-created');
 
   const created = await admin('PUT', '/admin/providers/local-ai', {

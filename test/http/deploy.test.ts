@@ -38,6 +38,9 @@ test('compose: the service connects as its own role, nginx listens on loopback o
   const compose = readFileSync(path.join(ROOT, 'deploy/compose.yaml'), 'utf8');
   assert.match(compose, /STT_DATABASE_URL: postgres:\/\/stt:\$\{STT_DB_PASSWORD/);
   assert.doesNotMatch(compose, /POSTGRES_USER: stt/, 'the superuser is not the service');
+  // Any replica may run any job: the spool is one volume every replica mounts where STT_SPOOL_DIR points.
+  assert.match(compose, /STT_SPOOL_DIR: \/spool/);
+  assert.equal((compose.match(/replica\d: \{[^\n]*spool:\/spool/g) ?? []).length, 3, 'each of the three replicas mounts the shared spool');
   assert.match(compose, /ports: \["127\.0\.0\.1:8080:80"\]/);
   assert.doesNotMatch(compose, /STT_ALLOWED_HOSTS: "\*"/);
   assert.match(compose, /postgres-init\.sh:\/docker-entrypoint-initdb\.d\//);

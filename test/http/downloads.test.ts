@@ -124,6 +124,22 @@ test('downloads: a transfer that stalls fails after the stall timeout, keeps its
   }
 });
 
+test('downloads: a body larger than the pinned size is refused, whether announced or streamed without a length, and nothing of it is kept', async () => {
+  const s = await start(whisper);
+  const pinned = 4096;
+  s.services.downloader.published.set(FILE, { bytes: pinned, sha256: sha256(whisper.subarray(0, pinned)) });
+  try {
+    // Announced: refused before a byte is written.
+    failedAndNothingInstalled(s, await download(s), `size mismatch: the server announced ${whisper.length} bytes, expected ${pinned}`);
+    // Streamed with no length (an endless answer would do the same): cut off once past the size, the partial removed.
+    models.omitLength = true;
+    failedAndNothingInstalled(s, await download(s), `size mismatch: more than the ${pinned} bytes expected`);
+  } finally {
+    models.omitLength = false;
+    await s.close();
+  }
+});
+
 test('downloads: a file of the other family is refused and not installed, both ways', async () => {
   // A Parakeet file where whisper-base's file should be; size and sha256 pinned to it.
   let s = await start(parakeet);

@@ -33,6 +33,8 @@ test('an installed default model is active at once, and a first API key works an
     assert.deepEqual(st.firstStart, { model: 'whisper-base', state: 'activated', error: null });
     const file = path.join(dataDir, 'first-api.key');
     assert.equal(statSync(file).mode & 0o777, 0o600);
+    // The database (job transcripts, callback URLs) and its WAL: the owner's alone too.
+    for (const db of ['stt-gateway.sqlite', 'stt-gateway.sqlite-wal']) assert.equal(statSync(path.join(dataDir, db)).mode & 0o777, 0o600, db);
     const key = readFileSync(file, 'utf8').trim();
     assert.equal(key, s.firstStart.apiKey?.key);
     const models = await fetch(`${s.url}/v1/models`, { headers: { Authorization: `Bearer ${key}` } });

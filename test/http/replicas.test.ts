@@ -8,10 +8,11 @@
 // times the bound, never asserted.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { speechClip, startOpenAiLike, FAKE_OPENAI_KEY } from '../../fixtures';
+import { pcm16At24k, readPcm16Mono, speechClip, startOpenAiLike, FAKE_OPENAI_KEY } from '../../fixtures';
 import { installStandInModels, tempDataDir, wavBlob } from '../helpers/server';
 import { startChild, waitForPort } from '../helpers/child-server';
 import net from 'node:net';
+import WebSocket from 'ws';
 import { freePort, TempPostgres } from '../../fixtures';
 import { TempNginx } from '../helpers/nginx';
 import { openDatabase } from '../../src/store/open-database';
@@ -76,6 +77,7 @@ async function admin(base: string, method: string, path: string, body?: unknown)
 const models = (base: string, key: string) => fetch(`${base}/v1/models`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.status);
 
 const CLIP = speechClip(3);
+const CLIP_PCM = readPcm16Mono(CLIP).samples;
 async function transcribeVia(base: string, key: string): Promise<number> {
   const form = new FormData();
   form.append('file', wavBlob(CLIP), 'clip.wav');
@@ -162,7 +164,9 @@ const three = async () => {
   if (replicas.length) return;
   ({ url: databaseUrl, key } = await sharedDatabase());
   // The first replica runs one job at a time and queues none: whatever else reaches it is refused 503 queue_full.
-  replicas = await Promise.all(([{ STT_QUEUE_CAPACITY: '0' }, {}, {}] as Record<string, string>[]).map((env) => startReplica(databaseUrl, { env })));
+  // One job spool for all, as deploy/compose.yaml mounts it: any replica may run any job.
+  const spool = tempDataDir();
+  replicas = await Promise.all(([{ STT_QUEUE_CAPACITY: '0' }, {}, {}] as Record<string, string>[]).map((env) => startReplica(databaseUrl, { env: { ...env, STT_SPOOL_DIR: spool } })));
   nginx = await TempNginx.start(replicas.map((r) => r.port));
 };
 after(async () => {
@@ -217,6 +221,50 @@ test('2. a routing change through one replica shows in /health of every replica 
   }
   const back = await Promise.all(replicas.map((r) => msUntil(async () => (await transcribeVia(r.url, key)) === 200, Date.now())));
   assert.ok(back.every(Number.isFinite), 'every replica serves locally again');
+});
+
+test('through nginx: realtime sessions upgrade and transcribe; jobs of any replica finish (the spool shared), and a job upload may pass the transcription limit', async () => {
+  await three();
+  const ws = new WebSocket(`${nginx!.url.replace('http', 'ws')}/v1/realtime?intent=transcription`, { headers: { Authorization: `Bearer ${key}` } });
+  const events: any[] = [];
+  ws.on('message', (d) => events.push(JSON.parse(String(d))));
+  await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+  const pcm = pcm16At24k(CLIP_PCM);
+  ws.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64') }));
+  ws.send(JSON.stringify({ type: 'input_audio_buffer.commit' }));
+  for (const until = Date.now() + 60_000; !events.some((e) => e.type.startsWith('conversation.item.input_audio_transcription.') && e.type !== 'conversation.item.input_audio_transcription.delta'); await new Promise((r) => setTimeout(r, 20))) {
+    assert.ok(Date.now() < until, `no end of turn through nginx: ${events.map((e) => e.type).join(', ')}`);
+  }
+  assert.ok(events.some((e) => e.type === 'conversation.item.input_audio_transcription.completed'), events.map((e) => e.type).join(', '));
+  ws.close();
+
+  const submit = async (wav: Buffer) => {
+    const form = new FormData();
+    form.append('file', wavBlob(wav), 'meeting.wav');
+    const res = await fetch(`${nginx!.url}/v1/audio/jobs`, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: form });
+    return { status: res.status, body: await res.json() };
+  };
+  const ids = [];
+  for (let i = 0; i < 3; i++) {
+    const r = await submit(CLIP);
+    assert.equal(r.status, 202, JSON.stringify(r.body));
+    ids.push(r.body.id);
+  }
+  for (const id of ids) {
+    let job: any;
+    for (const until = Date.now() + 60_000; ; await new Promise((r) => setTimeout(r, 50))) {
+      job = await (await fetch(`${nginx!.url}/v1/audio/jobs/${id}`, { headers: { Authorization: `Bearer ${key}` } })).json();
+      if (!['queued', 'running'].includes(job.status) || Date.now() > until) break;
+    }
+    assert.equal(job.status, 'done', JSON.stringify(job.error));
+  }
+  // 30 MB: over the 26 MB nginx lets a transcription carry, under the job limit.
+  const big = Buffer.concat([CLIP.subarray(0, 44), Buffer.alloc(30_000_000)]);
+  big.writeUInt32LE(big.length - 8, 4);
+  big.writeUInt32LE(big.length - 44, 40);
+  const accepted = await submit(big);
+  assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+  assert.equal((await fetch(`${nginx!.url}/v1/audio/jobs/${accepted.body.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${key}` } })).status, 204);
 });
 
 test('per-key limits hold across replicas: the request rate and the audio budget count every replica, and usage adds up', async () => {

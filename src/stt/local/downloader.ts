@@ -25,6 +25,8 @@ export type DownloadStatus = DownloadView;
 
 /** No byte for this long aborts the transfer (it can be resumed). */
 const STALL_MS = 60_000;
+/** Largest file taken when neither a pin nor the answer states the size (the largest model here, Parakeet f16, is about 1.3 GB). */
+const MAX_UNSTATED_BYTES = 4 * 1024 ** 3;
 const MAX_REDIRECTS = 5;
 
 export interface PublishedFile {
@@ -192,9 +194,21 @@ export class ModelDownloader {
     const length = Number(res.headers.get('content-length'));
     status.receivedBytes = resumed ? have : 0;
     if (Number.isFinite(length) && length > 0) status.totalBytes = (resumed ? have : 0) + length;
+    // The most this file may be: its pinned size, else what the answer states, else a cap. A body past it
+    // (an endless or oversized answer from a mirror or a redirect hop) is cut off as it comes, and its
+    // partial removed, instead of filling the disk the database and the job spool share.
+    const pinnedBytes = this.published.get(name)?.bytes ?? null;
+    const limit = pinnedBytes ?? status.totalBytes ?? MAX_UNSTATED_BYTES;
+    if (status.totalBytes !== null && status.totalBytes > limit) {
+      await res.body?.cancel();
+      clearTimeout(stallTimer);
+      await rm(partial, { force: true });
+      throw new Error(`size mismatch: the server announced ${status.totalBytes} bytes, expected ${limit}`);
+    }
     const counter = new Transform({
       transform(chunk: Buffer, _enc, cb) {
         status.receivedBytes += chunk.length;
+        if (status.receivedBytes > limit) return cb(new Error(`size mismatch: more than the ${limit} bytes expected`));
         clearTimeout(stallTimer);
         stallTimer = setTimeout(stalled, stallMs);
         cb(null, chunk);
@@ -202,6 +216,9 @@ export class ModelDownloader {
     });
     try {
       await pipeline(Readable.fromWeb(res.body as never), counter, createWriteStream(partial, { flags: resumed ? 'a' : 'w' }));
+    } catch (err) {
+      if (status.receivedBytes > limit) await rm(partial, { force: true }); // nothing of it is worth resuming
+      throw err;
     } finally {
       clearTimeout(stallTimer);
     }
