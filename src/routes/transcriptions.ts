@@ -20,6 +20,7 @@ import { plan } from '../stt/plan';
 import { keyShareMessage } from '../stt/local/engine';
 import { parseTranscriptionRequest } from './transcription-request';
 import { stateOf } from '../http/state';
+import { headerSafe } from '../http/header-safe';
 
 function refuseTooLong(seconds: number, maxSeconds: number): void {
   if (seconds <= maxSeconds) return;
@@ -91,7 +92,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
       // A WAV's header says how long it is; other formats are charged once decoded, but a key with nothing left stops here.
       await admitAudio(header ? header.durationSeconds : 0);
       const where = await plan(route, req, { localOnly: key.localOnly, keyId: key.id }, s);
-      if (where.where === 'spill') ctx.set({ 'X-Stt-Runtime': `${where.cloud.providerId}/${where.cloud.model}`, 'X-Stt-Spilled': where.reason });
+      if (where.where === 'spill') ctx.set({ 'X-Stt-Runtime': headerSafe(`${where.cloud.providerId}/${where.cloud.model}`), 'X-Stt-Spilled': where.reason });
       else refuseWhenFull(s, where.where, key.id);
       const cloud = where.where === 'local' ? null : where.cloud;
       const decodeStarted = performance.now(); // decodeMs includes the wait for a decode slot
@@ -167,7 +168,7 @@ export function transcriptionRoutes(v1: Router, s: TranscriptionRouteParts): voi
         stream.done(out.result.text.trim(), usage(out.result), req.logprobs ? tokenLogprobs(out.result) : undefined);
         return;
       }
-      ctx.set({ 'Server-Timing': serverTiming(ctx.state), 'X-Stt-Runtime': out.runtime });
+      ctx.set({ 'Server-Timing': serverTiming(ctx.state), 'X-Stt-Runtime': headerSafe(out.runtime) });
       const { body, type } = render(out.result, req.format, { task: req.task, granularities: req.granularities, temperature: req.temperature ?? 0, logprobs: req.logprobs });
       ctx.type = type;
       ctx.body = body;

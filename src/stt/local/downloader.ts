@@ -175,7 +175,8 @@ export class ModelDownloader {
     const stalled = () => stall.abort(new Error(`no data for ${stallMs} ms`));
     let stallTimer = setTimeout(stalled, stallMs);
     const res = await this.fetchChecked(url, {
-      headers: have > 0 ? { Range: `bytes=${have}-` } : {},
+      // identity: the sizes checked are the file's, not a compressed transfer's.
+      headers: { 'Accept-Encoding': 'identity', ...(have > 0 ? { Range: `bytes=${have}-` } : {}) },
       signal: AbortSignal.any([signal, stall.signal]),
     });
     const resumed = res.status === 206 && have > 0;
