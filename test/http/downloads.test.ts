@@ -1,5 +1,5 @@
 // Model downloads against a loopback file server that misbehaves the way real
-// mirrors do: a stale partial (416), a stall, a file of the other family, a
+// mirrors do: a stale partial (416), a stall, a trickle, a file of the other family, a
 // 404, a server that ignores Range, and a shutdown mid-transfer.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -120,6 +120,33 @@ test('downloads: a transfer that stalls fails after the stall timeout, keeps its
     assert.ok(readFileSync(path.join(modelsDir(s), FILE)).equals(whisper));
   } finally {
     models.holdAt = [];
+    await s.close();
+  }
+});
+
+test('downloads: a transfer that trickles (never stalled, too slow on average) is cut off at its deadline, keeps its partial, and the next request resumes it', async () => {
+  const s = await start(whisper);
+  const d = s.services.downloader;
+  // 200 bytes every 20 ms (about 10 KB/s): never 300 ms without data, so only the average can stop it.
+  d.stallMs = 300;
+  d.minTransferMs = 0;
+  d.minBytesPerSecond = whisper.length; // the whole file in a second: the deadline is 1 s
+  models.throttle = { chunk: 200, delayMs: 20 };
+  try {
+    let e = await download(s);
+    assert.equal(e.download.state, 'failed');
+    assert.match(e.download.error, /^too slow: under \d+ bytes\/s on average for 1 s \(\d+ bytes of the file so far\); downloading again resumes it$/);
+    const kept = statSync(path.join(modelsDir(s), PARTIAL)).size;
+    assert.ok(kept > 0 && kept < whisper.length, `partial of ${kept} bytes`);
+
+    models.throttle = null;
+    d.minBytesPerSecond = 64 * 1024;
+    e = await download(s);
+    assert.equal(e.download.state, 'done', e.download.error);
+    assert.deepEqual(models.rangeRequests, [`bytes=${kept}-`], 'resumed from the partial');
+    assert.ok(readFileSync(path.join(modelsDir(s), FILE)).equals(whisper));
+  } finally {
+    models.throttle = null;
     await s.close();
   }
 });

@@ -27,6 +27,15 @@ export type DownloadStatus = DownloadView;
 const STALL_MS = 60_000;
 /** Largest file taken when neither a pin nor the answer states the size (the largest model here, Parakeet f16, is about 1.3 GB). */
 const MAX_UNSTATED_BYTES = 4 * 1024 ** 3;
+/**
+ * A transfer slower than this on average is cut off (its partial kept, so the next download resumes it):
+ * the stall timer alone lets a mirror that sends a byte a minute hold a download, and the runtime's one
+ * download slot, for ever. 64 KiB/s is about half a megabit: whisper-small's q8_0 264 MB get about 67 minutes, a file
+ * with no pinned size (Parakeet's) the cap's 18 hours.
+ */
+const MIN_BYTES_PER_SECOND = 64 * 1024;
+/** However small the file, a transfer gets this long before its average is held against it. */
+const MIN_TRANSFER_MS = 10 * 60_000;
 const MAX_REDIRECTS = 5;
 
 export interface PublishedFile {
@@ -48,6 +57,9 @@ export class ModelDownloader {
   private vadFetch: Promise<void> | null = null;
   /** No byte for this long aborts the transfer; a field so that tests need not wait a minute. */
   stallMs = STALL_MS;
+  /** The slowest average a transfer may keep, and the least time it gets; fields for the same reason. */
+  minBytesPerSecond = MIN_BYTES_PER_SECOND;
+  minTransferMs = MIN_TRANSFER_MS;
 
   constructor(
     private readonly modelsDir: string,
@@ -174,15 +186,37 @@ export class ModelDownloader {
     const stallMs = this.stallMs;
     const stalled = () => stall.abort(new Error(`no data for ${stallMs} ms`));
     let stallTimer = setTimeout(stalled, stallMs);
+    // The whole transfer's deadline, from the most it may have to fetch (the pin, else the cap: the
+    // announced size is not known yet, and must not lengthen it).
+    const rate = this.minBytesPerSecond;
+    const slowMs = Math.max(this.minTransferMs, (((this.published.get(name)?.bytes ?? MAX_UNSTATED_BYTES) - have) / rate) * 1000);
+    const slowTimer = setTimeout(() => stall.abort(new Error(
+      `too slow: under ${rate} bytes/s on average for ${Math.round(slowMs / 1000)} s (${status.receivedBytes} bytes of the file so far); downloading again resumes it`,
+    )), slowMs);
+    try {
+      return await this.fetchWithin(url, name, status, signal, partial, have, stall.signal, () => {
+        clearTimeout(stallTimer);
+        stallTimer = setTimeout(stalled, stallMs);
+      });
+    } finally {
+      clearTimeout(stallTimer);
+      clearTimeout(slowTimer);
+    }
+  }
+
+  /** fetchVerified's transfer and checks; `cutOff` aborts it (a stall or a too-slow transfer), `gotData` re-arms the stall timer. */
+  private async fetchWithin(
+    url: string, name: string, status: DownloadStatus, signal: AbortSignal, partial: string, have: number,
+    cutOff: AbortSignal, gotData: () => void,
+  ): Promise<string> {
     const res = await this.fetchChecked(url, {
       // identity: the sizes checked are the file's, not a compressed transfer's.
       headers: { 'Accept-Encoding': 'identity', ...(have > 0 ? { Range: `bytes=${have}-` } : {}) },
-      signal: AbortSignal.any([signal, stall.signal]),
+      signal: AbortSignal.any([signal, cutOff]),
     });
     const resumed = res.status === 206 && have > 0;
     if (res.status !== 200 && !resumed) {
       await res.body?.cancel();
-      clearTimeout(stallTimer);
       if (res.status === 416 && have > 0) {
         // The partial is stale (the file changed upstream) or already whole: start over from zero
         // now rather than fail and leave the retry to the host. Without a partial no Range is sent,
@@ -202,7 +236,6 @@ export class ModelDownloader {
     const limit = pinnedBytes ?? status.totalBytes ?? MAX_UNSTATED_BYTES;
     if (status.totalBytes !== null && status.totalBytes > limit) {
       await res.body?.cancel();
-      clearTimeout(stallTimer);
       await rm(partial, { force: true });
       throw new Error(`size mismatch: the server announced ${status.totalBytes} bytes, expected ${limit}`);
     }
@@ -210,8 +243,7 @@ export class ModelDownloader {
       transform(chunk: Buffer, _enc, cb) {
         status.receivedBytes += chunk.length;
         if (status.receivedBytes > limit) return cb(new Error(`size mismatch: more than the ${limit} bytes expected`));
-        clearTimeout(stallTimer);
-        stallTimer = setTimeout(stalled, stallMs);
+        gotData();
         cb(null, chunk);
       },
     });
@@ -220,8 +252,6 @@ export class ModelDownloader {
     } catch (err) {
       if (status.receivedBytes > limit) await rm(partial, { force: true }); // nothing of it is worth resuming
       throw err;
-    } finally {
-      clearTimeout(stallTimer);
     }
 
     status.state = 'verifying';
