@@ -38,6 +38,8 @@ export interface Config {
   maxJobsPerKey: number;
   /** Where job uploads are kept until their job ends (STT_SPOOL_DIR): replicas must share it. */
   spoolDir: string;
+  /** Free space the spool's disk keeps beyond the job uploads arriving, each counted at the upload limit (STT_SPOOL_MIN_FREE_MB). */
+  spoolMinFreeBytes: number;
   modelBaseUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Whisper's encoder window for clips under 30 s (STT_ENCODER_WINDOW). */
@@ -234,6 +236,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxJobsPerKey: int(env, 'STT_MAX_JOBS_PER_KEY', 20, 1, 100_000),
     jobLeaseSeconds: int(env, 'STT_JOB_LEASE_SECONDS', 30, 3, 3600),
     spoolDir: path.resolve(env.STT_SPOOL_DIR || path.join(dataDir, 'spool')),
+    spoolMinFreeBytes: int(env, 'STT_SPOOL_MIN_FREE_MB', 1024, 0, 1024 ** 3) * 1024 * 1024,
     modelBaseUrl,
     logLevel,
     encoderWindow: encoderWindow(env),

@@ -26,14 +26,18 @@ import type { CallbackSender } from '../jobs/callbacks';
 import type { Services } from '../services';
 import { AbortedError, BackendError } from '../domain-errors';
 import { parseTranscriptionRequest } from './transcription-request';
+import { freeBytes, spoolHasRoom } from '../jobs/spool-space';
 
 /** Jobs a list answer holds at most. */
 const PAGE = 50;
 
 export type JobRouteParts = Pick<Services, 'stt' | 'keyLimiter' | 'logger' | 'decodeSlots'> & {
   jobs: { store: JobStore; runner: JobRunner; spoolDir: string; callbacks: CallbackSender };
-  config: Pick<Services['config'], 'maxJobUploadBytes' | 'maxJobAudioSeconds' | 'maxJobsPerKey'>;
+  config: Pick<Services['config'], 'maxJobUploadBytes' | 'maxJobAudioSeconds' | 'maxJobsPerKey' | 'spoolMinFreeBytes'>;
 };
+
+const spoolFull = () =>
+  new ApiError(503, 'spool_full', 'The disk that holds job recordings is too full to take another upload now; try again later.', null, { 'Retry-After': '60' });
 
 const tooManyJobs = (cap: number) =>
   new ApiError(429, 'too_many_jobs', `This key has ${cap} jobs queued, running or calling back, as many as it may; wait for one to end or cancel one.`, null, { 'Retry-After': '60' });
@@ -99,7 +103,22 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
     }
   }
 
-  v1.post('/audio/jobs', watchClient(), s.keyLimiter.middleware(), roomForAJob, spoolUpload(s.config.maxJobUploadBytes, spoolDir), async function submitJob(ctx: Context) {
+  /**
+   * Free space on the spool's disk for this upload and every other one
+   * arriving in this process, each at the upload limit, with
+   * STT_SPOOL_MIN_FREE_MB left over; checked before the upload is read.
+   */
+  async function roomOnDisk(_ctx: Context, next: () => Promise<unknown>) {
+    const arriving = [...uploading.values()].reduce((a, b) => a + b, 0);
+    const free = await freeBytes(spoolDir);
+    if (!spoolHasRoom(free, arriving, s.config.maxJobUploadBytes, s.config.spoolMinFreeBytes)) {
+      s.logger.warn({ spoolDir, freeBytes: free, uploadsArriving: arriving, minFreeBytes: s.config.spoolMinFreeBytes }, 'job upload refused: the spool\'s disk is too full');
+      throw spoolFull();
+    }
+    await next();
+  }
+
+  v1.post('/audio/jobs', watchClient(), s.keyLimiter.middleware(), roomForAJob, roomOnDisk, spoolUpload(s.config.maxJobUploadBytes, spoolDir), async function submitJob(ctx: Context) {
     const state = stateOf(ctx);
     const key = state.apiKey!;
     const route = await s.stt.route();

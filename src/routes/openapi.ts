@@ -157,7 +157,7 @@ function jobOperation(): Schema {
       429: error('Over the key\'s request rate, daily audio budget or jobs (too_many_jobs)'),
       499: error('The client left'),
       502: error('No local model is active'),
-      503: error('The database is busy or unreachable (Retry-After)'),
+      503: error('The database is busy or unreachable, or the spool\'s disk is too full for another upload (spool_full); Retry-After'),
     },
   };
 }

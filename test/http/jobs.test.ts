@@ -216,6 +216,21 @@ test('an upload cut off at the limit while it streams (no Content-Length) leaves
   assert.deepEqual(spoolFiles(server), []);
 });
 
+test('a spool disk without room for another upload beside STT_SPOOL_MIN_FREE_MB refuses a job with 503 before its upload is read, and the server stays healthy', async () => {
+  // A floor no disk has (1 EiB): every upload is refused; nothing is written.
+  const full = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_SPOOL_MIN_FREE_MB: String(1024 ** 3) } });
+  try {
+    const res = await submit(full, full.auth, { file: wavBlob(JFK) });
+    assert.deepEqual([res.status, (await res.json()).error.code, res.headers.get('retry-after')], [503, 'spool_full', '60']);
+    assert.deepEqual(spoolFiles(full), []);
+    assert.equal((await fetch(`${full.url}/health`)).status, 200);
+    // Synchronous transcriptions do not use the spool and are not refused by it.
+    assert.equal((await transcribe(full, { file: wavBlob(JFK) }, full.auth)).status, 200);
+  } finally {
+    await full.close();
+  }
+});
+
 test('a key may have so many jobs waiting; a server with no model takes none', async () => {
   const release = holdSlot(server);
   const ids: string[] = [];
