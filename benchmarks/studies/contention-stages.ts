@@ -34,7 +34,7 @@ type Stages = { encoder: number; decoder: number };
 type Runs = Record<string, Record<Decoding, Record<Condition, Stages[]>>>;
 
 async function oursStages(clip: string, threads: number, decoding: Decoding): Promise<Stages> {
-  const { stderr } = await run(path.join(BIN_DIR, 'whisper-cli'), ['-m', realModelPath('base-q8_0'), '-f', clip, '-t', String(threads), '-l', 'en', '-nf', '-nt', ...DECODINGS[decoding]], { maxBuffer: 1 << 24 });
+  const { stderr } = await run(path.join(BIN_DIR, 'whisper-cli'), ['-m', realModelPath('base-q8_0'), '-f', clip, '-t', String(threads), '-l', 'en', '-nf', ...DECODINGS[decoding]], { maxBuffer: 1 << 24 });
   const s = cliStages(stderr);
   if (s.encode === undefined || s.decode === undefined) throw new Error(`whisper-cli printed no stage timings:\n${stderr.slice(-2000)}`);
   return { encoder: s.encode, decoder: s.decode + (s.batchd ?? 0) + (s.prompt ?? 0) + (s.sample ?? 0) };

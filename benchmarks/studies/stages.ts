@@ -33,6 +33,13 @@ export function cliStages(stderr: string): Record<string, number> {
   return out;
 }
 
+/** The same lines' run counts: stage → runs (decode: the one-token steps; batchd: the batched ones). */
+export function cliRuns(stderr: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of stderr.matchAll(/whisper_print_timings:\s+(\w+) time =\s+[\d.]+ ms \/\s+(\d+) runs/g)) out[m[1]] = Number(m[2]);
+  return out;
+}
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const rounds = numberOption(args, '--rounds', 5);
@@ -49,10 +56,14 @@ async function main(): Promise<void> {
   const runOurs = async () => {
     for (const [label, flags] of [['greedy', ['-bs', '1', '-bo', '1']], ['beam 5', ['-bs', '5']]] as const) {
       const t0 = performance.now();
-      const { stderr } = await run(path.join(BIN_DIR, 'whisper-cli'), ['-m', model, '-f', clip.file, '-t', String(THREADS), '-l', 'en', '-nf', '-nt', ...flags], { maxBuffer: 1 << 24 });
+      const { stderr } = await run(path.join(BIN_DIR, 'whisper-cli'), ['-m', model, '-f', clip.file, '-t', String(THREADS), '-l', 'en', '-nf', ...flags], { maxBuffer: 1 << 24 });
       const wall = performance.now() - t0;
       const s = cliStages(stderr);
-      const stages = { features: s.mel, encode: s.encode, decode: (s.decode ?? 0) + (s.batchd ?? 0) + (s.prompt ?? 0), sample: s.sample, 'total (whisper.cpp)': s.total, 'process wall': wall };
+      const runs = cliRuns(stderr);
+      const stages = {
+        features: s.mel, encode: s.encode, decode: (s.decode ?? 0) + (s.batchd ?? 0) + (s.prompt ?? 0), sample: s.sample, 'total (whisper.cpp)': s.total, 'process wall': wall,
+        'decoder runs': (runs.decode ?? 0) + (runs.batchd ?? 0),
+      };
       for (const [k, v] of Object.entries(stages)) (ours[label][k] ??= []).push(v);
     }
   };
@@ -97,7 +108,7 @@ async function main(): Promise<void> {
   for (const [label, o, f] of rows) lines.push(`| ${label} | ${cell(ours.greedy[o])} | ${cell(fw.greedy[f])} | ${cell(ours['beam 5'][o])} | ${cell(fw['beam 5'][f])} |`);
   const sum = (x: Record<string, number[]>, ks: string[]) => Array.from({ length: rounds }, (_, r) => ks.reduce((s, k) => s + (x[k]?.[r] ?? 0), 0));
   lines.push(`| sum of the stages | ${cell(sum(ours.greedy, ['features', 'encode', 'decode', 'sample']))} | ${cell(sum(fw.greedy, ['features', 'encode', 'decode (with sampling)']))} | ${cell(sum(ours['beam 5'], ['features', 'encode', 'decode', 'sample']))} | ${cell(sum(fw['beam 5'], ['features', 'encode', 'decode (with sampling)']))} |`);
-  lines.push(`| faster-whisper's tokens | | ${cell(fw.greedy.tokens)} | | ${cell(fw['beam 5'].tokens)} |`);
+  lines.push(`| tokens: faster-whisper's; ours' decoder runs (one-token steps and batched ones) | ${cell(ours.greedy['decoder runs'])} | ${cell(fw.greedy.tokens)} | ${cell(ours['beam 5']['decoder runs'])} | ${cell(fw['beam 5'].tokens)} |`);
   // Within each round: ours ÷ faster-whisper, stage by stage; the median of the rounds' ratios and its interval.
   const ratioCell = (a: number[], b: number[]) => {
     const ratios = a.map((x, r) => x / b[r]);
@@ -117,7 +128,7 @@ async function main(): Promise<void> {
   saveReport(`stages-${date}${suffix}`, [
     `# Where one window's time goes, ${date}`, '',
     `\`npx tsx benchmarks/studies/stages.ts --rounds ${rounds} --clip ${clipId}${nameFlag(suffix)}\` on commit ${commitState(prov)}; whisper-cli sha256 ${prov.binaries['whisper-cli']}; ${prov.cores} cores (${prov.cpu}), ${THREADS} threads each side.`,
-    `One held-out clip (${clip.id}, ${fmt(clip.seconds, 1)} s, from ${clip.source}), the full 30-s window on both sides, English, no temperature fallback. Ours: whisper-cli (its whisper_print_timings), real base q8_0, flash attention on. faster-whisper: int8, the same CTranslate2 weights; its features, encode() and generate() (timestamps on, suppress_tokens [-1], max 224 tokens) timed apart in Python; generate() holds its decoder and its sampling. whisper-cli is a new process each run, so its encoder runs on buffers the process has not touched before (a server's are warm); faster-whisper runs in one process, warmed by one untimed round: if anything, the setup favours faster-whisper.`, '',
+    `One held-out clip (${clip.id}, ${fmt(clip.seconds, 1)} s, from ${clip.source}), the full 30-s window on both sides, English, no temperature fallback. Ours: whisper-cli (its whisper_print_timings), real base q8_0, flash attention on, timestamps on (as the server and faster-whisper decode: whisper-cli's \`-nt\` would decode without timestamp tokens, about a tenth fewer steps; the earlier reports of this study used it). faster-whisper: int8, the same CTranslate2 weights; its features, encode() and generate() (timestamps on, suppress_tokens [-1], max 224 tokens) timed apart in Python; generate() holds its decoder and its sampling. whisper-cli is a new process each run, so its encoder runs on buffers the process has not touched before (a server's are warm); faster-whisper runs in one process, warmed by one untimed round: if anything, the setup favours faster-whisper.`, '',
     ...lines, '',
     `Rounds interleaved: in each round both sides ran back to back (ours first in even rounds, faster-whisper first in odd ones), so each round's ratio is read under one condition of this VM.`, '',
     ...ratioLines, '',
