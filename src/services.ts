@@ -113,6 +113,8 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   const providers = new ProviderStore(db, box);
   await providers.seedBuiltIns();
   if (db.shared) await checkSharedSecret(settings, providers, box);
+  const bound = await providers.bindLegacyKeys(settings);
+  if (bound) logger.info({ providers: bound }, 'stored provider keys sealed again, bound to their providers\' rows and base URLs');
   const cloud = new CloudService(providers, {
     timeoutBaseMs: config.providerTimeoutBaseMs,
     timeoutPerAudioSecondMs: config.providerTimeoutPerAudioSecondMs,
@@ -175,7 +177,9 @@ async function checkSharedSecret(settings: SettingsStore, providers: ProviderSto
   await providers.checkKeysOpen();
   const sealed = await settings.claim('secret_check', box.seal('stt-gateway'));
   try {
-    box.open(sealed);
+    // Sealed by the first replica ever started: before 2026-12-03, in the v1 format.
+    if (box.isLegacy(sealed)) box.openLegacy(sealed);
+    else box.open(sealed);
   } catch {
     throw new Error('STT_SECRET_KEY is not the one the other replicas sharing this database use (it cannot open what they sealed): give every replica the same STT_SECRET_KEY');
   }

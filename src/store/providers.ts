@@ -3,6 +3,7 @@
 import type { Database } from './db';
 import { SharedRowCache } from './shared-cache';
 import type { SecretBox } from './secret-box';
+import type { SettingsStore } from './settings';
 
 export type ProviderKind = 'openai' | 'deepgram';
 
@@ -52,13 +53,16 @@ export const BUILT_IN_PROVIDERS: (Omit<ProviderRecord, 'apiKeySet' | 'apiKeyHint
     models: [{ id: 'nova-3', alias: null }, { id: 'nova-2', alias: null }] },
 ];
 
-/** A stored key that the current secret cannot open: it was sealed under another one. */
+/** A stored key that the current secret cannot open: sealed under another one, or for another row or base URL. */
 export class UndecryptableKeyError extends Error {
   constructor(id: string) {
-    super(`the stored API key of provider "${id}" cannot be decrypted: STT_SECRET_KEY or secret.key changed since it was set; enter the key again`);
+    super(`the stored API key of provider "${id}" cannot be decrypted: STT_SECRET_KEY or secret.key changed since it was set, or the row's base URL was changed outside the admin API; enter the key again`);
     this.name = 'UndecryptableKeyError';
   }
 }
+
+/** What a provider's key is sealed for: its row and the base URL it is sent to. */
+const ownerOf = (r: { id: string; base_url: string }) => JSON.stringify(['provider', r.id, r.base_url]);
 
 const hintOf = (key: string) => (key.length > 8 ? `…${key.slice(-4)}` : '…');
 
@@ -111,18 +115,47 @@ export class ProviderStore {
     const row = await this.row(id);
     if (!row?.api_key_enc) return null;
     try {
-      return this.box.open(row.api_key_enc);
+      return this.box.open(row.api_key_enc, ownerOf(row));
     } catch {
       throw new UndecryptableKeyError(id);
     }
   }
 
+  /**
+   * Once per database, at start: seals the keys stored before keys were bound
+   * to their rows (v1) again for the row each is in, then records that it was
+   * done. From then on a v1 key is refused like one that does not open, so a
+   * v1 value written into a row later (from an old backup, say) is not bound
+   * to whatever base URL that row then names. Replicas starting together may
+   * both seal a key; each write replaces only the value it read.
+   */
+  async bindLegacyKeys(settings: SettingsStore): Promise<number> {
+    if (await settings.providerKeysBoundAt()) return 0;
+    const rows = await this.db.all<Row>('SELECT * FROM providers WHERE api_key_enc IS NOT NULL');
+    let bound = 0;
+    for (const row of rows) {
+      if (!this.box.isLegacy(row.api_key_enc!)) continue;
+      let plain: string;
+      try {
+        plain = this.box.openLegacy(row.api_key_enc!);
+      } catch {
+        continue; // sealed under another secret: refused at use, as before
+      }
+      await this.db.run('UPDATE providers SET api_key_enc = ? WHERE id = ? AND api_key_enc = ?', [this.box.seal(plain, ownerOf(row)), row.id, row.api_key_enc]);
+      bound++;
+    }
+    await settings.markProviderKeysBound();
+    this.rows.forget();
+    return bound;
+  }
+
   /** Throws, naming the provider, unless this process's secret opens every stored provider key. */
   async checkKeysOpen(): Promise<void> {
-    const rows = await this.db.all<Row>('SELECT id, api_key_enc FROM providers WHERE api_key_enc IS NOT NULL');
+    const rows = await this.db.all<Row>('SELECT id, base_url, api_key_enc FROM providers WHERE api_key_enc IS NOT NULL');
     for (const row of rows) {
       try {
-        this.box.open(row.api_key_enc!);
+        if (this.box.isLegacy(row.api_key_enc!)) this.box.openLegacy(row.api_key_enc!);
+        else this.box.open(row.api_key_enc!, ownerOf(row));
       } catch {
         throw new Error(`STT_SECRET_KEY does not open the key stored for provider "${row.id}": every replica sharing the database needs the STT_SECRET_KEY that stored it`);
       }
@@ -143,12 +176,29 @@ export class ProviderStore {
     };
     const sets = ['name = excluded.name', 'kind = excluded.kind', 'base_url = excluded.base_url', 'enabled = excluded.enabled',
       'models = excluded.models', 'updated_at = excluded.updated_at'];
+    const owner = ownerOf({ id, base_url: row.base_url });
+    let sealed: string | null = keyChange ? this.box.seal(keyChange, owner) : null;
+    let hint = keyChange ? hintOf(keyChange) : null;
     if (keyChange !== undefined) sets.push('api_key_enc = excluded.api_key_enc', 'api_key_hint = excluded.api_key_hint');
+    else {
+      // A new base URL keeps the stored key: sealed again for it (a key that no longer opens is dropped,
+      // as it would have to be entered again anyway).
+      const stored = await this.db.get<Row>('SELECT * FROM providers WHERE id = ?', [id]);
+      if (stored?.api_key_enc && stored.base_url !== row.base_url) {
+        try {
+          sealed = this.box.seal(this.box.open(stored.api_key_enc, ownerOf(stored)), owner);
+          hint = stored.api_key_hint;
+        } catch {
+          sealed = null;
+          hint = null;
+        }
+        sets.push('api_key_enc = excluded.api_key_enc', 'api_key_hint = excluded.api_key_hint');
+      }
+    }
     await this.db.run(
       `INSERT INTO providers (id, name, kind, base_url, enabled, api_key_enc, api_key_hint, models, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET ${sets.join(', ')}`,
-      [id, row.name, row.kind, row.base_url, row.enabled,
-        keyChange ? this.box.seal(keyChange) : null, keyChange ? hintOf(keyChange) : null, row.models, now, now],
+      [id, row.name, row.kind, row.base_url, row.enabled, sealed, hint, row.models, now, now],
     );
     this.rows.forget();
     return (await this.get(id))!;

@@ -1,4 +1,4 @@
-// Key/value settings: the service id and the routing state.
+// Key/value settings: the service id, the routing state, and when stored provider keys were bound to their rows.
 import { randomUUID } from 'node:crypto';
 import type { Database } from './db';
 
@@ -33,6 +33,15 @@ export class SettingsStore {
   async claim<T>(key: string, value: T): Promise<T> {
     await this.db.run('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING', [key, JSON.stringify(value)]);
     return (await this.read<T>(key)) as T;
+  }
+
+  /** When the provider keys stored before keys were bound to their rows were sealed again (providers.ts), if they were. */
+  async providerKeysBoundAt(): Promise<string | undefined> {
+    return this.read<string>('provider_keys_bound_at');
+  }
+
+  async markProviderKeysBound(): Promise<void> {
+    await this.claim('provider_keys_bound_at', new Date().toISOString());
   }
 
   async routing(): Promise<Routing> {

@@ -3,11 +3,13 @@
 // across restarts and secrets.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, transcribe, wavBlob, tempDataDir, type TestServer } from '../helpers/server';
 import { startOpenAiLike, startDeepgramLike, publishedExample, type FakeServer, AUDIO_DIR, FAKE_OPENAI_KEY as OPENAI_KEY, FAKE_DEEPGRAM_KEY as DEEPGRAM_KEY } from '../../fixtures';
 import { startChild } from '../helpers/child-server';
+import { openDatabase } from '../../src/store/open-database';
 
 const JFK = readFileSync(path.join(AUDIO_DIR, 'jfk.wav'));
 let server: TestServer;
@@ -324,6 +326,72 @@ test('a secret.key replaced by another valid key: the stored provider key is rep
     writeFileSync(path.join(s.dataDir, 'secret.key'), '3c'.repeat(32) + '\n'); // read at start only
     s = await restart(s);
     await expectUndecryptable(s);
+  } finally {
+    await s.close();
+  }
+});
+
+/** Runs `sql` on a stopped server's SQLite database. */
+async function editDatabase(dataDir: string, sql: string, params: unknown[]): Promise<void> {
+  const db = await openDatabase({ dataDir, databaseUrl: null });
+  try {
+    await db.run(sql, params);
+  } finally {
+    await db.close();
+  }
+}
+
+test('a base URL changed in the database behind the admin API: the stored key is not sent there; changed through the admin API, the key follows it', async () => {
+  const collector = await startOpenAiLike(OPENAI_KEY);
+  let s = await storeKey(tempDataDir());
+  try {
+    // Someone who can write the database, not read the secret, points the provider at their server.
+    await s.close();
+    await editDatabase(s.dataDir, 'UPDATE providers SET base_url = ? WHERE id = ?', [collector.url, 'oai']);
+    s = await restart(s);
+    await expectUndecryptable(s);
+    assert.equal(collector.requests.length, 0, 'nothing reached the new base URL');
+
+    // The host moving the provider through the admin API keeps its key, sealed for the new URL.
+    await admin(s, 'PUT', '/admin/providers/oai', { baseUrl: openai.url });
+    await admin(s, 'PUT', '/admin/providers/oai', { apiKey: OPENAI_KEY });
+    const moved = await admin(s, 'PUT', '/admin/providers/oai', { baseUrl: collector.url });
+    assert.deepEqual([moved.status, moved.body.apiKeySet], [200, true]);
+    s = await restart(s);
+    const seen = collector.requests.length;
+    const res = await transcribe(s, { file: wavBlob(JFK) }, s.auth);
+    assert.equal(res.status, 200, await res.text());
+    assert.equal(collector.requests.length, seen + 1);
+    assert.equal(collector.requests.at(-1)!.auth, `Bearer ${OPENAI_KEY}`);
+  } finally {
+    await s.close();
+    await collector.close();
+  }
+});
+
+test('a provider key stored before keys were bound to their rows (v1) is sealed again at the next start and still reaches the provider', async () => {
+  let s = await storeKey(tempDataDir());
+  try {
+    await s.close();
+    // As a server before 2026-12-03 left it: the key sealed with no associated data, no record of binding.
+    const secretHex = readFileSync(path.join(s.dataDir, 'secret.key'), 'utf8').trim();
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', Buffer.from(secretHex, 'hex'), iv);
+    const body = Buffer.concat([cipher.update(OPENAI_KEY, 'utf8'), cipher.final()]);
+    await editDatabase(s.dataDir, 'UPDATE providers SET api_key_enc = ? WHERE id = ?', [`v1:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`, 'oai']);
+    await editDatabase(s.dataDir, 'DELETE FROM settings WHERE key = ?', ['provider_keys_bound_at']);
+    s = await restart(s);
+    const r = await callAfterRestart(s);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.auth, `Bearer ${OPENAI_KEY}`);
+    await s.close();
+    const db = await openDatabase({ dataDir: s.dataDir, databaseUrl: null });
+    try {
+      assert.match((await db.get<{ api_key_enc: string }>('SELECT api_key_enc FROM providers WHERE id = ?', ['oai']))!.api_key_enc, /^v2:/);
+    } finally {
+      await db.close();
+    }
+    s = await restart(s);
   } finally {
     await s.close();
   }

@@ -5,7 +5,7 @@
 // SQLite file's bytes, the shared cache and notifications) is tested on it.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -190,6 +190,14 @@ for (const backend of BACKENDS) {
     }, backend));
 }
 
+/** A key sealed as SecretBox sealed them before 2026-12-03 (v1: AES-256-GCM, no associated data). */
+function legacySeal(keyHex: string, plain: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', Buffer.from(keyHex, 'hex'), iv);
+  const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+  return `v1:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
+}
+
 test('secret box: seals with a fresh IV each time, opens only what it sealed, refuses tampering and other keys', () => {
   const dir = tempDataDir();
   const box = SecretBox.open(dir, null);
@@ -197,7 +205,7 @@ test('secret box: seals with a fresh IV each time, opens only what it sealed, re
   assert.equal(statSync(file).mode & 0o777, 0o600);
   assert.match(readFileSync(file, 'utf8').trim(), /^[0-9a-f]{64}$/);
   const sealed = box.seal('sk-provider-secret');
-  assert.match(sealed, /^v1:[A-Za-z0-9+/=]+$/);
+  assert.match(sealed, /^v2:[A-Za-z0-9+/=]+$/);
   assert.notEqual(box.seal('sk-provider-secret'), sealed, 'a fresh IV per seal');
   assert.ok(!sealed.includes('sk-provider-secret') && !Buffer.from(sealed.slice(3), 'base64').includes('sk-provider-secret'));
   assert.equal(box.open(sealed), 'sk-provider-secret');
@@ -205,9 +213,23 @@ test('secret box: seals with a fresh IV each time, opens only what it sealed, re
 
   const raw = Buffer.from(sealed.slice(3), 'base64');
   raw[raw.length - 1] ^= 1;
-  assert.throws(() => box.open(`v1:${raw.toString('base64')}`), 'a changed byte fails authentication');
-  assert.throws(() => box.open(sealed.replace('v1:', 'v2:')), /unknown secret format/);
-  assert.throws(() => box.open('v1'), /unknown secret format/);
+  assert.throws(() => box.open(`v2:${raw.toString('base64')}`), 'a changed byte fails authentication');
+  assert.throws(() => box.open(sealed.replace('v2:', 'v3:')), /unknown secret format/);
+  assert.throws(() => box.open('v2'), /unknown secret format/);
+
+  // Sealed for an owner: opens for that owner only.
+  const owned = box.seal('sk-provider-secret', 'provider a');
+  assert.equal(box.open(owned, 'provider a'), 'sk-provider-secret');
+  assert.throws(() => box.open(owned, 'provider b'), 'another owner does not open it');
+  assert.throws(() => box.open(owned), 'nor no owner');
+  assert.throws(() => box.open(sealed, 'provider a'), 'nor does an owner open what was sealed for none');
+  // v1 (no owner): only openLegacy opens it, and openLegacy opens nothing else.
+  const v1 = legacySeal('ab'.repeat(32), 'sk-old');
+  const fromHex = SecretBox.open(tempDataDir(), 'ab'.repeat(32));
+  assert.equal(fromHex.isLegacy(v1), true);
+  assert.equal(fromHex.openLegacy(v1), 'sk-old');
+  assert.throws(() => fromHex.open(v1), /unknown secret format/);
+  assert.throws(() => fromHex.openLegacy(fromHex.seal('x')), /unknown secret format/);
   assert.throws(() => SecretBox.open(tempDataDir(), null).open(sealed), 'another data dir has another key');
 
   const env = 'ab'.repeat(32);
@@ -226,6 +248,62 @@ test('secret box: seals with a fresh IV each time, opens only what it sealed, re
   writeFileSync(file, ` ${hex.toUpperCase()}\n`);
   assert.equal(SecretBox.open(dir, null).open(fromEnv.seal('x')), 'x', 'surrounding whitespace and upper case are fine');
 });
+
+for (const backend of BACKENDS) {
+  test(`provider keys: bound to their row and base URL; a key moved to another row or a base URL changed outside the store no longer opens; the store's own change keeps it (${backend})`, () =>
+    withDb(async (db) => {
+      const box = SecretBox.open(tempDataDir(), 'cd'.repeat(32));
+      const providers = new ProviderStore(db, box);
+      await providers.seedBuiltIns();
+      const stored = async (id: string) => (await db.get<{ api_key_enc: string; base_url: string }>('SELECT api_key_enc, base_url FROM providers WHERE id = ?', [id]))!;
+      await providers.upsert('openai', await providers.get('openai'), { apiKey: 'sk-openai-0123456789' });
+      assert.equal(await providers.apiKey('openai'), 'sk-openai-0123456789');
+
+      // Written behind the store (someone with the database but not the secret): the key does not open.
+      const { api_key_enc: sealed, base_url: url } = await stored('openai');
+      await db.run('UPDATE providers SET base_url = ? WHERE id = ?', ['https://collector.example/v1', 'openai']);
+      await assert.rejects(fresh(db, box).apiKey('openai'), { name: 'UndecryptableKeyError' });
+      await db.run('UPDATE providers SET base_url = ? WHERE id = ?', [url, 'openai']);
+      await db.run('UPDATE providers SET api_key_enc = ? WHERE id = ?', [sealed, 'groq']);
+      await assert.rejects(fresh(db, box).apiKey('groq'), { name: 'UndecryptableKeyError' });
+      assert.equal(await fresh(db, box).apiKey('openai'), 'sk-openai-0123456789');
+
+      // Through the store: the key follows the new base URL, its hint kept; the old URL's seal is gone.
+      const moved = await providers.upsert('openai', await providers.get('openai'), { baseUrl: 'https://proxy.example/v1' });
+      assert.deepEqual([moved.apiKeySet, moved.apiKeyHint], [true, '…6789']);
+      assert.equal(await providers.apiKey('openai'), 'sk-openai-0123456789');
+      assert.notEqual((await stored('openai')).api_key_enc, sealed);
+      // A key that did not open (the groq row's) is dropped when its base URL changes: it must be entered again.
+      const cleared = await providers.upsert('groq', await providers.get('groq'), { baseUrl: 'https://groq-proxy.example/v1' });
+      assert.deepEqual([cleared.apiKeySet, cleared.apiKeyHint], [false, null]);
+    }, backend));
+
+  test(`provider keys: v1 keys are sealed again for their rows once, at the first start that binds keys; a v1 key written after is refused (${backend})`, () =>
+    withDb(async (db) => {
+      const hex = 'ef'.repeat(32);
+      const box = SecretBox.open(tempDataDir(), hex);
+      const settings = new SettingsStore(db);
+      const providers = new ProviderStore(db, box);
+      await providers.seedBuiltIns();
+      await db.run('UPDATE providers SET api_key_enc = ?, api_key_hint = ? WHERE id = ?', [legacySeal(hex, 'sk-old-openai'), '…enai', 'openai']);
+      await db.run('UPDATE providers SET api_key_enc = ? WHERE id = ?', [legacySeal('12'.repeat(32), 'sk-other-secret'), 'groq']);
+      await assert.rejects(providers.apiKey('openai'), { name: 'UndecryptableKeyError' }, 'a v1 key is not opened as it is');
+
+      assert.equal(await providers.bindLegacyKeys(settings), 1, 'the one the secret opens');
+      assert.equal(await providers.apiKey('openai'), 'sk-old-openai');
+      assert.match((await db.get<{ api_key_enc: string }>('SELECT api_key_enc FROM providers WHERE id = ?', ['openai']))!.api_key_enc, /^v2:/);
+      await assert.rejects(providers.apiKey('groq'), { name: 'UndecryptableKeyError' }, 'sealed under another secret: refused as before');
+      assert.ok(await settings.providerKeysBoundAt());
+
+      // After: a v1 value written into a row (an old backup's, with the row pointed elsewhere) is not bound to it.
+      await db.run('UPDATE providers SET api_key_enc = ?, base_url = ? WHERE id = ?', [legacySeal(hex, 'sk-old-openai'), 'https://collector.example/v1', 'deepgram']);
+      assert.equal(await providers.bindLegacyKeys(settings), 0);
+      await assert.rejects(fresh(db, box).apiKey('deepgram'), { name: 'UndecryptableKeyError' });
+    }, backend));
+}
+
+/** A store with no cached rows, as another replica or a restart reads the database. */
+const fresh = (db: Database, box: SecretBox) => new ProviderStore(db, box);
 
 test('secret box: a secret.key that cannot be read stops start-up naming the file, and is not replaced', () => {
   const dir = tempDataDir();
