@@ -8,7 +8,9 @@ import { statfs } from 'node:fs/promises';
 /** Bytes an unprivileged process may still write on the disk holding `dir`. */
 export async function freeBytes(dir: string): Promise<number> {
   const s = await statfs(dir);
-  return s.bavail * s.bsize;
+  // Blocks are counted in the fragment size where the filesystem has one apart from bsize (FUSE, virtiofs,
+  // ZFS: bsize can be 1 MiB over 4-KiB fragments); Node reports it from 24 (nodejs/node#62277), 20 does not.
+  return s.bavail * ((s as { frsize?: number }).frsize ?? s.bsize);
 }
 
 /** Room for one more upload: `arriving` uploads (this one included) at `maxUploadBytes` each, and `minFreeBytes` left over. */

@@ -110,7 +110,11 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
    */
   async function roomOnDisk(_ctx: Context, next: () => Promise<unknown>) {
     const arriving = [...uploading.values()].reduce((a, b) => a + b, 0);
-    const free = await freeBytes(spoolDir);
+    const free = await freeBytes(spoolDir).catch((err: unknown) => {
+      // The spool cannot be looked at (removed, unreadable, a stale mount): no upload goes there.
+      s.logger.error({ spoolDir, err: (err as Error).message }, 'job upload refused: the spool\'s disk cannot be read');
+      throw spoolFull();
+    });
     if (!spoolHasRoom(free, arriving, s.config.maxJobUploadBytes, s.config.spoolMinFreeBytes)) {
       s.logger.warn({ spoolDir, freeBytes: free, uploadsArriving: arriving, minFreeBytes: s.config.spoolMinFreeBytes }, 'job upload refused: the spool\'s disk is too full');
       throw spoolFull();

@@ -112,10 +112,20 @@ export class ProviderStore {
 
   /** The decrypted key, for adapters only. */
   async apiKey(id: string): Promise<string | null> {
+    return (await this.withKey(id))?.apiKey ?? null;
+  }
+
+  /**
+   * The record and its decrypted key from one read of the row, for adapters:
+   * the base URL a key is sent to is the one it was opened for (two reads
+   * could pair a key with a base URL written in between).
+   */
+  async withKey(id: string): Promise<{ record: ProviderRecord; apiKey: string | null } | undefined> {
     const row = await this.row(id);
-    if (!row?.api_key_enc) return null;
+    if (!row) return undefined;
+    if (!row.api_key_enc) return { record: toRecord(row), apiKey: null };
     try {
-      return this.box.open(row.api_key_enc, ownerOf(row));
+      return { record: toRecord(row), apiKey: this.box.open(row.api_key_enc, ownerOf(row)) };
     } catch {
       throw new UndecryptableKeyError(id);
     }
@@ -133,18 +143,23 @@ export class ProviderStore {
     if (await settings.providerKeysBoundAt()) return 0;
     const rows = await this.db.all<Row>('SELECT * FROM providers WHERE api_key_enc IS NOT NULL');
     let bound = 0;
+    let unopened = 0;
     for (const row of rows) {
       if (!this.box.isLegacy(row.api_key_enc!)) continue;
       let plain: string;
       try {
         plain = this.box.openLegacy(row.api_key_enc!);
       } catch {
-        continue; // sealed under another secret: refused at use, as before
+        // Sealed under another secret (a secret.key not restored yet?): refused at use, as before, and
+        // bound at a later start once the right secret opens it.
+        unopened++;
+        continue;
       }
-      await this.db.run('UPDATE providers SET api_key_enc = ? WHERE id = ? AND api_key_enc = ?', [this.box.seal(plain, ownerOf(row)), row.id, row.api_key_enc]);
+      await this.db.run('UPDATE providers SET api_key_enc = ? WHERE id = ? AND api_key_enc = ? AND base_url = ?',
+        [this.box.seal(plain, ownerOf(row)), row.id, row.api_key_enc, row.base_url]);
       bound++;
     }
-    await settings.markProviderKeysBound();
+    if (unopened === 0) await settings.markProviderKeysBound();
     this.rows.forget();
     return bound;
   }
@@ -153,9 +168,11 @@ export class ProviderStore {
   async checkKeysOpen(): Promise<void> {
     const rows = await this.db.all<Row>('SELECT id, base_url, api_key_enc FROM providers WHERE api_key_enc IS NOT NULL');
     for (const row of rows) {
+      // A v2 key that does not open may be the secret or a row changed behind the store: the latter
+      // must fail at use (key_undecryptable), not stop every replica; the secret_check row tells the secret.
+      if (!this.box.isLegacy(row.api_key_enc!)) continue;
       try {
-        if (this.box.isLegacy(row.api_key_enc!)) this.box.openLegacy(row.api_key_enc!);
-        else this.box.open(row.api_key_enc!, ownerOf(row));
+        this.box.openLegacy(row.api_key_enc!);
       } catch {
         throw new Error(`STT_SECRET_KEY does not open the key stored for provider "${row.id}": every replica sharing the database needs the STT_SECRET_KEY that stored it`);
       }
@@ -177,21 +194,14 @@ export class ProviderStore {
     const sets = ['name = excluded.name', 'kind = excluded.kind', 'base_url = excluded.base_url', 'enabled = excluded.enabled',
       'models = excluded.models', 'updated_at = excluded.updated_at'];
     const owner = ownerOf({ id, base_url: row.base_url });
-    let sealed: string | null = keyChange ? this.box.seal(keyChange, owner) : null;
-    let hint = keyChange ? hintOf(keyChange) : null;
+    const sealed: string | null = keyChange ? this.box.seal(keyChange, owner) : null;
+    const hint = keyChange ? hintOf(keyChange) : null;
     if (keyChange !== undefined) sets.push('api_key_enc = excluded.api_key_enc', 'api_key_hint = excluded.api_key_hint');
     else {
-      // A new base URL keeps the stored key: sealed again for it (a key that no longer opens is dropped,
-      // as it would have to be entered again anyway).
-      const stored = await this.db.get<Row>('SELECT * FROM providers WHERE id = ?', [id]);
+      // A key was given for one destination: a new base URL without a new key drops it rather than send
+      // it elsewhere (src/host/providers.ts asks for this; here too for an update read from a stale row).
+      const stored = await this.db.get<Row>('SELECT base_url, api_key_enc FROM providers WHERE id = ?', [id]);
       if (stored?.api_key_enc && stored.base_url !== row.base_url) {
-        try {
-          sealed = this.box.seal(this.box.open(stored.api_key_enc, ownerOf(stored)), owner);
-          hint = stored.api_key_hint;
-        } catch {
-          sealed = null;
-          hint = null;
-        }
         sets.push('api_key_enc = excluded.api_key_enc', 'api_key_hint = excluded.api_key_hint');
       }
     }

@@ -127,8 +127,8 @@ test('downloads: a transfer that stalls fails after the stall timeout, keeps its
 test('downloads: a transfer that trickles (never stalled, too slow on average) is cut off at its deadline, keeps its partial, and the next request resumes it', async () => {
   const s = await start(whisper);
   const d = s.services.downloader;
-  // 200 bytes every 20 ms (about 10 KB/s): never 300 ms without data, so only the average can stop it.
-  d.stallMs = 300;
+  // 200 bytes every 20 ms (about 10 KB/s): never 5 s without data, so only the average (1 s here) can stop it.
+  d.stallMs = 5000;
   d.minTransferMs = 0;
   d.minBytesPerSecond = whisper.length; // the whole file in a second: the deadline is 1 s
   models.throttle = { chunk: 200, delayMs: 20 };

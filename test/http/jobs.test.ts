@@ -217,7 +217,7 @@ test('an upload cut off at the limit while it streams (no Content-Length) leaves
 });
 
 test('a spool disk without room for another upload beside STT_SPOOL_MIN_FREE_MB refuses a job with 503 before its upload is read, and the server stays healthy', async () => {
-  // A floor no disk has (1 EiB): every upload is refused; nothing is written.
+  // A floor no disk has (1 PiB): every upload is refused; nothing is written.
   const full = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' }, env: { STT_SPOOL_MIN_FREE_MB: String(1024 ** 3) } });
   try {
     const res = await submit(full, full.auth, { file: wavBlob(JFK) });

@@ -250,7 +250,7 @@ test('secret box: seals with a fresh IV each time, opens only what it sealed, re
 });
 
 for (const backend of BACKENDS) {
-  test(`provider keys: bound to their row and base URL; a key moved to another row or a base URL changed outside the store no longer opens; the store's own change keeps it (${backend})`, () =>
+  test(`provider keys: bound to their row and base URL; a key moved to another row or a base URL changed outside the store no longer opens; the store's own move drops it (${backend})`, () =>
     withDb(async (db) => {
       const box = SecretBox.open(tempDataDir(), 'cd'.repeat(32));
       const providers = new ProviderStore(db, box);
@@ -268,14 +268,14 @@ for (const backend of BACKENDS) {
       await assert.rejects(fresh(db, box).apiKey('groq'), { name: 'UndecryptableKeyError' });
       assert.equal(await fresh(db, box).apiKey('openai'), 'sk-openai-0123456789');
 
-      // Through the store: the key follows the new base URL, its hint kept; the old URL's seal is gone.
+      // Through the store: a new base URL without a new key drops the stored key (given for another destination).
       const moved = await providers.upsert('openai', await providers.get('openai'), { baseUrl: 'https://proxy.example/v1' });
-      assert.deepEqual([moved.apiKeySet, moved.apiKeyHint], [true, '…6789']);
-      assert.equal(await providers.apiKey('openai'), 'sk-openai-0123456789');
-      assert.notEqual((await stored('openai')).api_key_enc, sealed);
-      // A key that did not open (the groq row's) is dropped when its base URL changes: it must be entered again.
-      const cleared = await providers.upsert('groq', await providers.get('groq'), { baseUrl: 'https://groq-proxy.example/v1' });
-      assert.deepEqual([cleared.apiKeySet, cleared.apiKeyHint], [false, null]);
+      assert.deepEqual([moved.apiKeySet, moved.apiKeyHint], [false, null]);
+      assert.equal(await providers.apiKey('openai'), null);
+      // With a new key: sealed for the new URL; record and key come from one read.
+      await providers.upsert('openai', await providers.get('openai'), { apiKey: 'sk-openai-9876543210' });
+      const both = await fresh(db, box).withKey('openai');
+      assert.deepEqual([both?.record.baseUrl, both?.apiKey], ['https://proxy.example/v1', 'sk-openai-9876543210']);
     }, backend));
 
   test(`provider keys: v1 keys are sealed again for their rows once, at the first start that binds keys; a v1 key written after is refused (${backend})`, () =>
@@ -293,6 +293,10 @@ for (const backend of BACKENDS) {
       assert.equal(await providers.apiKey('openai'), 'sk-old-openai');
       assert.match((await db.get<{ api_key_enc: string }>('SELECT api_key_enc FROM providers WHERE id = ?', ['openai']))!.api_key_enc, /^v2:/);
       await assert.rejects(providers.apiKey('groq'), { name: 'UndecryptableKeyError' }, 'sealed under another secret: refused as before');
+      assert.equal(await settings.providerKeysBoundAt(), undefined, 'not recorded while a v1 key is left: the right secret may come back');
+      // The right secret back (a restored secret.key): that key is bound too, and it is recorded.
+      assert.equal(await new ProviderStore(db, SecretBox.open(tempDataDir(), '12'.repeat(32))).bindLegacyKeys(settings), 1);
+      assert.equal(await fresh(db, SecretBox.open(tempDataDir(), '12'.repeat(32))).apiKey('groq'), 'sk-other-secret');
       assert.ok(await settings.providerKeysBoundAt());
 
       // After: a v1 value written into a row (an old backup's, with the row pointed elsewhere) is not bound to it.

@@ -111,14 +111,16 @@ export class CloudService {
     modelId: string,
     request: CloudRequest & { durationSeconds: number; signal: AbortSignal; onStart?: () => void },
   ): Promise<{ result: OutputTranscription; runtime: string }> {
-    const provider = await this.providers.get(providerId);
-    const apiKey = await this.providers.apiKey(providerId).catch((err) => {
+    // One read: the key goes to the base URL of the row it was opened from.
+    const found = await this.providers.withKey(providerId).catch((err) => {
       if (!(err instanceof UndecryptableKeyError)) throw err;
       // Shown in /admin/status: the host changed the secret, the key must be entered again.
       this.recordFailure(providerId, null, 'key_undecryptable', err.message);
       this.logger.error({ provider: providerId }, err.message);
       throw new BackendError('provider_unavailable', `The cloud provider "${providerId}" has no usable key on this server.`);
     });
+    const provider = found?.record;
+    const apiKey = found?.apiKey;
     if (!provider || !provider.enabled || !apiKey) {
       throw new BackendError('provider_unavailable', `The cloud provider "${providerId}" is not enabled or has no key.`);
     }
