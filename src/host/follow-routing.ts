@@ -36,8 +36,11 @@ const ROUTING_POLL_MS = 2000;
  * change another process makes. Never retries a failed load by itself.
  */
 export async function followStoredRouting(p: { db: Database; settings: SettingsStore; local: LocalEngine; stt: Backends }): Promise<{ stop(): void }> {
+  let stopped = false;
   const sync = async () => {
     const routing = await p.settings.routing();
+    // A read that was in flight when the server stopped must not load a model into a closing engine.
+    if (stopped) return;
     p.local.noticeMarkerCleared();
     followRouting(p, routing, { retryFailed: false });
   };
@@ -47,9 +50,14 @@ export async function followStoredRouting(p: { db: Database; settings: SettingsS
     p.db.onChange((topic) => {
       if (topic === 'routing' || topic === 'resync') sync().catch(() => {});
     });
-    return { stop: () => {} };
+    return { stop: () => void (stopped = true) };
   }
   // The admin CLI may change routing in the SQLite file while the server runs.
   const poll = setInterval(() => sync().catch(() => {}), ROUTING_POLL_MS).unref();
-  return { stop: () => clearInterval(poll) };
+  return {
+    stop: () => {
+      stopped = true;
+      clearInterval(poll);
+    },
+  };
 }

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { prepare, startChild, waitForPort } from '../helpers/child-server';
 import { ROOT } from '../../fixtures';
 import { LoadMarker, LOAD_MARKER_FILE } from '../../src/stt/local/load-marker';
+import { startTestServer } from '../helpers/server';
 
 const ADMIN = { Authorization: 'Bearer test-admin-key-0123456789', 'Content-Type': 'application/json' };
 const LISTENING = /"msg":"listening"/;
@@ -144,4 +145,22 @@ test('SIGTERM during a load is a shutdown, not a crash: the next start loads the
   assert.ok(!existsSync(marker), c.output());
 
   await assertStartsUnblocked(dataDir);
+});
+
+// CI caught this once: the SQLite routing poll's read was in flight at close, found the engine
+// closed (no model), loaded the model again and left its marker; the next start on the data dir
+// took that for a crash and refused to load.
+test('a load asked for once the server has closed is refused and leaves no marker: the next start loads the model', { timeout: 120_000 }, async () => {
+  const first = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' } });
+  await first.close();
+  await assert.rejects(first.services.local.activate('whisper-base'), /shutting down/);
+  assert.ok(!existsSync(path.join(first.dataDir, LOAD_MARKER_FILE)), 'no load marker after the shutdown');
+  const next = await startTestServer({ dataDir: first.dataDir });
+  try {
+    const st = await next.services.local.ready();
+    assert.equal(st.state, 'ready', st.error ?? '');
+    assert.equal(st.crashedLoad, null);
+  } finally {
+    await next.close();
+  }
 });

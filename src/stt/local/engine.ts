@@ -86,6 +86,8 @@ export class LocalEngine {
   private loadGeneration = 0;
   /** Native loads running now: the marker stays until the last one returns. */
   private loadsInFlight = 0;
+  /** Set by close(): no load starts after it (its marker would outlive the process and read as a crash at the next start). */
+  private closed = false;
   private crashedLoad: LoadRecord | null;
   private vadMissingLogged = false;
   private vadInstalled = false;
@@ -161,6 +163,7 @@ export class LocalEngine {
   private async activateNow(id: string): Promise<void> {
     const spec = runtimeById(id);
     if (!spec) throw new Error(`unknown runtime ${id}`);
+    if (this.closed) throw new Error(`not loading ${id}: the server is shutting down`);
     if (this.crashedLoad?.runtime === id) throw new Error(crashMessage(this.crashedLoad));
     if (this.current?.spec.id === id && !this.loadingId) {
       // Back to the model that kept serving after another one failed to load: that failure is no longer the state.
@@ -175,6 +178,8 @@ export class LocalEngine {
     try {
       const file = await installedFile(this.opts.modelsDir, spec);
       if (!file) throw new Error(`runtime ${id} is not installed`);
+      // close() or a newer activate() came while the file was looked up: start no load (and write no marker).
+      if (generation !== this.loadGeneration) return;
       const model = await this.markedLoad(spec, file);
       if (generation !== this.loadGeneration) {
         void model.dispose(); // a newer activate() or deactivate() won
@@ -361,6 +366,7 @@ export class LocalEngine {
 
   /** Waits for running and queued jobs, then frees the model. */
   async close(): Promise<void> {
+    this.closed = true;
     await this.opts.scheduler.idle();
     this.deactivate();
     // Shutting down on purpose during a load is no crash; the load's own
