@@ -38,7 +38,7 @@ export interface Config {
   maxJobsPerKey: number;
   /** Where job uploads are kept until their job ends (STT_SPOOL_DIR): replicas must share it. */
   spoolDir: string;
-  /** Free space the spool's disk keeps beyond the job uploads arriving, each counted at the upload limit (STT_SPOOL_MIN_FREE_MB). */
+  /** Free space the spool's disk keeps beyond the job uploads arriving, each counted at the most it can write (STT_SPOOL_MIN_FREE_MB). */
   spoolMinFreeBytes: number;
   modelBaseUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

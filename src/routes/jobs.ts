@@ -26,7 +26,7 @@ import type { CallbackSender } from '../jobs/callbacks';
 import type { Services } from '../services';
 import { AbortedError, BackendError } from '../domain-errors';
 import { parseTranscriptionRequest } from './transcription-request';
-import { freeBytes, spoolHasRoom } from '../jobs/spool-space';
+import { freeBytes, spoolHasRoom, uploadBound } from '../jobs/spool-space';
 
 /** Jobs a list answer holds at most. */
 const PAGE = 50;
@@ -103,23 +103,34 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
     }
   }
 
+  /** Bytes reserved on the spool's disk for the job uploads arriving in this process (see uploadBound). */
+  let reservedBytes = 0;
+
   /**
    * Free space on the spool's disk for this upload and every other one
-   * arriving in this process, each at the upload limit, with
-   * STT_SPOOL_MIN_FREE_MB left over; checked before the upload is read.
+   * arriving in this process, each at the most it can write, with
+   * STT_SPOOL_MIN_FREE_MB left over; checked before the upload is read. The
+   * reservation is held to the end of the request: an upload already written
+   * is then counted twice for a moment, which errs on the safe side.
    */
-  async function roomOnDisk(_ctx: Context, next: () => Promise<unknown>) {
-    const arriving = [...uploading.values()].reduce((a, b) => a + b, 0);
+  async function roomOnDisk(ctx: Context, next: () => Promise<unknown>) {
+    const bytes = uploadBound(ctx.request.length, Boolean(ctx.get('transfer-encoding')), s.config.maxJobUploadBytes);
     const free = await freeBytes(spoolDir).catch((err: unknown) => {
       // The spool cannot be looked at (removed, unreadable, a stale mount): no upload goes there.
       s.logger.error({ spoolDir, err: (err as Error).message }, 'job upload refused: the spool\'s disk cannot be read');
       throw spoolFull();
     });
-    if (!spoolHasRoom(free, arriving, s.config.maxJobUploadBytes, s.config.spoolMinFreeBytes)) {
-      s.logger.warn({ spoolDir, freeBytes: free, uploadsArriving: arriving, minFreeBytes: s.config.spoolMinFreeBytes }, 'job upload refused: the spool\'s disk is too full');
+    // No await between this check and the reservation: uploads checked together see each other's.
+    if (!spoolHasRoom(free, reservedBytes, bytes, s.config.spoolMinFreeBytes)) {
+      s.logger.warn({ spoolDir, freeBytes: free, reservedBytes, uploadBytes: bytes, minFreeBytes: s.config.spoolMinFreeBytes }, 'job upload refused: the spool\'s disk is too full');
       throw spoolFull();
     }
-    await next();
+    reservedBytes += bytes;
+    try {
+      await next();
+    } finally {
+      reservedBytes -= bytes;
+    }
   }
 
   v1.post('/audio/jobs', watchClient(), s.keyLimiter.middleware(), roomForAJob, roomOnDisk, spoolUpload(s.config.maxJobUploadBytes, spoolDir), async function submitJob(ctx: Context) {

@@ -9,7 +9,10 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { startTestServer, transcribe, wavBlob, type TestServer } from '../helpers/server';
+import { startTestServer, tempDataDir, transcribe, wavBlob, type TestServer } from '../helpers/server';
+import { freeBytes } from '../../src/jobs/spool-space';
+
+const MiB = 1024 * 1024;
 import { AUDIO_DIR, loopedSpeech, wav16k, writeWav } from '../../fixtures';
 import type { LocalRequest } from '../../src/stt/local/engine';
 
@@ -228,6 +231,43 @@ test('a spool disk without room for another upload beside STT_SPOOL_MIN_FREE_MB 
     assert.equal((await transcribe(full, { file: wavBlob(JFK) }, full.auth)).status, 200);
   } finally {
     await full.close();
+  }
+});
+
+test('a job upload reserves what its Content-Length declares, a chunked one the upload limit: a small upload is taken where a chunked one has no room', async () => {
+  // The disk's free space less 1 GiB is the floor (wide of what other writers change meanwhile): room for a
+  // small upload, none for a chunked one counted at the 2-GiB limit. (Counting every upload at the limit, as
+  // before, refused the small one too.)
+  const dataDir = tempDataDir();
+  const floorMiB = Math.floor((await freeBytes(dataDir)) / MiB) - 1024;
+  const tight = await startTestServer({
+    dataDir, routing: { mode: 'local', localModel: 'whisper-base' },
+    env: { STT_SPOOL_MIN_FREE_MB: String(floorMiB), STT_MAX_JOB_UPLOAD_BYTES: String(2 ** 31 - 1) },
+  });
+  try {
+    const small = await submit(tight, tight.auth, { file: wavBlob(JFK) });
+    assert.equal(small.status, 202, JSON.stringify(await small.clone().json()));
+    assert.equal((await ended(tight, tight.auth, (await small.json()).id)).status, 'done');
+
+    const boundary = 'chunkedjobupload';
+    const parts = [
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="jfk.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
+      JFK, `\r\n--${boundary}--\r\n`,
+    ];
+    const body = new ReadableStream({
+      pull(c) {
+        const next = parts.shift();
+        if (next === undefined) c.close();
+        else c.enqueue(typeof next === 'string' ? new TextEncoder().encode(next) : new Uint8Array(next));
+      },
+    });
+    const chunked = await fetch(`${tight.url}/v1/audio/jobs`, {
+      method: 'POST', body, duplex: 'half', headers: { ...tight.auth, 'Content-Type': `multipart/form-data; boundary=${boundary}` },
+    } as RequestInit);
+    assert.deepEqual([chunked.status, (await chunked.json()).error.code], [503, 'spool_full']);
+    assert.deepEqual(spoolFiles(tight), []);
+  } finally {
+    await tight.close();
   }
 });
 
