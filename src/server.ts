@@ -67,11 +67,10 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
         services.shuttingDown.abort();
         services.local.scheduler.abortWaiting();
         abortAllJobs();
-        // Realtime and Wyoming sockets are not the HTTP server's to close: cut them now, not after the grace.
-        realtime.terminate();
-        wyoming?.terminate();
+        // The grace covers the live sessions too: their aborted turns are answered with an error, then each
+        // sends shutting_down and closes 1001; only those still open after it are cut below.
         const grace = new Promise<void>((resolve) => setTimeout(resolve, ABORT_GRACE_MS).unref());
-        await Promise.race([Promise.all([stopped, services.local.scheduler.idle()]), grace]);
+        await Promise.race([Promise.all([stopped, services.local.scheduler.idle(), sessionsEnded]), grace]);
       }
       server.closeAllConnections();
       realtime.terminate();

@@ -335,6 +335,27 @@ test('shutdown ends an open session with 1001 after its committed turn is answer
   }
 });
 
+test('a turn still waiting at the shutdown timeout is answered failed, then shutting_down and 1001: the session is not cut', { timeout: 120_000 }, async () => {
+  const own = await startTestServer({ routing: LOCAL, env: { STT_SHUTDOWN_TIMEOUT_MS: '300' } });
+  try {
+    // Holds the one local slot until the timeout aborts what is left (real work stops in-graph there).
+    const { signal } = own.services.shuttingDown;
+    const held = own.services.local.scheduler.submit(1, undefined, () => new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })));
+    const s = await connect({ on: own });
+    for (let i = 0; i < JFK_24K.length; i += 4800) s.send({ type: 'input_audio_buffer.append', audio: base64(JFK_24K.subarray(i, i + 4800)) });
+    s.send({ type: 'input_audio_buffer.commit' });
+    const { item_id: itemId } = await s.next('input_audio_buffer.committed');
+    await own.close();
+    await held;
+    assert.equal((await s.closed).code, 1001, s.events.map((e) => e.type).join(', '));
+    const failed = s.events.find((e) => e.type === 'conversation.item.input_audio_transcription.failed');
+    assert.equal(failed?.item_id, itemId, 'the waiting turn is answered');
+    assert.equal(s.events.at(-1)!.error?.code, 'shutting_down');
+  } finally {
+    await own.close();
+  }
+});
+
 const scrape = async (s: TestServer) => (await fetch(`${s.url}/metrics`, { headers: { Authorization: `Bearer ${s.adminKey}` } })).text();
 /** Appends `pcm` in 100-ms events, with no commit. */
 function stream(s: Awaited<ReturnType<typeof connect>>, pcm: Int16Array): void {
