@@ -34,20 +34,11 @@
 // ours-b5-full-f16 (beam 5 on the f16 weights q8_0 is quantised from) runs
 // only when --systems names it: it asks whether q8_0 costs beam 5 accuracy,
 // and is no candidate for the default, which ships q8_0.
-import { createReadStream, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { createReadStream, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import OpenAI from 'openai';
-import { loadConfig } from '../src/config';
-import { createLogger } from '../src/log';
-import { startServer, type RunningServer } from '../src/server';
-import { openDatabase } from '../src/store/open-database';
-import { SettingsStore } from '../src/store/settings';
-import { ENCODER_WINDOW_RULES, type EncoderWindow } from '../src/stt/local/encoder-window';
+import path from 'node:path';
+import { ENCODER_WINDOW_RULES } from '../src/stt/local/encoder-window';
 import { EVAL_SET_MANIFEST, EVAL_SET_PANELS, readEvalSet, type EvalSetClip } from '../scripts/eval-set';
-import { realModelPath, VAD_FIXTURE, type RealModelName } from '../fixtures';
-import { VAD_FILE } from '../src/stt/catalogue';
 import { modelDir, startFasterWhisper } from './faster-whisper';
 import { corpusWer, errorCount, meanOverRuns, medianClipRatio, pairedBootstrap, scoreAnswer, toPerClip, type Errors, type Failures, type PerClip } from './lib/scoring';
 import { numberOption, optionValue, reportSuffix } from './lib/args';
@@ -55,19 +46,13 @@ import { provenance, commitState } from './lib/provenance';
 import { saveReport, today } from './lib/results';
 import { fmt } from './lib/stats';
 import { holdingOf, windowCostsNothing, WITHIN_POINTS } from './lib/default-rule';
+import { EVAL_THREADS as THREADS, startOurs, type EvalServer, type OurConfig } from './lib/eval-server';
 
-const THREADS = 2;
 // So that neither side's worker threads are still busy when the other starts on 2 cores.
 const SETTLE_MS = 100;
 /** The duration bands every table is also read in, in seconds. */
 const BANDS: [number, number][] = [[0, 5], [5, 10], [10, 20], [20, 30.01]];
 
-export interface OurConfig {
-  beam: number;
-  window: EncoderWindow;
-  /** The weights' file: q8_0, which the server installs, unless set. */
-  weights?: RealModelName;
-}
 /** onlyWhenNamed: a diagnostic, run only when --systems names it. */
 type System = { id: string; label: string; autoLanguage?: boolean; onlyWhenNamed?: boolean } & (
   | { kind: 'ours'; config: OurConfig }
@@ -141,32 +126,6 @@ function savedReferenceRuns(files: string[], split: string, clips: EvalSetClip[]
   });
 }
 
-/**
- * Our server with one decoding configuration (beam 0: the shipped defaults), real base (q8_0 unless
- * `config.weights` says otherwise), on 127.0.0.1.
- * `silero`: the Silero model installed, so the speech gate (on by default) runs as a host that installed it.
- */
-export async function startOurs(config: OurConfig, opts: { silero?: boolean } = {}): Promise<{ server: RunningServer; client: OpenAI }> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stt-eval-'));
-  mkdirSync(path.join(dataDir, 'models'));
-  symlinkSync(realModelPath(config.weights ?? 'base-q8_0'), path.join(dataDir, 'models', 'ggml-base.bin'));
-  if (opts.silero) symlinkSync(VAD_FIXTURE, path.join(dataDir, 'models', VAD_FILE.name));
-  const db = await openDatabase({ dataDir, databaseUrl: null });
-  await new SettingsStore(db).setRouting({ mode: 'local', localModel: 'whisper-base', cloud: null });
-  await db.close();
-  const env: Record<string, string> = {
-    PORT: '0', HOST: '127.0.0.1', STT_DATA_DIR: dataDir, STT_ADMIN_KEY: 'eval-admin-key-0123456789', STT_THREADS: String(THREADS), LOG_LEVEL: 'silent',
-    // faster-whisper computes just before each of our requests here; threads that follow the free cores would read that as a busy host.
-    STT_FOLLOW_FREE_CORES: 'false',
-  };
-  if (config.beam > 0) Object.assign(env, { STT_BEAM_SIZE: String(config.beam), STT_ENCODER_WINDOW: config.window });
-  const server = await startServer(loadConfig(env), createLogger('silent'));
-  for (let i = 0; i < 3000 && server.services.local.status().state === 'loading'; i++) await sleep(10);
-  if (server.services.local.status().state !== 'ready') throw new Error(`model did not load: ${server.services.local.status().error}`);
-  const { key } = await server.services.apiKeys.create('eval');
-  return { server, client: new OpenAI({ apiKey: key, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 600_000 }) };
-}
-
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   // --rescore FILE: the tables again from a saved report's JSON, nothing decoded (its clips and systems).
@@ -204,7 +163,7 @@ async function main(): Promise<void> {
   if (prov.uncommitted.length) process.stderr.write(`eval: uncommitted changes (${prov.uncommitted.join(', ')}): the report will say so\n`);
   const measure = async (): Promise<{ results: Record<string, Result[]>; versions: Record<string, string> }> => {
 
-    const ours = new Map<string, { server: RunningServer; client: OpenAI }>();
+    const ours = new Map<string, EvalServer>();
     for (const s of SYSTEMS) if (s.kind === 'ours') ours.set(s.id, await startOurs(s.config));
     const fw = startFasterWhisper(modelDir());
     const versions = await fw.versions;
@@ -235,7 +194,7 @@ async function main(): Promise<void> {
     }
     process.stdout.write('\n');
     await fw.stop();
-    for (const { server } of ours.values()) await server.close();
+    for (const o of ours.values()) await o.close();
     return { results, versions };
   };
   const { results, versions } = rescore ? fromSaved(rescore, clips) : await measure();

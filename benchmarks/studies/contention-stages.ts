@@ -21,10 +21,11 @@ import { nameFlag, numberOption, optionValue, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
 import { decodingName } from '../lib/decoding';
 import { fmt, median } from '../lib/stats';
-import { cliStages } from './stages';
+import { cliRun } from '../lib/whisper-cli';
 
 const run = promisify(execFile);
-const DECODINGS = { greedy: ['-bs', '1', '-bo', '1'], 'beam 5': ['-bs', '5'] } as const;
+/** Decoding → beams. */
+const DECODINGS = { greedy: 1, 'beam 5': 5 } as const;
 type Decoding = keyof typeof DECODINGS;
 const isDecoding = (name: string): name is Decoding => Object.hasOwn(DECODINGS, name);
 type Condition = 'alone' | 'shared';
@@ -34,10 +35,8 @@ type Stages = { encoder: number; decoder: number };
 type Runs = Record<string, Record<Decoding, Record<Condition, Stages[]>>>;
 
 async function oursStages(clip: string, threads: number, decoding: Decoding): Promise<Stages> {
-  const { stderr } = await run(path.join(BIN_DIR, 'whisper-cli'), ['-m', realModelPath('base-q8_0'), '-f', clip, '-t', String(threads), '-l', 'en', '-nf', ...DECODINGS[decoding]], { maxBuffer: 1 << 24 });
-  const s = cliStages(stderr);
-  if (s.encode === undefined || s.decode === undefined) throw new Error(`whisper-cli printed no stage timings:\n${stderr.slice(-2000)}`);
-  return { encoder: s.encode, decoder: s.decode + (s.batchd ?? 0) + (s.prompt ?? 0) + (s.sample ?? 0) };
+  const r = await cliRun(clip, { threads, language: 'en', beam: DECODINGS[decoding] });
+  return { encoder: r.encode, decoder: r.decode + r.sample };
 }
 
 /** One warm round of faster-whisper's stages: its process runs two and the first, which pays CTranslate2's warm-up, is dropped. */

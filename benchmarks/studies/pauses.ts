@@ -26,7 +26,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeWav } from '../../src/native';
 import { readEvalSet, type EvalSetClip } from '../../scripts/eval-set';
 import { wav16k } from '../../fixtures';
-import { startOurs, type OurConfig } from '../eval';
+import { startOurs, type OurConfig } from '../lib/eval-server';
 import { modelDir, startFasterWhisper } from '../faster-whisper';
 import { alignErrors, errorCount, failuresOf, partsFound, scoringWords, type Errors } from '../lib/scoring';
 import { provenance, commitState } from '../lib/provenance';
@@ -130,7 +130,7 @@ async function measure(pairs: number): Promise<{ prov: ReturnType<typeof provena
   }
   process.stdout.write('\n');
   await fw.stop();
-  for (const { server } of ours.values()) await server.close();
+  for (const o of ours.values()) await o.close();
   return { prov, versions, recs, answers };
 }
 

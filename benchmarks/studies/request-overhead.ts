@@ -7,28 +7,15 @@
 // and the transcription; what is left is HTTP and the form. The eval's
 // engine-for-engine ratio is read through the server, the stages study's
 // through whisper-cli: this is the difference between the two.
-import { execFile } from 'node:child_process';
-import { createReadStream, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
+import { createReadStream } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import OpenAI from 'openai';
-import { loadConfig } from '../../src/config';
-import { createLogger } from '../../src/log';
-import { startServer } from '../../src/server';
-import { openDatabase } from '../../src/store/open-database';
-import { SettingsStore } from '../../src/store/settings';
 import { readEvalSet } from '../../scripts/eval-set';
-import { BIN_DIR, realModelPath } from '../../fixtures';
-import { cliStages } from './stages';
+import { cliRun, stagesSum } from '../lib/whisper-cli';
+import { EVAL_THREADS as THREADS, startOurs } from '../lib/eval-server';
 import { provenance, commitState } from '../lib/provenance';
 import { numberOption, optionValue, nameFlag, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
 import { fmt, median, medianIntervalWithCoverage } from '../lib/stats';
-
-const run = promisify(execFile);
-const THREADS = 2;
 
 /** Server-Timing's parts: name → ms. */
 function timingParts(header: string | null): Record<string, number> {
@@ -46,24 +33,11 @@ async function main(): Promise<void> {
   const prov = provenance();
   const clip = readEvalSet().find((c) => c.id === clipId);
   if (!clip) throw new Error(`no clip ${clipId} in the eval set`);
-  const model = realModelPath('base-q8_0');
 
   // The server as the eval starts it: real base q8_0, 2 threads, the full window, no Silero.
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stt-overhead-'));
-  mkdirSync(path.join(dataDir, 'models'));
-  symlinkSync(model, path.join(dataDir, 'models', 'ggml-base.bin'));
-  const db = await openDatabase({ dataDir, databaseUrl: null });
-  await new SettingsStore(db).setRouting({ mode: 'local', localModel: 'whisper-base', cloud: null });
-  await db.close();
-  const server = await startServer(loadConfig({
-    PORT: '0', HOST: '127.0.0.1', STT_DATA_DIR: dataDir, STT_ADMIN_KEY: 'overhead-admin-key-0123456789', STT_THREADS: String(THREADS), LOG_LEVEL: 'silent',
-    STT_FOLLOW_FREE_CORES: 'false', STT_BEAM_SIZE: String(beam), STT_ENCODER_WINDOW: 'full',
-  }), createLogger('silent'));
+  const ours = await startOurs({ beam, window: 'full' });
   try {
-    for (let i = 0; i < 3000 && server.services.local.status().state === 'loading'; i++) await sleep(10);
-    if (server.services.local.status().state !== 'ready') throw new Error(`model did not load: ${server.services.local.status().error}`);
-    const { key } = await server.services.apiKeys.create('overhead');
-    const client = new OpenAI({ apiKey: key, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 600_000 });
+    const { client } = ours;
     const request = async () => {
       const t0 = performance.now();
       const { response } = await client.audio.transcriptions.create({ file: createReadStream(clip.file), model: 'service-local-stt', language: clip.language }).withResponse();
@@ -71,12 +45,7 @@ async function main(): Promise<void> {
       const t = timingParts(response.headers.get('server-timing'));
       return { ms, decode: t.decode ?? NaN, queue: t.queue ?? NaN, stt: t.stt ?? NaN };
     };
-    const cli = async () => {
-      const flags = beam === 1 ? ['-bs', '1', '-bo', '1'] : ['-bs', String(beam)];
-      const { stderr } = await run(path.join(BIN_DIR, 'whisper-cli'), ['-m', model, '-f', clip.file, '-t', String(THREADS), '-l', clip.language, '-nf', ...flags], { maxBuffer: 1 << 24 });
-      const s = cliStages(stderr);
-      return (s.mel ?? 0) + (s.encode ?? 0) + (s.decode ?? 0) + (s.batchd ?? 0) + (s.prompt ?? 0) + (s.sample ?? 0);
-    };
+    const cli = async () => stagesSum(await cliRun(clip.file, { threads: THREADS, language: clip.language, beam }));
     await request(); // warm-up, as the eval's
     const rows: { cli: number; request: number; decode: number; queue: number; stt: number }[] = [];
     for (let r = 0; r < rounds; r++) {
@@ -111,7 +80,7 @@ async function main(): Promise<void> {
       ...lines, '',
     ].join('\n'), { provenance: prov, clip: clip.id, beam, rounds: rows });
   } finally {
-    await server.close();
+    await ours.close();
   }
 }
 

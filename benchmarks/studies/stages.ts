@@ -10,35 +10,19 @@
 // so each round gives one ratio per stage read under the same conditions (this
 // VM drifts 10-25 % over minutes: a side's rounds run all together would carry
 // the drift into the ratio); the ratios' median comes with its interval.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { readEvalSet } from '../../scripts/eval-set';
-import { BIN_DIR, realModelPath } from '../../fixtures';
 import { modelDir, venvPython } from '../faster-whisper';
 import { provenance, commitState } from '../lib/provenance';
 import { numberOption, optionValue, nameFlag, reportSuffix } from '../lib/args';
 import { saveReport, today } from '../lib/results';
 import { decodingName } from '../lib/decoding';
 import { fmt, median, medianIntervalWithCoverage } from '../lib/stats';
+import { cliRun } from '../lib/whisper-cli';
 
-const run = promisify(execFile);
 const THREADS = 2;
-
-/** whisper-cli's whisper_print_timings lines: stage → ms. */
-export function cliStages(stderr: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const m of stderr.matchAll(/whisper_print_timings:\s+(\w+) time =\s+([\d.]+) ms(?: \/\s+(\d+) runs)?/g)) out[m[1]] = Number(m[2]);
-  return out;
-}
-
-/** The same lines' run counts: stage → runs (decode: the one-token steps; batchd: the batched ones). */
-export function cliRuns(stderr: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const m of stderr.matchAll(/whisper_print_timings:\s+(\w+) time =\s+[\d.]+ ms \/\s+(\d+) runs/g)) out[m[1]] = Number(m[2]);
-  return out;
-}
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -49,22 +33,17 @@ async function main(): Promise<void> {
   const prov = provenance();
   const clip = readEvalSet().find((c) => c.id === clipId);
   if (!clip) throw new Error(`no clip ${clipId} in the eval set`);
-  const model = realModelPath('base-q8_0');
   const ours: Record<string, Record<string, number[]>> = { greedy: {}, 'beam 5': {} };
   const fw: Record<string, Record<string, number[]>> = { greedy: {}, 'beam 5': {} };
   const py = venvPython();
   const runOurs = async () => {
-    for (const [label, flags] of [['greedy', ['-bs', '1', '-bo', '1']], ['beam 5', ['-bs', '5']]] as const) {
-      const t0 = performance.now();
-      const { stderr } = await run(path.join(BIN_DIR, 'whisper-cli'), ['-m', model, '-f', clip.file, '-t', String(THREADS), '-l', 'en', '-nf', ...flags], { maxBuffer: 1 << 24 });
-      const wall = performance.now() - t0;
-      const s = cliStages(stderr);
-      const runs = cliRuns(stderr);
+    for (const beam of [1, 5]) {
+      const r = await cliRun(clip.file, { threads: THREADS, language: 'en', beam });
       const stages = {
-        features: s.mel, encode: s.encode, decode: (s.decode ?? 0) + (s.batchd ?? 0) + (s.prompt ?? 0), sample: s.sample, 'total (whisper.cpp)': s.total, 'process wall': wall,
-        'decoder runs': (runs.decode ?? 0) + (runs.batchd ?? 0),
+        features: r.features, encode: r.encode, decode: r.decode, sample: r.sample, 'total (whisper.cpp)': r.total, 'process wall': r.wall,
+        'decoder runs': r.decoderRuns,
       };
-      for (const [k, v] of Object.entries(stages)) (ours[label][k] ??= []).push(v);
+      for (const [k, v] of Object.entries(stages)) (ours[decodingName(beam)][k] ??= []).push(v);
     }
   };
   // faster-whisper in one process for the whole study, its model loaded and warmed once (as a server's
@@ -78,26 +57,31 @@ async function main(): Promise<void> {
     if (done) throw new Error('faster_whisper_stages.py ended early');
     return value;
   };
-  if ((await nextLine()) !== 'ready') throw new Error('faster_whisper_stages.py did not start');
-  const runFasterWhisper = async () => {
-    fwProcess.stdin!.write('round\n');
-    for (let line = await nextLine(); line !== 'done'; line = await nextLine()) {
-      const j = JSON.parse(line) as { beam: number; features_ms: number; encode_ms: number; decode_ms: number; tokens: number };
-      const f = fw[decodingName(j.beam)];
-      for (const [k, v] of Object.entries({ features: j.features_ms, encode: j.encode_ms, 'decode (with sampling)': j.decode_ms, tokens: j.tokens })) (f[k] ??= []).push(v);
+  try {
+    if ((await nextLine()) !== 'ready') throw new Error('faster_whisper_stages.py did not start');
+    const runFasterWhisper = async () => {
+      fwProcess.stdin!.write('round\n');
+      for (let line = await nextLine(); line !== 'done'; line = await nextLine()) {
+        const j = JSON.parse(line) as { beam: number; features_ms: number; encode_ms: number; decode_ms: number; tokens: number };
+        const f = fw[decodingName(j.beam)];
+        for (const [k, v] of Object.entries({ features: j.features_ms, encode: j.encode_ms, 'decode (with sampling)': j.decode_ms, tokens: j.tokens })) (f[k] ??= []).push(v);
+      }
+    };
+    for (let r = 0; r < rounds; r++) {
+      if (r % 2 === 0) {
+        await runOurs();
+        await runFasterWhisper();
+      } else {
+        await runFasterWhisper();
+        await runOurs();
+      }
+      process.stdout.write('.');
     }
-  };
-  for (let r = 0; r < rounds; r++) {
-    if (r % 2 === 0) {
-      await runOurs();
-      await runFasterWhisper();
-    } else {
-      await runFasterWhisper();
-      await runOurs();
-    }
-    process.stdout.write('.');
+    fwProcess.stdin!.end();
+  } catch (err) {
+    fwProcess.kill('SIGKILL'); // no faster-whisper left computing beside whatever runs next
+    throw err;
   }
-  fwProcess.stdin!.end();
   process.stdout.write('\n');
   const cell = (xs?: number[]) => (xs?.length ? `${fmt(median(xs), 0)} (${fmt(Math.min(...xs), 0)}-${fmt(Math.max(...xs), 0)})` : '—');
   const lines = ['| stage, ms: median (range) | ours greedy | faster-whisper greedy | ours beam 5 | faster-whisper beam 5 |', '| --- | --- | --- | --- | --- |'];
