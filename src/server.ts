@@ -50,6 +50,9 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const close = () =>
     (closing ??= (async () => {
       logger.info('shutting down: no new connections, finishing in-flight work');
+      // A routing change arriving now (the admin API, the routing poll, another replica) is stored, not loaded:
+      // the next start loads it.
+      services.local.refuseLoads();
       // A job is not in-flight work a client waits on: it goes back to the queue, to resume from its last piece.
       await services.jobs.runner.stop();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -105,6 +105,8 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
 
   /** Bytes reserved on the spool's disk for the job uploads arriving in this process (see uploadBound). */
   let reservedBytes = 0;
+  /** All reservations ever let go: those let go while a free-space reading was made may not be in it. */
+  let releasedBytes = 0;
 
   /**
    * Free space on the spool's disk for this upload and every other one
@@ -115,14 +117,18 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
    */
   async function roomOnDisk(ctx: Context, next: () => Promise<unknown>) {
     const bytes = uploadBound(ctx.request.length, Boolean(ctx.get('transfer-encoding')), s.config.maxJobUploadBytes);
+    const releasedBefore = releasedBytes;
     const free = await freeBytes(spoolDir).catch((err: unknown) => {
       // The spool cannot be looked at (removed, unreadable, a stale mount): no upload goes there.
       s.logger.error({ spoolDir, err: (err as Error).message }, 'job upload refused: the spool\'s disk cannot be read');
       throw spoolFull();
     });
-    // No await between this check and the reservation: uploads checked together see each other's.
-    if (!spoolHasRoom(free, reservedBytes, bytes, s.config.spoolMinFreeBytes)) {
-      s.logger.warn({ spoolDir, freeBytes: free, reservedBytes, uploadBytes: bytes, minFreeBytes: s.config.spoolMinFreeBytes }, 'job upload refused: the spool\'s disk is too full');
+    // An upload that finished while the disk was read let its reservation go, though its last bytes may be
+    // missing from the reading: it still counts here. No await between this check and the reservation, so
+    // uploads checked together see each other's.
+    const counted = reservedBytes + (releasedBytes - releasedBefore);
+    if (!spoolHasRoom(free, counted, bytes, s.config.spoolMinFreeBytes)) {
+      s.logger.warn({ spoolDir, freeBytes: free, reservedBytes: counted, uploadBytes: bytes, minFreeBytes: s.config.spoolMinFreeBytes }, 'job upload refused: the spool\'s disk is too full');
       throw spoolFull();
     }
     reservedBytes += bytes;
@@ -130,6 +136,7 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
       await next();
     } finally {
       reservedBytes -= bytes;
+      releasedBytes += bytes;
     }
   }
 

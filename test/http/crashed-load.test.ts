@@ -10,7 +10,7 @@ import path from 'node:path';
 import { prepare, startChild, waitForPort } from '../helpers/child-server';
 import { ROOT } from '../../fixtures';
 import { LoadMarker, LOAD_MARKER_FILE } from '../../src/stt/local/load-marker';
-import { startTestServer } from '../helpers/server';
+import { gateModelLoads, startTestServer } from '../helpers/server';
 
 const ADMIN = { Authorization: 'Bearer test-admin-key-0123456789', 'Content-Type': 'application/json' };
 const LISTENING = /"msg":"listening"/;
@@ -149,18 +149,60 @@ test('SIGTERM during a load is a shutdown, not a crash: the next start loads the
 
 // CI caught this once: the SQLite routing poll's read was in flight at close, found the engine
 // closed (no model), loaded the model again and left its marker; the next start on the data dir
-// took that for a crash and refused to load.
-test('a load asked for once the server has closed is refused and leaves no marker: the next start loads the model', { timeout: 120_000 }, async () => {
+// took that for a crash and refused to load. Loads are refused from the moment shutdown begins.
+test('a load asked for once shutdown has begun is refused and leaves no marker: the next start loads the model', { timeout: 120_000 }, async () => {
   const first = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' } });
-  await first.close();
-  await assert.rejects(first.services.local.activate('whisper-base'), /shutting down/);
-  assert.ok(!existsSync(path.join(first.dataDir, LOAD_MARKER_FILE)), 'no load marker after the shutdown');
+  const marker = path.join(first.dataDir, LOAD_MARKER_FILE);
+  // Shutdown waits for this held slot: the server is stopping, not yet stopped.
+  let release!: () => void;
+  const held = first.services.local.scheduler.submit(1, undefined, () => new Promise<void>((r) => (release = r)));
+  const closing = first.close();
+  await assert.rejects(first.services.local.activate('whisper-small'), /shutting down/, 'while stopping');
+  assert.ok(!existsSync(marker), 'no load marker while stopping');
+  release();
+  await held;
+  await closing;
+  await assert.rejects(first.services.local.activate('whisper-base'), /shutting down/, 'once stopped');
+  assert.ok(!existsSync(marker), 'no load marker after the shutdown');
   const next = await startTestServer({ dataDir: first.dataDir });
   try {
     const st = await next.services.local.ready();
     assert.equal(st.state, 'ready', st.error ?? '');
+    assert.equal(st.activeModel, 'whisper-base');
     assert.equal(st.crashedLoad, null);
   } finally {
     await next.close();
+  }
+});
+
+test('ready() waits for the load in progress, not for an activation refused meanwhile', { timeout: 120_000 }, async () => {
+  const s = await startTestServer({ routing: { mode: 'local', localModel: 'whisper-base' } });
+  const engine = s.services.local;
+  try {
+    const gate = gateModelLoads(s);
+    try {
+      const loading = engine.activate('whisper-small');
+      const refused = engine.activate('no-such-runtime');
+      // Before, the refused activation stood in for the load, and ready() looped on it without ever yielding
+      // to the event loop. Counted here, and broken off (by letting the load go) so that such a loop fails
+      // this test instead of hanging the file.
+      let waitsOnRefused = 0;
+      const catchOf = refused.catch.bind(refused);
+      refused.catch = ((onRejected) => {
+        if (++waitsOnRefused === 1000) engine.deactivate();
+        return catchOf(onRejected);
+      }) as typeof refused.catch;
+      await assert.rejects(refused, /unknown runtime/);
+      const ready = engine.ready();
+      gate.open();
+      await loading;
+      const st = await ready;
+      assert.equal(waitsOnRefused, 0, 'ready() waited on the refused activation');
+      assert.deepEqual([st.state, st.activeModel], ['ready', 'whisper-small']);
+    } finally {
+      gate.restore();
+    }
+  } finally {
+    await s.close();
   }
 });

@@ -86,7 +86,7 @@ export class LocalEngine {
   private loadGeneration = 0;
   /** Native loads running now: the marker stays until the last one returns. */
   private loadsInFlight = 0;
-  /** Set by close(): no load starts after it (its marker would outlive the process and read as a crash at the next start). */
+  /** Set when shutdown begins (refuseLoads, close): no load starts after it. */
   private closed = false;
   private crashedLoad: LoadRecord | null;
   private vadMissingLogged = false;
@@ -149,9 +149,17 @@ export class LocalEngine {
    * serving meanwhile and is released after its last job.
    */
   activate(id: string): Promise<void> {
+    const generation = this.loadGeneration;
     const activation = this.activateNow(id);
-    this.activation = activation;
+    // Only an activation that started a load (its synchronous part moved the generation on) is what ready()
+    // waits for: one refused at once (unknown, crashed, shutting down) must not stand in for a load in progress.
+    if (this.loadGeneration !== generation) this.activation = activation;
     return activation;
+  }
+
+  /** Shutdown has begun: no load starts from now on (its marker could outlive the process and read as a crash at the next start). */
+  refuseLoads(): void {
+    this.closed = true;
   }
 
   /** Resolves with the status once no load is in progress, whatever its outcome. */
@@ -178,8 +186,10 @@ export class LocalEngine {
     try {
       const file = await installedFile(this.opts.modelsDir, spec);
       if (!file) throw new Error(`runtime ${id} is not installed`);
-      // close() or a newer activate() came while the file was looked up: start no load (and write no marker).
+      // A newer activate() or deactivate() came while the file was looked up: it owns the state now; start no load.
       if (generation !== this.loadGeneration) return;
+      // Shutdown began meanwhile: no load (and no marker); thrown, so that loadingId is let go below.
+      if (this.closed) throw new Error(`not loading ${id}: the server is shutting down`);
       const model = await this.markedLoad(spec, file);
       if (generation !== this.loadGeneration) {
         void model.dispose(); // a newer activate() or deactivate() won
