@@ -32,7 +32,7 @@ export function createRouter(s: Services): Router {
     host: s.host, stt: s.stt, providers: s.providers, apiKeys: s.apiKeys, keyUsage: s.keyUsage, adminKey: s.adminKey.value, status: () => hostStatus(s), jobs: s.jobs,
   });
   settingsRoutes(router);
-  metricsRoute(router, s.metrics, s.config.metrics, s.adminKey.value);
+  metricsRoute(router, s.metrics, s.config.metrics, s.adminKey.value, s.config.metricsToken);
   return router;
 }
 

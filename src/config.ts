@@ -112,6 +112,8 @@ export interface Config {
   wyomingHost: string;
   /** GET /metrics: not served, behind the admin key (default), or open to anyone who reaches the port. */
   metrics: 'off' | 'admin' | 'public';
+  /** A bearer token that reads /metrics and nothing else, beside the admin key (STT_METRICS_TOKEN): a scraper need not hold the admin key. */
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {
@@ -203,6 +205,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (headersTimeoutMs > uploadTimeoutMs) throw new ConfigError('STT_HEADERS_TIMEOUT_MS', `cannot exceed STT_UPLOAD_TIMEOUT_MS (${uploadTimeoutMs})`);
   const adminKey = env.STT_ADMIN_KEY?.trim() || null;
   if (adminKey !== null && adminKey.length < 16) throw new ConfigError('STT_ADMIN_KEY', 'must be at least 16 characters');
+  const metrics = metricsAccess(env.STT_METRICS);
+  const metricsToken = env.STT_METRICS_TOKEN?.trim() || null;
+  if (metricsToken !== null) {
+    if (metricsToken.length < 16) throw new ConfigError('STT_METRICS_TOKEN', 'must be at least 16 characters');
+    // Set beside public or off it would guard nothing: say so rather than let the host think it does.
+    if (metrics !== 'admin') throw new ConfigError('STT_METRICS_TOKEN', `only applies with STT_METRICS=admin (it is ${metrics})`);
+    if (metricsToken === adminKey) throw new ConfigError('STT_METRICS_TOKEN', 'must differ from STT_ADMIN_KEY');
+  }
   const secretKey = env.STT_SECRET_KEY?.trim() || null;
   if (secretKey !== null && !/^[0-9a-fA-F]{64}$/.test(secretKey)) {
     throw new ConfigError('STT_SECRET_KEY', 'must be 64 hex characters (32 bytes)');
@@ -275,7 +285,8 @@ export function loadConfig(env: Env = process.env): Config {
     defaultModel: defaultModel(env.STT_DEFAULT_MODEL),
     threadpoolSize,
     maxPaused: Math.min(parallel, threadpoolSize - parallel - POOL_SPARE),
-    metrics: metricsAccess(env.STT_METRICS),
+    metrics,
+    metricsToken,
   };
 }
 

@@ -181,7 +181,7 @@ export function openApiDocument(version: string): Schema {
       '/metrics': {
         get: {
           operationId: 'metrics',
-          summary: 'Prometheus metrics (STT_METRICS: admin key by default, public, or off: 404)',
+          summary: 'Prometheus metrics (STT_METRICS: admin key by default, or STT_METRICS_TOKEN; public; or off: 404)',
           security: [{ adminKey: [] }],
           responses: { 200: { description: 'Prometheus text format 0.0.4', content: { 'text/plain': { schema: str() } } }, ...GUARDED },
         },

@@ -167,3 +167,24 @@ test('STT_METRICS: the admin key by default, open when public, absent when off',
     }
   }
 });
+
+test('STT_METRICS_TOKEN reads /metrics and nothing else; the admin key still reads it', async () => {
+  const token = 'metrics-token-0123456789';
+  const other = await startTestServer({ env: { STT_METRICS_TOKEN: token } });
+  const as = (bearer: string) => ({ headers: { Authorization: `Bearer ${bearer}` } });
+  try {
+    const res = await fetch(`${other.url}/metrics`, as(token));
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /stt_http_requests_total/);
+    assert.equal((await fetch(`${other.url}/metrics`, as(other.adminKey))).status, 200);
+    assert.equal((await fetch(`${other.url}/metrics`, as(`${token}x`))).status, 401);
+    for (const route of ['/admin/status', '/admin/routing', '/admin/api-keys']) {
+      const denied = await fetch(`${other.url}${route}`, as(token));
+      assert.equal(denied.status, 401, route);
+      assert.equal((await denied.json()).error.code, 'invalid_api_key', route);
+    }
+    assert.equal((await fetch(`${other.url}/v1/models`, as(token))).status, 401, 'nor is it an API key');
+  } finally {
+    await other.close();
+  }
+});
