@@ -128,6 +128,8 @@ export class JobRunner {
     if (job.starts > MAX_STARTS) return this.giveUp(job);
     // A store that cannot answer runs the job (as sessions keep serving a key they read): only a revocation read cancels it.
     if (await this.o.keyRevoked?.(job.keyId).catch(() => false)) return this.cancelRevoked(job);
+    // stop() came while the key was read: it found nothing running to abort, so the job goes back unrun.
+    if (this.stopping) return void (await this.o.store.release(job.id, this.o.owner).catch(() => undefined));
     const abort = new AbortController();
     this.running = { id: job.id, abort };
     const renew = setInterval(() => {
@@ -140,10 +142,7 @@ export class JobRunner {
     try {
       const result = await this.transcribe(job, abort.signal);
       if (result === null) return; // cancelled, or the lease went to another process
-      if (!(await this.o.store.finish(job.id, this.o.owner, result))) return;
-      await this.dropSpool(job);
-      this.o.onEnded?.('done');
-      log.info({ audioSeconds: job.secondsTotal }, 'job done');
+      await this.record(job, result, log);
     } catch (err) {
       if (abort.signal.aborted || err instanceof AbortedError) {
         // Shutting down: back to the queue, to resume from its last checkpoint. Cancelled: nothing more to do.
@@ -165,6 +164,28 @@ export class JobRunner {
       clearInterval(renew);
       this.running = null;
     }
+  }
+
+  /**
+   * Stores a job's answer. A store that fails the write (a full disk, a
+   * lock held past the busy timeout, a lost connection) leaves the job
+   * queued again, to run again from its last checkpoint: a transcript that
+   * was made is never recorded as the job's failure.
+   */
+  private async record(job: Job, result: string, log: Logger): Promise<void> {
+    let finished: boolean;
+    try {
+      finished = await this.o.store.finish(job.id, this.o.owner, result);
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'a finished job\'s answer could not be stored: queued again');
+      await this.o.store.release(job.id, this.o.owner).catch(() => undefined);
+      await this.pause.wait(BUSY_RETRY_MS);
+      return;
+    }
+    if (!finished) return; // cancelled meanwhile, or the lease went to another process
+    await this.dropSpool(job);
+    this.o.onEnded?.('done');
+    log.info({ audioSeconds: job.secondsTotal }, 'job done');
   }
 
   /**

@@ -272,6 +272,47 @@ test('a job upload reserves what its Content-Length declares, a chunked one the 
   }
 });
 
+test('a database that fails to store a finished job\'s answer queues it again: the job ends done, never failed', { timeout: 120_000 }, async () => {
+  const store = server.services.jobs.store;
+  const finish = store.finish;
+  let refused = 0;
+  // As a full disk or a lock held past the busy timeout answers the write, once.
+  store.finish = async (...args) => {
+    if (refused++ === 0) throw new Error('SQLITE_FULL: database or disk is full');
+    return finish.apply(store, args);
+  };
+  try {
+    const { id } = await (await submit(server, server.auth, { file: wavBlob(JFK) })).json();
+    const done = await ended(server, server.auth, id);
+    assert.equal(done.status, 'done', JSON.stringify(done.error));
+    assert.equal(refused, 2, 'stored at the second run');
+  } finally {
+    store.finish = finish;
+  }
+});
+
+test('a submission the database fails after its row was written leaves no job behind', async () => {
+  const store = server.services.jobs.store;
+  const unfinished = store.unfinished;
+  const before = (await (await fetch(`${server.url}/v1/audio/jobs`, { headers: server.auth })).json()).data.length;
+  let calls = 0;
+  // The cap's second look, after the row is written (the first two come before the upload and before the row).
+  store.unfinished = async (...args) => {
+    if (++calls === 3) throw new Error('connection terminated');
+    return unfinished.apply(store, args);
+  };
+  try {
+    const res = await submit(server, server.auth, { file: wavBlob(JFK) });
+    assert.equal(res.status, 500, await res.clone().text());
+    assert.equal(calls, 3);
+  } finally {
+    store.unfinished = unfinished;
+  }
+  const after = (await (await fetch(`${server.url}/v1/audio/jobs`, { headers: server.auth })).json()).data.length;
+  assert.equal(after, before, 'no row for the job the client was refused');
+  assert.deepEqual(spoolFiles(server), []);
+});
+
 test('a key may have so many jobs waiting; a server with no model takes none', async () => {
   const release = holdSlot(server);
   const ids: string[] = [];

@@ -91,3 +91,24 @@ test('a job whose key was revoked is cancelled when it comes up, not run', async
   assert.deepEqual(cancelled, [job.id]);
   assert.ok(!calls.includes('fail') && !calls.includes('renew') && !calls.includes('progress'), `never run: ${calls.join(', ')}`);
 });
+
+test('a job whose key is still being read when the runner stops goes back to the queue, unrun', async () => {
+  let answerKey!: (revoked: boolean) => void;
+  let claimed = false;
+  let asked!: () => void;
+  const keyAsked = new Promise<void>((r) => (asked = r));
+  const { runner, calls } = runnerWith({
+    ...base,
+    claim: async () => (claimed ? undefined : ((claimed = true), job)),
+  }, () => {
+    asked();
+    return new Promise<boolean>((r) => (answerKey = r));
+  });
+  await runner.start();
+  await keyAsked;
+  const stopped = runner.stop();
+  answerKey(false);
+  await stopped;
+  // Before, stop() found nothing running to abort, and the whole recording was transcribed before it returned.
+  assert.deepEqual(calls.filter((c) => c !== 'get'), ['requeueRunning', 'sweep', 'claim', 'release']);
+});
