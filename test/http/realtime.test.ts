@@ -430,6 +430,25 @@ test('server_vad: speech then silence becomes turns with no commit; silence alon
   await s.closed;
 });
 
+test('server_vad with a prefix padding that is no whole number of samples in floats (280 ms) hears its turn whole', async () => {
+  const s = await connect({ on: vadServer });
+  await s.next('session.created');
+  s.send({ type: 'session.update', session: { type: 'transcription', audio: { input: { turn_detection: { type: 'server_vad', prefix_padding_ms: 280 } } } } });
+  await s.next('session.updated');
+  // (280 / 1000) * 24000 is 6720.000000000001: a position off the sample grid read samples that were not there.
+  stream(s, silence(1));
+  stream(s, JFK_24K.subarray(0, 3.2 * 24000));
+  stream(s, silence(1));
+  await settled(s);
+  const started = s.events.find((e) => e.type === 'input_audio_buffer.speech_started');
+  assert.ok(started, s.events.map((e) => e.type).join(', '));
+  const completed = await completion(s, started.item_id);
+  assert.ok(completed.usage.seconds > 1.5, `usage ${completed.usage.seconds}`);
+  assert.deepEqual(s.events.filter((e) => e.type === 'error'), []);
+  s.ws.close();
+  await s.closed;
+});
+
 test('server_vad: a clear drops the turn being heard; speech past the buffer\'s limit is cut into turns there', async () => {
   const s = await connect({ on: vadServer });
   await s.next('session.created');

@@ -38,6 +38,7 @@ export class HeldAudio {
 
   /** Lets go of everything before `position`. */
   dropBefore(position: number): void {
+    wholeSample(position);
     const to = Math.min(Math.max(position, this.first), this.last);
     while (this.pieces.length && this.pieces[0].at + this.pieces[0].pcm.length <= to) this.pieces.shift();
     const head = this.pieces[0];
@@ -54,6 +55,8 @@ export class HeldAudio {
 
   /** The audio from `from` to `to` (clamped to what is held) at 16 kHz, left held. */
   copy(from: number, to: number): Float32Array {
+    wholeSample(from);
+    wholeSample(to);
     const start = Math.max(from, this.first);
     const stop = Math.min(to, this.last);
     const resampler = createResampler(INPUT_RATE);
@@ -71,4 +74,9 @@ export class HeldAudio {
   clear(): void {
     this.dropBefore(this.last);
   }
+}
+
+/** Positions count whole samples: a fractional one would read samples that are not there (NaN) and shift the rest. */
+function wholeSample(position: number): void {
+  if (!Number.isInteger(position)) throw new RangeError(`audio position ${position} is not a whole sample`);
 }

@@ -38,6 +38,8 @@ const MAX_BAD_EVENTS = 20;
 /** Outbound bytes not yet written before the session is cut (a client that stopped reading). */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 /** Events received and not yet handled past which the socket stops being read. */
+/** The prefix padding in whole 24-kHz samples: (ms / 1000) * rate is fractional in floats for many ms (280 ms: 6720.000000000001). */
+const paddingSamples = (ms: number): number => Math.round((ms * INPUT_RATE) / 1000);
 const MAX_INBOX_EVENTS = 16;
 /** New audio in a turn being heard before it is drafted again (and the least a first draft is made of). */
 const DRAFT_EVERY_SECONDS = 1;
@@ -360,13 +362,13 @@ export class RealtimeSession {
     if (this.closed || this.vad !== vad) return null;
     for (const edge of edges) {
       if (edge.type === 'started') {
-        this.startHearing(Math.max(this.held.start, edge.at - (vad.settings.prefix_padding_ms / 1000) * INPUT_RATE));
+        this.startHearing(Math.max(this.held.start, edge.at - paddingSamples(vad.settings.prefix_padding_ms)));
       } else if (this.speech) {
         this.endSpeech(edge.at, 'server_vad');
       }
     }
     // Silence before speech is kept only as far back as the prefix padding reaches.
-    if (!this.speech) this.held.dropBefore(this.held.end - (vad.settings.prefix_padding_ms / 1000) * INPUT_RATE);
+    if (!this.speech) this.held.dropBefore(this.held.end - paddingSamples(vad.settings.prefix_padding_ms));
     else this.maybeDraft(this.speech);
     return null;
   }
