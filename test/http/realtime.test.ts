@@ -9,6 +9,8 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { installStandInModels, startTestServer, tempDataDir, transcribe, wavBlob, type TestServer } from '../helpers/server';
@@ -353,6 +355,46 @@ test('a turn still waiting at the shutdown timeout is answered failed, then shut
     assert.equal(s.events.at(-1)!.error?.code, 'shutting_down');
   } finally {
     await own.close();
+  }
+});
+
+/** A masked text frame under 64 KiB, as a client sends it (RFC 6455 5.2, 5.3). */
+function clientTextFrame(text: string): Buffer {
+  const payload = Buffer.from(text);
+  assert.ok(payload.length < 65536);
+  const mask = randomBytes(4);
+  const length = payload.length < 126 ? Buffer.from([0x80 | payload.length]) : Buffer.from([0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+  return Buffer.concat([Buffer.from([0x81]), length, mask, payload.map((b, i) => b ^ mask[i % 4])]);
+}
+
+test('a client that ignores the server\'s close gets nothing more transcribed or charged', { timeout: 60_000 }, async () => {
+  const { port } = new URL(server.url);
+  const socket = net.connect(Number(port), '127.0.0.1');
+  let received = '';
+  socket.on('data', (d) => (received += d.toString('latin1')));
+  const waitFor = async (what: RegExp) => {
+    for (let i = 0; i < 500 && !what.test(received); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.match(received, what);
+  };
+  try {
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(['GET /v1/realtime?intent=transcription HTTP/1.1', `Host: 127.0.0.1:${port}`, 'Upgrade: websocket', 'Connection: Upgrade',
+      `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}`, 'Sec-WebSocket-Version: 13', `Authorization: Bearer ${server.apiKey}`, '', ''].join('\r\n'));
+    await waitFor(/session\.created/);
+    const turnsBefore = await scrape(server);
+    // 20 bad events in a row: error too_many_invalid_events, and the server's close frame.
+    for (let i = 0; i < 20; i++) socket.write(clientTextFrame('not json'));
+    await waitFor(/too_many_invalid_events/);
+    // This client never answers the close: it goes on as if the session were open.
+    for (let i = 0; i < JFK_24K.length; i += 4800) socket.write(clientTextFrame(JSON.stringify({ type: 'input_audio_buffer.append', audio: base64(JFK_24K.subarray(i, i + 4800)) })));
+    socket.write(clientTextFrame(JSON.stringify({ type: 'input_audio_buffer.commit' })));
+    await new Promise((r) => setTimeout(r, 1000));
+    const turnsAfter = await scrape(server);
+    const commits = (m: string) => Number(/^stt_realtime_turns_total\{ended_by="commit"\} (\d+)$/m.exec(m)?.[1] ?? 0);
+    assert.equal(commits(turnsAfter), commits(turnsBefore), 'no turn taken after the close');
+    assert.doesNotMatch(received.slice(received.indexOf('too_many_invalid_events')), /committed/);
+  } finally {
+    socket.destroy();
   }
 });
 

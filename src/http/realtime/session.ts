@@ -179,7 +179,21 @@ export class RealtimeSession {
     while (this.waitingTurns > 0 && !this.closed) await this.turns;
     if (this.closed) return;
     this.send(errorEvent({ type: 'server_error', code: 'shutting_down', message: 'The server is shutting down; open a new session shortly or on another instance.', param: null }));
-    this.ws.close(1001, 'server shutting down');
+    this.closeWith(1001, 'server shutting down');
+  }
+
+  /**
+   * Starts the close. A paused socket is read again, so that the client's
+   * close reply is seen now rather than at ws's close timeout (30 s, the
+   * key's session slot held meanwhile); what else arrives is ignored
+   * (receive: the socket is no longer open).
+   */
+  private closeWith(code: number, reason: string): void {
+    this.ws.close(code, reason);
+    if (this.paused) {
+      this.paused = false;
+      this.ws.resume();
+    }
   }
 
   /**
@@ -189,7 +203,7 @@ export class RealtimeSession {
    */
   private applyPause(): void {
     const pause = this.ending || this.waitingTurns >= this.parts.limits.maxWaitingTurns || this.inboxEvents >= MAX_INBOX_EVENTS;
-    if (pause === this.paused || this.closed) return;
+    if (pause === this.paused || this.closed || this.ws.readyState !== this.ws.OPEN) return;
     this.paused = pause;
     if (pause) this.ws.pause();
     else this.ws.resume();
@@ -228,7 +242,7 @@ export class RealtimeSession {
   /** An `error` event, and the session closed (1008) after it. */
   private fail(code: string, message: string, type = 'invalid_request_error'): void {
     this.send(errorEvent({ ...invalid(code, message), type }));
-    this.ws.close(1008, code);
+    this.closeWith(1008, code);
   }
 
   /** Restarts the idle clock; it does not run out while committed turns are still being transcribed. */
@@ -247,7 +261,8 @@ export class RealtimeSession {
   }
 
   private async receive(data: Buffer, isBinary: boolean): Promise<void> {
-    if (this.closed) return;
+    // Once the close has begun, a client that goes on sending gets nothing transcribed or charged.
+    if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
     this.touch();
     if (isBinary) return this.refuse(invalid('invalid_event', 'Events are JSON text messages; audio goes base64-encoded in input_audio_buffer.append.'), null);
     let event: unknown;
