@@ -257,6 +257,8 @@ export class RealtimeSession {
 
   private refuse(error: EventError, clientEventId: string | null): void {
     this.send(errorEvent(error, clientEventId));
+    // A full buffer is the client's flow, not a bad event: the append is dropped, as documented, and that is all.
+    if (error.code === 'input_audio_buffer_full') return;
     if (++this.badEvents >= MAX_BAD_EVENTS) this.fail('too_many_invalid_events', `${MAX_BAD_EVENTS} invalid events in a row: session closed.`);
   }
 
