@@ -472,6 +472,31 @@ test('server_vad: speech then silence becomes turns with no commit; silence alon
   await s.closed;
 });
 
+test('server_vad: a key revoked while its turn is heard gets no drafts: invalid_api_key and close 1008, though the client clears every turn before it ends', async () => {
+  const admin = { Authorization: `Bearer ${vadServer.adminKey}`, 'Content-Type': 'application/json' };
+  const k = (await (await fetch(`${vadServer.url}/admin/api-keys`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'revoked-live' }) })).json()) as CreatedApiKey;
+  const before = await scrape(vadServer);
+  const s = await connect({ on: vadServer, key: k.key });
+  await s.next('session.created');
+  assert.equal((await fetch(`${vadServer.url}/admin/api-keys/${k.id}/revoke`, { method: 'POST', headers: admin })).status, 200);
+  // 2.4 s of speech in real time: drafted (on an idle slot) once a second while heard, and still going on when
+  // the client clears it, so no turn ends (a turn's end would read the key anyway).
+  const speech = JFK_24K.subarray(0, 2.4 * 24000);
+  for (let i = 0; i < speech.length && s.ws.readyState === s.ws.OPEN; i += 2400) {
+    s.send({ type: 'input_audio_buffer.append', audio: base64(speech.subarray(i, i + 2400)) });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  if (s.ws.readyState === s.ws.OPEN) {
+    s.send({ type: 'input_audio_buffer.clear' });
+    await Promise.race([s.next('input_audio_buffer.cleared'), s.closed]);
+    s.ws.close();
+  }
+  const drafts = counter(await scrape(vadServer), 'stt_realtime_drafts_total') - counter(before, 'stt_realtime_drafts_total');
+  assert.equal(drafts, 0, 'drafts decoded for a revoked key');
+  assert.equal((await s.closed).code, 1008);
+  assert.equal(s.events.find((e) => e.type === 'error')?.error.code, 'invalid_api_key');
+});
+
 test('server_vad with a prefix padding that is no whole number of samples in floats (280 ms) hears its turn whole', async () => {
   const s = await connect({ on: vadServer });
   await s.next('session.created');

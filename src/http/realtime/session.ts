@@ -461,6 +461,12 @@ export class RealtimeSession {
   private async draft(turn: HeardTurn, to: number, signal: AbortSignal): Promise<void> {
     try {
       if ((await this.parts.stt.route()).target.mode !== 'local') return;
+      // A draft is transcription too: a key revoked meanwhile gets none (a client clearing every turn before it
+      // ends would otherwise be served deltas for ever), and new limits apply to it.
+      if (!(await this.keyStillValid())) {
+        if (!this.closed) this.fail('invalid_api_key', 'This session\'s API key was revoked; the session is closed.');
+        return;
+      }
       if (!(await this.parts.keyLimiter.liveSecondsFit(this.key, this.parts.limits.maxBufferSeconds))) return;
       // Checked again after the waits, right where the job is submitted (no await between): another session may have taken the slot.
       if (signal.aborted || this.speech !== turn || !this.parts.stt.local.hasIdleSlot()) return;
