@@ -76,12 +76,15 @@ export class KeyLimiter {
   }
 
   /**
-   * Reserves a live turn's seconds against the key's budget (429 ApiError
-   * when they are not left). end() releases them and records the turn like
+   * Counts a live turn against the key's request rate and reserves its
+   * seconds against the key's budget (429 ApiError when either is spent). end() releases them and records the turn like
    * one transcription request: `seconds` transcribed (0 if its job never
    * started), and whether it failed.
    */
   async admitLiveTurn(key: ApiKeyRecord, seconds: number): Promise<{ end(seconds: number, error: boolean): void }> {
+    // A turn is a transcription like an upload's, and counts against the key's request rate as one: a session
+    // committing 100-ms turns back to back would otherwise run as many jobs as it liked on one request.
+    await this.countRequest(null, key).catch(busyAs500);
     const day = utcDay(this.now());
     const admitted = await this.admitAudio(null, key, day, seconds).catch(busyAs500);
     let ended = false;

@@ -263,6 +263,22 @@ test('limits: sessions per key, and the key\'s audio budget per turn', async () 
   await one.closed;
 });
 
+test('each turn counts against the key\'s request rate, as an upload does: past it, the turn fails with rate_limit_exceeded and the session goes on', async () => {
+  const admin = { Authorization: `Bearer ${server.adminKey}`, 'Content-Type': 'application/json' };
+  const k = (await (await fetch(`${server.url}/admin/api-keys`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'three-a-minute', requestsPerMinute: 3 }) })).json()) as CreatedApiKey;
+  // The handshake is one request, each turn one more: two turns fit in the minute, the third does not.
+  const s = await connect({ key: k.key });
+  for (let turn = 0; turn < 2; turn++) {
+    await sendTurn(s, JFK_24K.subarray(0, 24000));
+    assert.equal((await s.next('conversation.item.input_audio_transcription.completed')).usage.seconds, 1);
+  }
+  await sendTurn(s, JFK_24K.subarray(0, 24000));
+  assert.equal((await s.next('conversation.item.input_audio_transcription.failed')).error.code, 'rate_limit_exceeded');
+  assert.equal(s.ws.readyState, s.ws.OPEN);
+  s.ws.close();
+  await s.closed;
+});
+
 test('a key given a budget while its session is open is held to it at the next turn; a key revoked meanwhile gets invalid_api_key and the session closes', async () => {
   const admin = { Authorization: `Bearer ${server.adminKey}`, 'Content-Type': 'application/json' };
   const k = (await (await fetch(`${server.url}/admin/api-keys`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'live-changed' }) })).json()) as CreatedApiKey;
