@@ -259,6 +259,9 @@ export class WyomingConnection {
       else this.fail('internal_error', 'Internal server error.');
     } finally {
       this.busy = false;
+      // The idle time counts from the answer: the clock may have run out while the engine worked, and closing
+      // now could cut the transcript before the client has read it.
+      if (!this.closed) this.touch();
       if (!this.closed && !this.ending) this.socket.resume();
     }
   }

@@ -68,3 +68,41 @@ test('an audio-start over an open utterance keeps its deadline: restarting it do
   assert.ok(closed, 'closed within 10 s');
   assert.deepEqual(answers.map((a) => [a.type, a.data.code]), [['error', 'utterance_timeout']]);
 });
+
+test('the idle time counts from the transcript, not from the audio-stop: a slow transcription does not close the connection under its client', async () => {
+  // Idle 3 s, a transcription of 2.5 s: counted from the audio-stop the connection would close 0.5 s after
+  // the transcript; counted from the transcript, a ping 1.5 s after it is still answered.
+  const slowStt = {
+    route: async () => ({ target: { mode: 'local' } }),
+    transcribe: async () => {
+      await new Promise((r) => setTimeout(r, 2500));
+      return { result: { text: 'hello', language: 'english' } };
+    },
+  } as unknown as Backends;
+  const slow = net.createServer({ allowHalfOpen: true }, (socket) => {
+    new WyomingConnection(socket, { stt: slowStt, logger: createLogger('silent'), maxAudioSeconds: 1, idleMs: 3000, utteranceSlackMs: 3000, counted: () => undefined });
+  });
+  await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', () => resolve()));
+  const socket = net.connect({ host: '127.0.0.1', port: (slow.address() as net.AddressInfo).port });
+  try {
+    const reader = new EventReader();
+    const answers: WyomingEvent[] = [];
+    socket.on('data', (d: Buffer) => answers.push(...reader.push(d)));
+    socket.on('error', () => undefined);
+    let closed = false;
+    socket.on('close', () => (closed = true));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    const format = { rate: 16000, width: 2, channels: 1 };
+    socket.write(Buffer.concat([encodeEvent('audio-start', format), encodeEvent('audio-chunk', format, Buffer.alloc(16000)), encodeEvent('audio-stop')]));
+    for (let i = 0; i < 300 && !answers.some((a) => a.type === 'transcript'); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(answers.map((a) => a.type), ['transcript']);
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(closed, false, 'closed 1.5 s after the transcript, under a 3-s idle time');
+    socket.write(encodeEvent('ping', { text: 'x' }));
+    for (let i = 0; i < 100 && answers.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(answers.map((a) => a.type), ['transcript', 'pong']);
+  } finally {
+    socket.destroy();
+    slow.close();
+  }
+});
