@@ -157,7 +157,7 @@ export type ProviderView = z.infer<typeof providerViewSchema>;
 
 /** A key's limits; null: none. */
 export const keyLimitsViewSchema = z.object({
-  requestsPerMinute: z.int().nullable().describe('Audio requests (transcriptions, translations) per minute'),
+  requestsPerMinute: z.int().nullable().describe('Audio requests (transcriptions, translations, jobs, realtime sessions and each of their turns) per minute'),
   audioSecondsPerDay: z.int().nullable().describe('Seconds of audio per UTC day'),
   localOnly: z.boolean().describe('Never sent to a cloud provider, spill-over included'),
 });

@@ -31,6 +31,8 @@ const RATE = 16_000;
 const POLL_MS = 5_000;
 /** How long a job the runtime could not take yet (a model loading) waits before it is tried again. */
 const BUSY_RETRY_MS = 5_000;
+/** Waits before asking a store that failed to store a finished job's answer again: about a minute in all. */
+const FINISH_RETRY_MS = [1_000, 5_000, 15_000, 30_000];
 const SWEEP_MS = 60 * 60 * 1000;
 /** A spool file no job holds, untouched this long, belongs to no request either. */
 const ORPHAN_MS = 6 * 60 * 60 * 1000;
@@ -68,6 +70,8 @@ export interface JobRunnerOptions {
   onEnded?: (outcome: 'done' | 'failed') => void;
   /** Whether the key that submitted a job was revoked (or removed) since: its jobs are cancelled, not run. */
   keyRevoked?: (keyId: string) => Promise<boolean>;
+  /** Waits between attempts to store a finished job's answer (FINISH_RETRY_MS unless set; tests shorten them). */
+  finishRetryMs?: number[];
 }
 
 export class JobRunner {
@@ -142,7 +146,7 @@ export class JobRunner {
     try {
       const result = await this.transcribe(job, abort.signal);
       if (result === null) return; // cancelled, or the lease went to another process
-      await this.record(job, result, log);
+      await this.record(job, result, log, abort.signal);
     } catch (err) {
       if (abort.signal.aborted || err instanceof AbortedError) {
         // Shutting down: back to the queue, to resume from its last checkpoint. Cancelled: nothing more to do.
@@ -150,7 +154,7 @@ export class JobRunner {
       } else if (err instanceof BusyError) {
         // The runtime cannot take it yet (a model loading): queued again, tried after a pause.
         await this.o.store.release(job.id, this.o.owner).catch(() => undefined);
-        await this.pause.wait(BUSY_RETRY_MS);
+        if (!this.stopping) await this.pause.wait(BUSY_RETRY_MS);
       } else {
         const api = err instanceof WavError ? invalidAudio(err, log) : knownApiError(err);
         if (!api) log.error({ err: (err as Error).message }, 'job failed');
@@ -168,24 +172,35 @@ export class JobRunner {
 
   /**
    * Stores a job's answer. A store that fails the write (a full disk, a
-   * lock held past the busy timeout, a lost connection) leaves the job
-   * queued again, to run again from its last checkpoint: a transcript that
-   * was made is never recorded as the job's failure.
+   * lock held past the busy timeout, a lost connection) is asked again
+   * while the job's lease is held (renewed meanwhile): a transcript that was
+   * made is not thrown away for a moment's trouble. Stopping hands the job
+   * back, to run again from its last checkpoint; a store that refuses it
+   * every time fails the job as `result_not_stored`.
    */
-  private async record(job: Job, result: string, log: Logger): Promise<void> {
-    let finished: boolean;
-    try {
-      finished = await this.o.store.finish(job.id, this.o.owner, result);
-    } catch (err) {
-      log.warn({ err: (err as Error).message }, 'a finished job\'s answer could not be stored: queued again');
-      await this.o.store.release(job.id, this.o.owner).catch(() => undefined);
-      await this.pause.wait(BUSY_RETRY_MS);
+  private async record(job: Job, result: string, log: Logger, signal: AbortSignal): Promise<void> {
+    const retries = this.o.finishRetryMs ?? FINISH_RETRY_MS;
+    for (let attempt = 0; ; attempt++) {
+      let finished: boolean;
+      try {
+        finished = await this.o.store.finish(job.id, this.o.owner, result);
+      } catch (err) {
+        log.warn({ err: (err as Error).message, attempt: attempt + 1 }, 'a finished job\'s answer could not be stored');
+        // Checked and waited in one step: a stop() that came during the write is seen here, not lost.
+        if (this.stopping) return void (await this.o.store.release(job.id, this.o.owner).catch(() => undefined));
+        if (signal.aborted) return; // cancelled, or the lease went to another process
+        if (attempt >= retries.length) {
+          throw new ApiError(500, 'result_not_stored', 'The job\'s transcript was made, but the server\'s database could not store it; submit the job again later.');
+        }
+        await this.pause.wait(retries[attempt]);
+        continue;
+      }
+      if (!finished) return; // cancelled meanwhile, or the lease went to another process
+      await this.dropSpool(job);
+      this.o.onEnded?.('done');
+      log.info({ audioSeconds: job.secondsTotal }, 'job done');
       return;
     }
-    if (!finished) return; // cancelled meanwhile, or the lease went to another process
-    await this.dropSpool(job);
-    this.o.onEnded?.('done');
-    log.info({ audioSeconds: job.secondsTotal }, 'job done');
   }
 
   /**

@@ -170,10 +170,8 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
     const spool = path.join(spoolDir, id);
     await rename(upload, spool);
     places.get(ctx)?.(); // counted by unfinished() from here on, not twice
-    let recorded = false;
     try {
       const job = await store.create({ id, keyId: key.id, form: JSON.stringify(form), spool: id, secondsTotal: durationSeconds, callbackUrl });
-      recorded = true;
       // Submissions that passed the check above together: the ones past the cap go again.
       if ((await store.unfinished(key.id)) > s.config.maxJobsPerKey) throw tooManyJobs(s.config.maxJobsPerKey);
       // Charged when accepted: the work is reserved for it from now.
@@ -184,10 +182,12 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
       ctx.body = jobView(job);
     } catch (err) {
       // The client is told the job was not taken: no row may stay behind to run (and fail on its missing
-      // recording, and call back) for a job nobody was given an id for.
-      if (recorded) {
-        await store.cancel(id).catch(() => undefined);
-        runner.cancel(id); // the runner may have claimed it meanwhile
+      // recording, and call back) for a job nobody was given an id for. Also when create() itself failed:
+      // its insert may have been written before the error (a lost acknowledgement); for an id never written
+      // these do nothing. Removed only once cancelled here: a job another replica has already run is left.
+      const cancelled = await store.cancel(id).catch(() => undefined);
+      runner.cancel(id); // the runner may have claimed it meanwhile
+      if (cancelled) {
         await store.remove(id).catch((e: unknown) => s.logger.error({ jobId: id, err: (e as Error).message }, 'a refused job\'s row could not be removed'));
       }
       await rm(spool, { force: true });

@@ -272,7 +272,7 @@ test('a job upload reserves what its Content-Length declares, a chunked one the 
   }
 });
 
-test('a database that fails to store a finished job\'s answer queues it again: the job ends done, never failed', { timeout: 120_000 }, async () => {
+test('a database that fails to store a finished job\'s answer is asked again: the job ends done, never failed', { timeout: 120_000 }, async () => {
   const store = server.services.jobs.store;
   const finish = store.finish;
   let refused = 0;
@@ -285,32 +285,35 @@ test('a database that fails to store a finished job\'s answer queues it again: t
     const { id } = await (await submit(server, server.auth, { file: wavBlob(JFK) })).json();
     const done = await ended(server, server.auth, id);
     assert.equal(done.status, 'done', JSON.stringify(done.error));
-    assert.equal(refused, 2, 'stored at the second run');
+    assert.equal(refused, 2, 'stored at the second try');
   } finally {
     store.finish = finish;
   }
 });
 
-test('a submission the database fails after its row was written leaves no job behind', async () => {
+test('a submission the database fails once its row may be written leaves no job behind (a failed re-read, a failed cap check)', async () => {
   const store = server.services.jobs.store;
-  const unfinished = store.unfinished;
-  const before = (await (await fetch(`${server.url}/v1/audio/jobs`, { headers: server.auth })).json()).data.length;
-  let calls = 0;
-  // The cap's second look, after the row is written (the first two come before the upload and before the row).
-  store.unfinished = async (...args) => {
-    if (++calls === 3) throw new Error('connection terminated');
-    return unfinished.apply(store, args);
-  };
-  try {
-    const res = await submit(server, server.auth, { file: wavBlob(JFK) });
-    assert.equal(res.status, 500, await res.clone().text());
-    assert.equal(calls, 3);
-  } finally {
-    store.unfinished = unfinished;
+  const { create, unfinished } = store;
+  const count = async () => (await (await fetch(`${server.url}/v1/audio/jobs`, { headers: server.auth })).json()).data.length;
+  const before = await count();
+  // The insert written and its acknowledgement lost; then the cap's second look after the row (the route's third
+  // unfinished(): the first two come before the upload is read and before the row is written).
+  const failures: [string, () => void][] = [
+    ['create', () => { store.create = async (...args) => { await create.apply(store, args); throw new Error('connection terminated'); }; }],
+    ['unfinished', () => { let calls = 0; store.unfinished = async (...args) => { if (++calls === 3) throw new Error('connection terminated'); return unfinished.apply(store, args); }; }],
+  ];
+  for (const [what, fail] of failures) {
+    fail();
+    try {
+      const res = await submit(server, server.auth, { file: wavBlob(JFK) });
+      assert.equal(res.status, 500, `${what}: ${await res.clone().text()}`);
+    } finally {
+      store.create = create;
+      store.unfinished = unfinished;
+    }
+    assert.equal(await count(), before, `${what}: no row for the job the client was refused`);
+    assert.deepEqual(spoolFiles(server), [], what);
   }
-  const after = (await (await fetch(`${server.url}/v1/audio/jobs`, { headers: server.auth })).json()).data.length;
-  assert.equal(after, before, 'no row for the job the client was refused');
-  assert.deepEqual(spoolFiles(server), []);
 });
 
 test('a key may have so many jobs waiting; a server with no model takes none', async () => {

@@ -2,18 +2,19 @@
 // (src/jobs/runner.ts): what happens around a shutdown and a failing database.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { JobRunner, MAX_STARTS } from '../../src/jobs/runner';
+import { JobRunner, MAX_STARTS, type JobRunnerOptions } from '../../src/jobs/runner';
 import { createLogger } from '../../src/log';
 import { Semaphore } from '../../src/stt/semaphore';
 import type { Job, JobStore } from '../../src/store/jobs';
 import type { Backends } from '../../src/stt/backends';
+import { wav16k } from '../../fixtures';
 
 const job = { id: 'job_1', keyId: 'k', status: 'running', form: '{}', spool: '/nowhere/job_1', secondsTotal: 10, secondsDone: 0, partial: null, result: null, error: null, callbackUrl: null, callbackState: null, callbackAttempts: 0, starts: 1, createdAt: 0, startedAt: 0, finishedAt: null } satisfies Job;
 
-function runnerWith(store: Partial<JobStore>, keyRevoked?: (keyId: string) => Promise<boolean>): { runner: JobRunner; calls: string[] } {
+function runnerWith(store: Partial<JobStore>, keyRevoked?: (keyId: string) => Promise<boolean>, extra: Partial<JobRunnerOptions> = {}): { runner: JobRunner; calls: string[] } {
   const calls: string[] = [];
   const logged = new Proxy(store, {
     get: (target, name) => {
@@ -24,7 +25,7 @@ function runnerWith(store: Partial<JobStore>, keyRevoked?: (keyId: string) => Pr
   const stt = { transcribe: () => Promise.reject(new Error('no transcription expected')) } as unknown as Backends;
   const runner = new JobRunner({
     store: logged as JobStore, stt, decodeSlots: new Semaphore(1), spoolDir: mkdtempSync(path.join(os.tmpdir(), 'stt-spool-')), owner: 'me',
-    maxAudioSeconds: 60, retentionMs: 1000, leaseMs: 30_000, alone: true, logger: createLogger('silent'), keyRevoked,
+    maxAudioSeconds: 60, retentionMs: 1000, leaseMs: 30_000, alone: true, logger: createLogger('silent'), keyRevoked, ...extra,
   });
   return { runner, calls };
 }
@@ -111,4 +112,33 @@ test('a job whose key is still being read when the runner stops goes back to the
   await stopped;
   // Before, stop() found nothing running to abort, and the whole recording was transcribed before it returned.
   assert.deepEqual(calls.filter((c) => c !== 'get'), ['requeueRunning', 'sweep', 'claim', 'release']);
+});
+
+test('a finished job\'s answer the store keeps refusing is asked again while the lease is held, then the job fails result_not_stored (not job_crashed)', async () => {
+  const spoolDir = mkdtempSync(path.join(os.tmpdir(), 'stt-spool-'));
+  writeFileSync(path.join(spoolDir, 'job_1'), wav16k(new Float32Array(16000)));
+  const form = { task: 'transcribe', format: 'json', granularities: [] };
+  // The engine answers at once; the store takes every write but the answer's.
+  const stt = { local: { transcribe: async () => ({ result: { text: ' Hello.', segments: [], language: 'en', duration: 1 } }) } } as unknown as Backends;
+  const failed: string[] = [];
+  let finishes = 0;
+  let claimed = false;
+  const { runner, calls } = runnerWith({
+    ...base,
+    claim: async () => (claimed ? undefined : ((claimed = true), { ...job, form: JSON.stringify(form), spool: 'job_1' })),
+    progress: async () => true,
+    renew: async () => true,
+    finish: async () => {
+      finishes++;
+      throw new Error('SQLITE_FULL: database or disk is full');
+    },
+    fail: async (_id: string, _owner: string, error: string) => (failed.push(error), true),
+    forgetSpool: async () => undefined,
+  }, undefined, { stt, spoolDir, finishRetryMs: [10, 10, 10] });
+  await runner.start();
+  for (let i = 0; i < 500 && !failed.length; i++) await new Promise((r) => setTimeout(r, 10));
+  await runner.stop();
+  assert.equal(finishes, 4, 'the first try and three more');
+  assert.equal(JSON.parse(failed[0]).error.code, 'result_not_stored');
+  assert.ok(!calls.includes('release'), `kept, not handed back: ${calls.join(', ')}`);
 });

@@ -38,9 +38,9 @@ const MAX_BAD_EVENTS = 20;
 /** Outbound bytes not yet written before the session is cut (a client that stopped reading). */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 /** Events received and not yet handled past which the socket stops being read. */
+const MAX_INBOX_EVENTS = 16;
 /** The prefix padding in whole 24-kHz samples: (ms / 1000) * rate is fractional in floats for many ms (280 ms: 6720.000000000001). */
 const paddingSamples = (ms: number): number => Math.round((ms * INPUT_RATE) / 1000);
-const MAX_INBOX_EVENTS = 16;
 /** New audio in a turn being heard before it is drafted again (and the least a first draft is made of). */
 const DRAFT_EVERY_SECONDS = 1;
 /**
