@@ -20,9 +20,9 @@ const server = net.createServer({ allowHalfOpen: true }, (socket) => {
 const port = new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
 after(() => server.close());
 
-/** Sends `event` every 50 ms until the server closes the connection or `forMs` passes; returns whether it closed, and what it answered. */
-async function keepSending(event: () => Buffer, forMs: number): Promise<{ closed: boolean; answers: WyomingEvent[] }> {
-  const socket = net.connect({ host: '127.0.0.1', port: await port });
+/** A connected client: its socket, the events the server answered, and whether the server closed it. */
+async function client(to: number): Promise<{ socket: net.Socket; answers: WyomingEvent[]; closed: () => boolean }> {
+  const socket = net.connect({ host: '127.0.0.1', port: to });
   const reader = new EventReader();
   const answers: WyomingEvent[] = [];
   socket.on('data', (d: Buffer) => answers.push(...reader.push(d)));
@@ -30,12 +30,18 @@ async function keepSending(event: () => Buffer, forMs: number): Promise<{ closed
   let closed = false;
   socket.on('close', () => (closed = true));
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-  for (const until = Date.now() + forMs; !closed && Date.now() < until; ) {
+  return { socket, answers, closed: () => closed };
+}
+
+/** Sends `event` every 50 ms until the server closes the connection or `forMs` passes; returns whether it closed, and what it answered. */
+async function keepSending(event: () => Buffer, forMs: number): Promise<{ closed: boolean; answers: WyomingEvent[] }> {
+  const { socket, answers, closed } = await client(await port);
+  for (const until = Date.now() + forMs; !closed() && Date.now() < until; ) {
     socket.write(event());
     await new Promise((r) => setTimeout(r, 50));
   }
   socket.destroy();
-  return { closed, answers };
+  return { closed: closed(), answers };
 }
 
 test('a client that only pings is answered, and closed once the idle time passes all the same', async () => {
@@ -83,21 +89,14 @@ test('the idle time counts from the transcript, not from the audio-stop: a slow 
     new WyomingConnection(socket, { stt: slowStt, logger: createLogger('silent'), maxAudioSeconds: 1, idleMs: 3000, utteranceSlackMs: 3000, counted: () => undefined });
   });
   await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', () => resolve()));
-  const socket = net.connect({ host: '127.0.0.1', port: (slow.address() as net.AddressInfo).port });
+  const { socket, answers, closed } = await client((slow.address() as net.AddressInfo).port);
   try {
-    const reader = new EventReader();
-    const answers: WyomingEvent[] = [];
-    socket.on('data', (d: Buffer) => answers.push(...reader.push(d)));
-    socket.on('error', () => undefined);
-    let closed = false;
-    socket.on('close', () => (closed = true));
-    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
     const format = { rate: 16000, width: 2, channels: 1 };
     socket.write(Buffer.concat([encodeEvent('audio-start', format), encodeEvent('audio-chunk', format, Buffer.alloc(16000)), encodeEvent('audio-stop')]));
     for (let i = 0; i < 300 && !answers.some((a) => a.type === 'transcript'); i++) await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(answers.map((a) => a.type), ['transcript']);
     await new Promise((r) => setTimeout(r, 1500));
-    assert.equal(closed, false, 'closed 1.5 s after the transcript, under a 3-s idle time');
+    assert.equal(closed(), false, 'closed 1.5 s after the transcript, under a 3-s idle time');
     socket.write(encodeEvent('ping', { text: 'x' }));
     for (let i = 0; i < 100 && answers.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(answers.map((a) => a.type), ['transcript', 'pong']);
