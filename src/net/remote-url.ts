@@ -4,6 +4,7 @@
 // (STT_ALLOW_INSECURE_LOOPBACK, for tests and local mirrors); never to
 // link-local or cloud metadata addresses, which hand out credentials.
 import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 const forbidden = new BlockList();
 forbidden.addSubnet('169.254.0.0', 16, 'ipv4'); // link-local, incl. 169.254.169.254 metadata
@@ -24,6 +25,9 @@ privateNets.addSubnet('172.16.0.0', 12, 'ipv4');
 privateNets.addSubnet('192.168.0.0', 16, 'ipv4');
 privateNets.addSubnet('100.64.0.0', 10, 'ipv4'); // carrier-grade NAT, also cloud-internal ranges
 privateNets.addSubnet('fc00::', 7, 'ipv6'); // unique local
+// Local-use NAT64 (RFC 8215): where the IPv4 address sits depends on the
+// network's prefix length, so it cannot be read out; treat it as the host's own.
+privateNets.addSubnet('64:ff9b:1::', 48, 'ipv6');
 
 /** Host part of a URL without IPv6 brackets or a trailing dot, lower case. */
 const bareHost = (u: URL) => u.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
@@ -36,10 +40,40 @@ function addressFamily(address: string): 'ipv4' | 'ipv6' | null {
 /** An IPv4 address written as IPv6 (::ffff:a.b.c.d) is checked as the IPv4 address it is. */
 const unmapped = (address: string) => address.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, '$1');
 
+const ipv4Of = (high: number, low: number) => [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+
+/**
+ * The IPv4 address an IPv6 address carries to a translator or tunnel, if any:
+ * mapped and translated (::ffff:0:0/96, ::ffff:0:0:0/96), NAT64's well-known
+ * prefix (64:ff9b::/96), 6to4 (2002::/16) and Teredo's client (2001::/32,
+ * stored inverted). A connection to such an address reaches that IPv4 host
+ * where the network translates, so it is held to the IPv4 host's rules too.
+ */
+function embeddedIPv4(address: string): string | null {
+  if (isIP(address) !== 6) return null;
+  const v6 = ipaddr.IPv6.parse(address);
+  const p = v6.parts;
+  switch (v6.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return ipv4Of(p[6], p[7]);
+    case 'rfc6052':
+      return p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0 ? ipv4Of(p[6], p[7]) : null;
+    case '6to4':
+      return ipv4Of(p[1], p[2]);
+    case 'teredo':
+      return ipv4Of(p[6] ^ 0xffff, p[7] ^ 0xffff);
+    default:
+      return null;
+  }
+}
+
 export function isForbiddenAddress(address: string): boolean {
   const a = unmapped(address);
   const family = addressFamily(a);
-  return family !== null && forbidden.check(a, family);
+  if (family === null) return false;
+  const v4 = embeddedIPv4(a);
+  return forbidden.check(a, family) || (v4 !== null && forbidden.check(v4, 'ipv4'));
 }
 
 /** Which addresses beyond the public internet the server may connect to. */
@@ -55,6 +89,11 @@ export function addressProblem(address: string, rules: AddressRules): string | n
   const a = unmapped(address);
   const family = addressFamily(a);
   if (family === null) return null;
+  const v4 = embeddedIPv4(a);
+  return ownProblem(a, family, rules) ?? (v4 === null ? null : ownProblem(v4, 'ipv4', rules));
+}
+
+function ownProblem(a: string, family: 'ipv4' | 'ipv6', rules: AddressRules): string | null {
   if (forbidden.check(a, family)) return 'link-local and metadata addresses are refused';
   if (loopback.check(a, family)) {
     return rules.allowInsecureLoopback || rules.allowPrivate ? null : 'loopback addresses need STT_ALLOW_PRIVATE_ADDRESSES=true';
