@@ -39,6 +39,13 @@ const MAX_BAD_EVENTS = 20;
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 /** Events received and not yet handled past which the socket stops being read. */
 const MAX_INBOX_EVENTS = 16;
+/** Their bytes, likewise: 16 appends of 2 MiB (ws's maxPayload) would otherwise be 32 MiB a session. */
+const MAX_INBOX_BYTES = 4 * 1024 * 1024;
+
+/** Whether a session's socket should stop being read: shutting down, or more received than it is served. */
+export function inboxFull(s: { ending: boolean; waitingTurns: number; maxWaitingTurns: number; inboxEvents: number; inboxBytes: number }): boolean {
+  return s.ending || s.waitingTurns >= s.maxWaitingTurns || s.inboxEvents >= MAX_INBOX_EVENTS || s.inboxBytes >= MAX_INBOX_BYTES;
+}
 /** The prefix padding in whole 24-kHz samples: (ms / 1000) * rate is fractional in floats for many ms (280 ms: 6720.000000000001). */
 const paddingSamples = (ms: number): number => Math.round((ms * INPUT_RATE) / 1000);
 /** New audio in a turn being heard before it is drafted again (and the least a first draft is made of). */
@@ -124,6 +131,7 @@ export class RealtimeSession {
   private inbox: Promise<void> = Promise.resolve();
   private waitingTurns = 0;
   private inboxEvents = 0;
+  private inboxBytes = 0;
   private badEvents = 0;
   private paused = false;
   /** Shutting down: no new turns, the socket no longer read. */
@@ -144,7 +152,9 @@ export class RealtimeSession {
     this.settings = { model, language: null, prompt: null, turnDetection: parts.vadModelPath ? SERVER_VAD_DEFAULTS : null };
     if (this.listen(this.settings.turnDetection)) this.settings = { ...this.settings, turnDetection: null };
     ws.on('message', (data, isBinary) => {
+      const bytes = (data as Buffer).length;
       this.inboxEvents++;
+      this.inboxBytes += bytes;
       this.applyPause();
       this.inbox = this.inbox
         .then(() => this.receive(data as Buffer, isBinary))
@@ -154,6 +164,7 @@ export class RealtimeSession {
         })
         .finally(() => {
           this.inboxEvents--;
+          this.inboxBytes -= bytes;
           this.applyPause();
         });
     });
@@ -198,11 +209,12 @@ export class RealtimeSession {
 
   /**
    * The socket is read only while fewer than maxWaitingTurns turns wait and
-   * the inbox is short: a client sending faster than it is served is slowed
-   * by TCP instead of queued in memory.
+   * the inbox is short in events and bytes: a client sending faster than it
+   * is served is slowed by TCP instead of queued in memory.
    */
   private applyPause(): void {
-    const pause = this.ending || this.waitingTurns >= this.parts.limits.maxWaitingTurns || this.inboxEvents >= MAX_INBOX_EVENTS;
+    const { ending, waitingTurns, inboxEvents, inboxBytes } = this;
+    const pause = inboxFull({ ending, waitingTurns, maxWaitingTurns: this.parts.limits.maxWaitingTurns, inboxEvents, inboxBytes });
     if (pause === this.paused || this.closed || this.ws.readyState !== this.ws.OPEN) return;
     this.paused = pause;
     if (pause) this.ws.pause();
