@@ -170,6 +170,34 @@ test('audio that breaks the rules gets an error event naming the problem, and th
   assert.match(metrics, /^stt_wyoming_transcripts_total\{outcome="refused"\} 9$/m);
 });
 
+test('an utterance with no audio (audio-start, then audio-stop; or only empty chunks) gets an empty transcript, and the connection goes on', async () => {
+  const transcribed = async () => {
+    const metrics = await (await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${server.adminKey}` } })).text();
+    return Number(/^stt_wyoming_transcripts_total\{outcome="transcribed"\} (\d+)$/m.exec(metrics)?.[1] ?? 0);
+  };
+  const before = await transcribed();
+  const c = await connect();
+  c.send('transcribe', { language: 'en' });
+  c.send('audio-start', FORMAT);
+  c.send('audio-stop');
+  assert.deepEqual(await c.next(), { type: 'transcript', data: { text: '', language: 'en' }, payload: null });
+  c.send('audio-start', FORMAT);
+  c.send('audio-chunk', FORMAT);
+  c.send('audio-chunk', FORMAT, Buffer.alloc(0));
+  c.send('audio-stop');
+  assert.deepEqual(await c.next(), { type: 'transcript', data: { text: '', language: 'en' }, payload: null });
+  // The same connection then transcribes speech.
+  c.send('audio-start', FORMAT);
+  c.send('audio-chunk', FORMAT, pcmBytes(JFK.subarray(0, 2 * 16000)));
+  c.send('audio-stop');
+  const speech = await c.next();
+  assert.equal(speech.type, 'transcript');
+  assert.notEqual(speech.data.text, '');
+  c.socket.end();
+  await c.closed;
+  assert.equal(await transcribed(), before + 3);
+});
+
 test('bounds on connections: at most 16 at once, and a client that stops reading what it asked for is cut', async () => {
   const connections = async () => Number(/^stt_wyoming_connections (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${server.adminKey}` } })).text())?.[1]);
   const open = await Promise.all(Array.from({ length: 16 }, () => connect()));
