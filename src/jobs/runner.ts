@@ -112,12 +112,17 @@ export class JobRunner {
     await this.loop;
   }
 
+  /** Hands a job back to the queue unended. A store that fails the release is let be: the lease runs out and the job is claimed again. */
+  private async handBack(job: Job): Promise<void> {
+    await this.o.store.release(job.id, this.o.owner).catch(() => undefined);
+  }
+
   private async work(): Promise<void> {
     while (!this.stopping) {
       try {
         const job = await this.o.store.claim(this.o.owner, this.o.leaseMs);
         // stop() came while the claim was on its way: the job goes straight back.
-        if (job && this.stopping) await this.o.store.release(job.id, this.o.owner);
+        if (job && this.stopping) await this.handBack(job);
         else if (job) await this.run(job);
         else await this.pause.wait(POLL_MS);
       } catch (err) {
@@ -133,7 +138,7 @@ export class JobRunner {
     // A store that cannot answer runs the job (as sessions keep serving a key they read): only a revocation read cancels it.
     if (await this.o.keyRevoked?.(job.keyId).catch(() => false)) return this.cancelRevoked(job);
     // stop() came while the key was read: it found nothing running to abort, so the job goes back unrun.
-    if (this.stopping) return void (await this.o.store.release(job.id, this.o.owner).catch(() => undefined));
+    if (this.stopping) return this.handBack(job);
     const abort = new AbortController();
     this.running = { id: job.id, abort };
     const renew = setInterval(() => {
@@ -150,10 +155,10 @@ export class JobRunner {
     } catch (err) {
       if (abort.signal.aborted || err instanceof AbortedError) {
         // Shutting down: back to the queue, to resume from its last checkpoint. Cancelled: nothing more to do.
-        if (this.stopping) await this.o.store.release(job.id, this.o.owner).catch(() => undefined);
+        if (this.stopping) await this.handBack(job);
       } else if (err instanceof BusyError) {
         // The runtime cannot take it yet (a model loading): queued again, tried after a pause.
-        await this.o.store.release(job.id, this.o.owner).catch(() => undefined);
+        await this.handBack(job);
         if (!this.stopping) await this.pause.wait(BUSY_RETRY_MS);
       } else {
         const api = err instanceof WavError ? invalidAudio(err, log) : knownApiError(err);
@@ -187,7 +192,7 @@ export class JobRunner {
       } catch (err) {
         log.warn({ err: (err as Error).message, attempt: attempt + 1 }, 'a finished job\'s answer could not be stored');
         // Checked and waited in one step: a stop() that came during the write is seen here, not lost.
-        if (this.stopping) return void (await this.o.store.release(job.id, this.o.owner).catch(() => undefined));
+        if (this.stopping) return this.handBack(job);
         if (signal.aborted) return; // cancelled, or the lease went to another process
         if (attempt >= retries.length) {
           throw new ApiError(500, 'result_not_stored', 'The job\'s transcript was made, but the server\'s database could not store it; submit the job again later.');

@@ -133,6 +133,8 @@ export class RealtimeSession {
   private inboxEvents = 0;
   private inboxBytes = 0;
   private badEvents = 0;
+  /** The last read of the key failed (the store out of reach): warned of once. */
+  private keyReadFailing = false;
   private paused = false;
   /** Shutting down: no new turns, the socket no longer read. */
   private ending = false;
@@ -236,17 +238,24 @@ export class RealtimeSession {
   }
 
   /**
-   * Re-reads the key before a turn is charged, so a revoked key stops here and
-   * new limits apply. A store that cannot answer leaves the record read at the
-   * handshake (as STT_STORE_GRACE_S keeps serving keys read last).
+   * Re-reads the key before a turn or a draft is transcribed, so new limits
+   * apply; a revoked key closes the session (invalid_api_key) and false is
+   * returned. A store that cannot answer leaves the record read last (as
+   * STT_STORE_GRACE_S keeps serving keys read last), warned of once until it
+   * answers again (drafts read the key about once a second).
    */
-  private async keyStillValid(): Promise<boolean> {
+  private async keyStillValidOrClose(): Promise<boolean> {
     try {
       const now = await this.parts.keyNow(this.key.id);
-      if (!now || now.revokedAt) return false;
+      this.keyReadFailing = false;
+      if (!now || now.revokedAt) {
+        if (!this.closed) this.fail('invalid_api_key', 'This session\'s API key was revoked; the session is closed.');
+        return false;
+      }
       this.key = now;
     } catch (err) {
-      this.parts.logger.warn({ session: this.id, err: (err as Error).message }, 'realtime: the key could not be read again; the handshake\'s record is used');
+      if (!this.keyReadFailing) this.parts.logger.warn({ session: this.id, err: (err as Error).message }, 'realtime: the key could not be read again; the record read last is used');
+      this.keyReadFailing = true;
     }
     return true;
   }
@@ -475,10 +484,7 @@ export class RealtimeSession {
       if ((await this.parts.stt.route()).target.mode !== 'local') return;
       // A draft is transcription too: a key revoked meanwhile gets none (a client clearing every turn before it
       // ends would otherwise be served deltas for ever), and new limits apply to it.
-      if (!(await this.keyStillValid())) {
-        if (!this.closed) this.fail('invalid_api_key', 'This session\'s API key was revoked; the session is closed.');
-        return;
-      }
+      if (!(await this.keyStillValidOrClose())) return;
       if (!(await this.parts.keyLimiter.liveSecondsFit(this.key, this.parts.limits.maxBufferSeconds))) return;
       // Checked again after the waits, right where the job is submitted (no await between): another session may have taken the slot.
       if (signal.aborted || this.speech !== turn || !this.parts.stt.local.hasIdleSlot()) return;
@@ -538,9 +544,8 @@ export class RealtimeSession {
       if (shown.seconds > 0) this.parts.keyLimiter.recordShownTurn(this.key, shown.seconds, true);
       return;
     }
-    if (!(await this.keyStillValid())) {
+    if (!(await this.keyStillValidOrClose())) {
       if (shown.seconds > 0) this.parts.keyLimiter.recordShownTurn(this.key, shown.seconds, true);
-      if (!this.closed) this.fail('invalid_api_key', 'This session\'s API key was revoked; the session is closed.');
       return;
     }
     let started = false;
