@@ -87,7 +87,7 @@ export class LocalEngine {
   /** Native loads running now: the marker stays until the last one returns. */
   private loadsInFlight = 0;
   /** Set when shutdown begins (refuseLoads, close): no load starts after it. */
-  private closed = false;
+  private loadsRefused = false;
   private crashedLoad: LoadRecord | null;
   private vadMissingLogged = false;
   private vadInstalled = false;
@@ -159,7 +159,7 @@ export class LocalEngine {
 
   /** Shutdown has begun: no load starts from now on (its marker could outlive the process and read as a crash at the next start). */
   refuseLoads(): void {
-    this.closed = true;
+    this.loadsRefused = true;
   }
 
   /** Resolves with the status once no load is in progress, whatever its outcome. */
@@ -171,7 +171,7 @@ export class LocalEngine {
   private async activateNow(id: string): Promise<void> {
     const spec = runtimeById(id);
     if (!spec) throw new Error(`unknown runtime ${id}`);
-    if (this.closed) throw new Error(`not loading ${id}: the server is shutting down`);
+    if (this.loadsRefused) throw new Error(`not loading ${id}: the server is shutting down`);
     if (this.crashedLoad?.runtime === id) throw new Error(crashMessage(this.crashedLoad));
     if (this.current?.spec.id === id && !this.loadingId) {
       // Back to the model that kept serving after another one failed to load: that failure is no longer the state.
@@ -189,7 +189,7 @@ export class LocalEngine {
       // A newer activate() or deactivate() came while the file was looked up: it owns the state now; start no load.
       if (generation !== this.loadGeneration) return;
       // Shutdown began meanwhile: no load (and no marker); thrown, so that loadingId is let go below.
-      if (this.closed) throw new Error(`not loading ${id}: the server is shutting down`);
+      if (this.loadsRefused) throw new Error(`not loading ${id}: the server is shutting down`);
       const model = await this.markedLoad(spec, file);
       if (generation !== this.loadGeneration) {
         void model.dispose(); // a newer activate() or deactivate() won
@@ -376,7 +376,7 @@ export class LocalEngine {
 
   /** Waits for running and queued jobs, then frees the model. */
   async close(): Promise<void> {
-    this.closed = true;
+    this.loadsRefused = true;
     await this.opts.scheduler.idle();
     this.deactivate();
     // Shutting down on purpose during a load is no crash; the load's own
