@@ -207,7 +207,7 @@ export function openApiDocument(version: string): Schema {
       '/v1/audio/jobs': {
         post: jobOperation(),
         get: {
-          operationId: 'listJobs', security: [{ apiKey: [] }], summary: 'This key\'s jobs, newest first',
+          operationId: 'listJobs', security: [{ apiKey: [] }], summary: 'This key\'s jobs, newest first, without their results (GET each by id for its result)',
           parameters: [{ name: 'after', in: 'query', required: false, description: 'The last job id of the previous page', schema: str() }],
           responses: { 200: json('Jobs', obj({ object: str({ const: 'list' }), data: { type: 'array', items: job }, has_more: { type: 'boolean' } })), ...GUARDED, 400: error('after is not one of this key\'s jobs'), ...STORE_BUSY },
         },

@@ -101,11 +101,18 @@ export class JobStore {
     return row && toJob(row);
   }
 
-  /** Newest first; `after`: only jobs listed after that one (the next page), in the same order (time, then id). */
+  /**
+   * Newest first; `after`: only jobs listed after that one (the next page), in
+   * the same order (time, then id). Without their answers and checkpoints
+   * (`result` and `partial` null): a long recording's answer can be megabytes,
+   * and a page of 50 of them would be read into memory for a list.
+   */
   async list(keyId: string | null, limit: number, after?: Pick<Job, 'createdAt' | 'id'>): Promise<Job[]> {
     const where = [keyId === null ? null : 'key_id = ?', after === undefined ? null : '(created_at < ? OR (created_at = ? AND id < ?))'].filter(Boolean);
     const params = [...(keyId === null ? [] : [keyId]), ...(after === undefined ? [] : [after.createdAt, after.createdAt, after.id]), limit];
-    const rows = await this.db.all<Row>(`SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ?`, params);
+    const columns = `id, key_id, status, form, spool, seconds_total, seconds_done, NULL AS partial, NULL AS result, error, callback_url, callback_state,
+      callback_attempts, starts, created_at, started_at, finished_at`;
+    const rows = await this.db.all<Row>(`SELECT ${columns} FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ?`, params);
     return rows.map(toJob);
   }
 

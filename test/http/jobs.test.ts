@@ -131,7 +131,13 @@ test('a key sees and deletes only its own jobs', async () => {
   assert.deepEqual(otherList.data, []);
   const mine = await (await fetch(`${server.url}/v1/audio/jobs`, { headers: server.auth })).json();
   assert.equal(mine.data[0].id, id, 'newest first');
-  await ended(server, server.auth, id);
+  const done = await ended(server, server.auth, id);
+  assert.equal(done.status, 'done');
+  assert.ok(done.result?.text, 'GET by id carries the result');
+  // A list never carries results (a page of 50 long recordings' answers could be hundreds of MB): the rest of the view is the same.
+  const listed = (await (await fetch(`${server.url}/v1/audio/jobs`, { headers: server.auth })).json()).data[0];
+  const { result: _result, ...withoutResult } = done;
+  assert.deepEqual(listed, withoutResult);
 });
 
 test('a job waits behind requests, and DELETE cancels it and removes its recording; DELETE of an ended job removes it', async () => {

@@ -210,4 +210,20 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal(await store.unfinished('key-a'), 4);
     });
   });
+
+  test(`${backend}: a list carries no answers nor checkpoints, and otherwise the jobs as get() reads them`, async () => {
+    await withStore(backend, async (store) => {
+      await store.create(job('running'));
+      await store.claim('replica-1', LEASE);
+      assert.equal(await store.progress('running', 'replica-1', 30, '{"text":"so far"}'), true);
+      await store.create(job('done'));
+      await store.claim('replica-1', LEASE);
+      assert.equal(await store.finish('done', 'replica-1', '{"text":"all of it"}'), true);
+      for (const listed of await store.list('key-a', 10)) {
+        const full = (await store.get(listed.id))!;
+        assert.ok(full.result !== null || full.partial !== null, `${listed.id} has an answer or a checkpoint to leave out`);
+        assert.deepEqual(listed, { ...full, result: null, partial: null }, listed.id);
+      }
+    });
+  });
 }
