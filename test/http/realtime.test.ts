@@ -21,6 +21,8 @@ import type { CreatedApiKey } from '../../src/admin-api';
 let server: TestServer;
 /** The same, with the Silero model installed: sessions start with server_vad. */
 let vadServer: TestServer;
+/** vadServer's log lines (info and above). */
+const vadLogs: Record<string, unknown>[] = [];
 const LOCAL = { mode: 'local' as const, localModel: 'whisper-base' };
 const JFK = readPcm16Mono(readFileSync(path.join(AUDIO_DIR, 'jfk.wav'))).samples;
 
@@ -33,7 +35,7 @@ before(async () => {
   await installStandInModels(dataDir);
   symlinkSync(VAD_FIXTURE, `${dataDir}/models/${VAD_FILE.name}`);
   // The buffer's limit (at most STT_MAX_AUDIO_SECONDS) low enough for JFK to run past it.
-  vadServer = await startTestServer({ dataDir, installModels: false, routing: LOCAL, env: { STT_MAX_AUDIO_SECONDS: '4' } });
+  vadServer = await startTestServer({ dataDir, installModels: false, routing: LOCAL, logs: vadLogs, env: { STT_MAX_AUDIO_SECONDS: '4' } });
 });
 after(async () => {
   await server?.close();
@@ -511,6 +513,25 @@ test('server_vad: a key revoked while its turn is heard gets no drafts: invalid_
   assert.equal(drafts, 0, 'drafts decoded for a revoked key');
   assert.equal((await s.closed).code, 1008);
   assert.equal(s.events.find((e) => e.type === 'error')?.error.code, 'invalid_api_key');
+});
+
+test('server_vad: a client that leaves while its audio is being heard leaves no error in the log, and the server goes on', async () => {
+  for (let round = 0; round < 5; round++) {
+    const s = await connect({ on: vadServer });
+    await s.next('session.created');
+    // 3.9 s in one append (Silero hears it in two calls of at most 64 frames), then the connection dropped while it is heard.
+    s.send({ type: 'input_audio_buffer.append', audio: base64(JFK_24K.subarray(0, 3.9 * 24000)) });
+    await new Promise<void>((resolve) => s.ws.send('', () => resolve()));
+    s.ws.terminate();
+    await s.closed;
+  }
+  for (let i = 0; i < 50 && /^stt_realtime_sessions [1-9]/m.test(await scrape(vadServer)); i++) await new Promise((r) => setTimeout(r, 100));
+  const errors = vadLogs.filter((l) => Number(l.level) >= 50);
+  assert.deepEqual(errors, []);
+  const s = await connect({ on: vadServer });
+  await s.next('session.created');
+  s.ws.close();
+  await s.closed;
 });
 
 test('server_vad with a prefix padding that is no whole number of samples in floats (280 ms) hears its turn whole', async () => {

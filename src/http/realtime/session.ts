@@ -22,7 +22,7 @@ import { parseSessionUpdate, SESSION_UPDATE } from './session-update';
 import { HeldAudio } from './held-audio';
 import { AgreedWords } from './agreed-words';
 import { languageCode } from '../../stt/languages';
-import { ServerVad } from './server-vad';
+import { ServerVad, type VadEdge } from './server-vad';
 import { SERVER_VAD_DEFAULTS, type ServerVadSettings } from './turn-detector';
 import {
   cleared, committed, errorEvent, itemCreated, newId, sessionEvent, speechStarted, speechStopped, transcriptCompleted, transcriptDelta, transcriptFailed,
@@ -395,7 +395,14 @@ export class RealtimeSession {
     this.held.append(pcm);
     const vad = this.vad;
     if (!vad) return null;
-    const edges = await vad.hear(pcm);
+    let edges: VadEdge[];
+    try {
+      edges = await vad.hear(pcm);
+    } catch (err) {
+      // Freed while it listened (the session closed, or another listener set): no failure, nobody to tell.
+      if (this.closed || this.vad !== vad) return null;
+      throw err;
+    }
     // Closed, or another listener set, while Silero listened: these edges are no one's now.
     if (this.closed || this.vad !== vad) return null;
     for (const edge of edges) {
