@@ -350,7 +350,24 @@ set(STT_FA_PREFETCH_KEYS 8)
 # as before. test/native/beam_finished.cpp counts the live beams step by
 # step on a real model (test/real/real-weights.test.ts). It changes a few
 # beam-5 texts (docs/performance.md). Could go upstream as a fix.
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch,q0-row-panels,fa-rows-avx2,detect-encode-reuse,q0-row-panels-avx512,beam-finished-hypotheses")
+#
+# 25. f16c-conversions (cmake/patches/f16c-conversions.cpp, in ops.cpp):
+# ggml-cpu converts a single f32 to f16 with GGML_CPU_FP32_TO_FP16, which on
+# x86 falls through to ggml's software conversion (simd-mappings.h defines
+# the F16C instruction as GGML_CPU_COMPUTE_FP32_TO_FP16 but sets the macro
+# only for ARM, POWER and RISC-V), and its dup converts through the same
+# function. perf on whisper-cli put that software conversion, inside
+# ggml_compute_forward_dup (the encoder's K/V copied to f16 at every layer,
+# and the cross-attention cache), at 3 % of the encoder's samples on the
+# AVX2 EPYC, and im2col (the convolutions' input, converted one value at a
+# time) at 1.6 %. With F16C the patched ops.cpp converts with one
+# vcvtss2sh-class instruction (_cvtss_sh), and a copy whose source rows are
+# contiguous converts each row with ggml_cpu_fp32_to_fp16 (8 or 16 values
+# per instruction). Both round to nearest even as the software conversion
+# does, so every finite value and infinity converts to the same bits
+# (test/native/f16c_conversions.cpp, ties and the overflow edge included;
+# a NaN stays a NaN). Could go upstream (define GGML_CPU_FP32_TO_FP16 for F16C).
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch,q0-row-panels,fa-rows-avx2,detect-encode-reuse,q0-row-panels-avx512,beam-finished-hypotheses,f16c-conversions")
 
 # Patches too long to keep in this file (read where they are inserted).
 set(STT_PATCHES_DIR "${CMAKE_CURRENT_LIST_DIR}/patches")
@@ -517,6 +534,12 @@ function(stt_patch_ops whisper_dir out_file)
   stt_patch_replace(text
     "        }\n\n        ggml_barrier(params->threadpool);\n        ggml_flash_attn_ext_reduce_partials(params, dst, nth, chunk_size);\n"
     "        }\n        }\n\n        ggml_barrier(params->threadpool);\n        ggml_flash_attn_ext_reduce_partials(params, dst, n_chunks, chunk_size);\n")
+  # f16c-conversions: f32 to f16 with F16C, a row at a time where dup's rows are contiguous.
+  stt_patch_insert_file(text "static void ggml_compute_forward_dup_same_cont(\n" f16c-conversions.cpp)
+  stt_patch_replace_all(text "type_conversion_table<dst_t>::from_f32(tmp)" "stt_from_f32<dst_t>(tmp)" 3 "dup's conversions to another type")
+  stt_patch_replace(text
+    "                        for (int i01 = ir0; i01 < ir1; i01++) {\n                            const src_t * src0_ptr = (src_t *) ((char *) src0->data + i01*nb01 + i02*nb02 + i03*nb03);\n                            for (int i00 = 0; i00 < ne00; i00++) {\n"
+    "                        for (int i01 = ir0; i01 < ir1; i01++) {\n                            const src_t * src0_ptr = (src_t *) ((char *) src0->data + i01*nb01 + i02*nb02 + i03*nb03);\n                            // stt-gateway (cmake/whisper-patches.cmake, f16c-conversions): the row at once\n                            if (stt_convert_row(src0_ptr, dst_ptr + id, ne00)) {\n                                id += ne00;\n                                continue;\n                            }\n                            for (int i00 = 0; i00 < ne00; i00++) {\n")
   string(REPLACE "@STT_FA_KEY_CHUNKS@" "${STT_FA_KEY_CHUNKS}" text "${text}")
   string(REPLACE "@STT_FA_PREFETCH_KEYS@" "${STT_FA_PREFETCH_KEYS}" text "${text}")
   stt_write_if_changed("${out_file}" "${text}")

@@ -1,4 +1,4 @@
-// Ten of our whisper.cpp and ggml patches checked below the model (shared-q0-tiles is
+// Eleven of our whisper.cpp and ggml patches checked below the model (shared-q0-tiles is
 // checked on the real model), through the patched ggml the addon builds
 // (`npm run build:peers` builds the checks): test/native/q0_columns.cpp
 // multiplies a q8_0 matrix by 2-7 columns at once and by each column alone
@@ -20,9 +20,11 @@
 // test/native/q0_offset_dot.cpp runs the q8_0 tiles' dot product against
 // upstream's on every pair of byte values (stt-q0-offset-dot);
 // test/native/q0_row_panels.cpp runs q8_0 products of 16-23 columns (8- or 16-row panels) against
-// a scalar copy of their arithmetic and exact arithmetic (stt-q0-row-panels).
+// a scalar copy of their arithmetic and exact arithmetic (stt-q0-row-panels);
+// test/native/f16c_conversions.cpp runs the patched ops' f32 to f16
+// conversions against ggml's software one (stt-f16c-conversions).
 // q0-one-pass, fa-wide-tiles, fa-tile-loops, fa-tile-gemm, gelu-vector-table,
-// dft-twiddles, lazy-probs and q0-offset-dot promise bit-identical results;
+// dft-twiddles, lazy-probs, q0-offset-dot and f16c-conversions promise bit-identical results;
 // fa-rows and q0-row-panels promise f32 accuracy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -62,6 +64,13 @@ for (const threads of [1, 2]) {
   test(`gelu-vector-table: GELU by vectors (16 values on AVX-512, 8 on AVX2) gives the bits of ggml's one-at-a-time table lookup, for every f16 value and the edges (${threads} threads)`, async () => {
     const stdout = await runCheck('stt-gelu-table', [String(threads)]);
     assert.match(stdout, /gelu table: all equal/);
+  });
+}
+
+for (const threads of [1, 3]) {
+  test(`f16c-conversions: every f32 to f16 conversion of the patched ops (ggml_cpy by rows, transposed and into a view; im2col) gives the bits of ggml's software conversion, ties and edges included (${threads} threads)`, async () => {
+    const stdout = await runCheck('stt-f16c-conversions', [String(threads)]);
+    assert.match(stdout, /f16c conversions: all equal/);
   });
 }
 
