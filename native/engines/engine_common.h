@@ -25,8 +25,12 @@ struct HeardAudio {
   const float* samples = nullptr;
   size_t n_samples = 0;
 
-  // VAD ran and found no speech: there is nothing to transcribe.
-  bool silent() const { return speech && n_samples == 0; }
+  // Nothing to transcribe: VAD found no speech, or there was no audio at all.
+  // Never hand whisper.cpp zero samples: whisper_full_with_state then keeps
+  // the state's last spectrogram (n_samples 0 means "the mel is already set")
+  // and decodes it, so a pooled state would answer with the audio of the
+  // request it served before, another key's perhaps.
+  bool silent() const { return n_samples == 0; }
 };
 
 // Runs Silero when the options ask for VAD (on this thread, for a while).

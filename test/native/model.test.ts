@@ -80,6 +80,20 @@ test('missing, truncated, corrupt, foreign and weightless files reject with clea
 });
 
 
+test('no samples transcribe to nothing, never to the audio the pooled state heard before (whisper.cpp keeps its last spectrogram when given none)', async () => {
+  const m = await loadModel(micro);
+  try {
+    const pcm = await pcmOf(JFK);
+    for (const language of ['en', undefined]) {
+      assert.notEqual((await m.transcribe(pcm, GREEDY)).text.trim(), '');
+      const none = await m.transcribe(new Float32Array(0), { ...GREEDY, language });
+      assert.deepEqual([none.text, none.segments.length, none.noSpeech], ['', 0, true], `language ${language ?? 'detected'}`);
+    }
+  } finally {
+    await m.dispose();
+  }
+});
+
 test('what the addon throws and rejects with is an instance of the class src/native exports, with its code and message', async () => {
   const is = <T extends Error>(cls: new (...a: never[]) => T, code: string, message: RegExp) => (e: unknown) =>
     e instanceof cls && (e as T & { code: string }).code === code && message.test((e as Error).message);
