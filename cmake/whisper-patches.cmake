@@ -355,7 +355,7 @@ set(STT_FA_PREFETCH_KEYS 8)
 # ggml-cpu converts a single f32 to f16 with GGML_CPU_FP32_TO_FP16, which on
 # x86 falls through to ggml's software conversion (simd-mappings.h defines
 # the F16C instruction as GGML_CPU_COMPUTE_FP32_TO_FP16 but sets the macro
-# only for ARM, POWER and RISC-V), and its dup converts through the same
+# only for POWER and RISC-V), and its dup converts through the same
 # function. perf on whisper-cli put that software conversion, inside
 # ggml_compute_forward_dup (the encoder's K/V copied to f16 at every layer,
 # and the cross-attention cache), at 3 % of the encoder's samples on the

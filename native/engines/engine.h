@@ -108,8 +108,9 @@ struct TranscribeResult {
   double duration = 0;
   std::vector<Segment> segments;
   // What the guards against text where nobody speaks left out (VAD or the
-  // speech gate): the whole audio, when they heard no speech in it, or the
-  // segments of the 30-s windows the gate judged silent.
+  // speech gate): the whole audio, when they heard no speech in it (or there
+  // were no samples at all), or the segments of the 30-s windows the gate
+  // judged silent.
   bool no_speech = false;
   int gated_segments = 0;
 };

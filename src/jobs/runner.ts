@@ -112,9 +112,15 @@ export class JobRunner {
     await this.loop;
   }
 
-  /** Hands a job back to the queue unended. A store that fails the release is let be: the lease runs out and the job is claimed again. */
+  /**
+   * Hands a job back to the queue unended. A store that fails the release is
+   * let be: the lease runs out and the job is claimed again (counted as a
+   * start, as a process that died with it would be).
+   */
   private async handBack(job: Job): Promise<void> {
-    await this.o.store.release(job.id, this.o.owner).catch(() => undefined);
+    await this.o.store.release(job.id, this.o.owner).catch((err: Error) => {
+      this.o.logger.warn({ jobId: job.id, err: err.message }, 'job runner: could not hand a job back; it runs again once its lease ends');
+    });
   }
 
   private async work(): Promise<void> {

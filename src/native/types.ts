@@ -179,7 +179,7 @@ export interface Transcription {
   language: string;
   duration: number;
   segments: Segment[];
-  /** VAD or the speech gate heard no speech: nothing was decoded. */
+  /** VAD or the speech gate heard no speech, or there were no samples: nothing was decoded. */
   noSpeech?: boolean;
   /** Segments the speech gate left out: those of 30-s windows it judged silent. */
   gatedSegments?: number;

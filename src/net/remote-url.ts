@@ -44,15 +44,18 @@ const ipv4Of = (high: number, low: number) => [high >> 8, high & 0xff, low >> 8,
 
 /**
  * The IPv4 address an IPv6 address carries to a translator or tunnel, if any:
- * mapped and translated (::ffff:0:0/96, ::ffff:0:0:0/96), NAT64's well-known
- * prefix (64:ff9b::/96), 6to4 (2002::/16) and Teredo's client (2001::/32,
- * stored inverted). A connection to such an address reaches that IPv4 host
+ * IPv4-compatible (::/96), mapped and translated (::ffff:0:0/96,
+ * ::ffff:0:0:0/96), NAT64's well-known prefix (64:ff9b::/96), 6to4
+ * (2002::/16) and Teredo's client (2001::/32, stored inverted). A connection to such an address reaches that IPv4 host
  * where the network translates, so it is held to the IPv4 host's rules too.
  */
 function embeddedIPv4(address: string): string | null {
   if (isIP(address) !== 6) return null;
-  const v6 = ipaddr.IPv6.parse(address);
+  // A zone ID (fe80::1%eth0.100) names an interface, not another address; ipaddr.js takes fewer zone forms than isIP.
+  const v6 = ipaddr.IPv6.parse(address.replace(/%.*$/, ''));
   const p = v6.parts;
+  // IPv4-compatible (::a.b.c.d, deprecated; what tunnels of old took), but for :: and ::1.
+  if (p.slice(0, 6).every((x) => x === 0) && (p[6] !== 0 || p[7] > 1)) return ipv4Of(p[6], p[7]);
   switch (v6.range()) {
     case 'ipv4Mapped':
     case 'rfc6145':

@@ -198,7 +198,7 @@ export function jobRoutes(v1: Router, s: JobRouteParts): void {
   v1.get('/audio/jobs', async function listJobs(ctx: Context) {
     const key = stateOf(ctx).apiKey!;
     const after = typeof ctx.query.after === 'string' ? ctx.query.after : undefined;
-    const last = after === undefined ? undefined : await store.get(after, key.id);
+    const last = after === undefined ? undefined : await store.position(after, key.id);
     if (after !== undefined && !last) throw badRequest('invalid_value', 'after must be the id of one of this key\'s jobs.', 'after');
     const jobs = await store.list(key.id, PAGE + 1, last);
     ctx.body = { object: 'list', data: jobs.slice(0, PAGE).map(jobView), has_more: jobs.length > PAGE };

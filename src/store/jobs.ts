@@ -41,6 +41,9 @@ export interface Job {
   finishedAt: number | null;
 }
 
+/** A job as a list reads it: without its answer and checkpoint (JobStore.list). */
+export type ListedJob = Job & { result: null; partial: null };
+
 interface Row {
   id: string;
   key_id: string;
@@ -107,13 +110,19 @@ export class JobStore {
    * (`result` and `partial` null): a long recording's answer can be megabytes,
    * and a page of 50 of them would be read into memory for a list.
    */
-  async list(keyId: string | null, limit: number, after?: Pick<Job, 'createdAt' | 'id'>): Promise<Job[]> {
+  async list(keyId: string | null, limit: number, after?: Pick<Job, 'createdAt' | 'id'>): Promise<ListedJob[]> {
     const where = [keyId === null ? null : 'key_id = ?', after === undefined ? null : '(created_at < ? OR (created_at = ? AND id < ?))'].filter(Boolean);
     const params = [...(keyId === null ? [] : [keyId]), ...(after === undefined ? [] : [after.createdAt, after.createdAt, after.id]), limit];
     const columns = `id, key_id, status, form, spool, seconds_total, seconds_done, NULL AS partial, NULL AS result, error, callback_url, callback_state,
       callback_attempts, starts, created_at, started_at, finished_at`;
     const rows = await this.db.all<Row>(`SELECT ${columns} FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ?`, params);
-    return rows.map(toJob);
+    return rows.map((r) => ({ ...toJob(r), result: null, partial: null }));
+  }
+
+  /** Where a job of `keyId` sits in its lists (a page's `after`), without reading the job itself. */
+  async position(id: string, keyId: string): Promise<Pick<Job, 'createdAt' | 'id'> | undefined> {
+    const row = await this.db.get<{ id: string; created_at: number | string }>('SELECT id, created_at FROM jobs WHERE id = ? AND key_id = ?', [id, keyId]);
+    return row && { id: row.id, createdAt: Number(row.created_at) };
   }
 
   /**

@@ -138,6 +138,15 @@ test('a key sees and deletes only its own jobs', async () => {
   const listed = (await (await fetch(`${server.url}/v1/audio/jobs`, { headers: server.auth })).json()).data[0];
   const { result: _result, ...withoutResult } = done;
   assert.deepEqual(listed, withoutResult);
+  // The next page starts after a job of this key; another key's job, or none, is no place to start from.
+  const list = async (auth: Record<string, string>, after: string) => fetch(`${server.url}/v1/audio/jobs?after=${after}`, { headers: auth });
+  const next = (await (await list(server.auth, id)).json()) as { data: { id: string }[] };
+  assert.ok(!next.data.some((j) => j.id === id), 'the page after a job does not hold it');
+  for (const [auth, after] of [[otherAuth, id], [server.auth, 'job_nope']] as const) {
+    const res = await list(auth, after);
+    assert.equal(res.status, 400);
+    assert.equal(((await res.json()) as { error: { code: string; param: string } }).error.param, 'after');
+  }
 });
 
 test('a job waits behind requests, and DELETE cancels it and removes its recording; DELETE of an ended job removes it', async () => {

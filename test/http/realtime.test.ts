@@ -516,6 +516,7 @@ test('server_vad: a key revoked while its turn is heard gets no drafts: invalid_
 });
 
 test('server_vad: a client that leaves while its audio is being heard leaves no error in the log, and the server goes on', async () => {
+  const logged = vadLogs.length;
   for (let round = 0; round < 5; round++) {
     const s = await connect({ on: vadServer });
     await s.next('session.created');
@@ -526,7 +527,9 @@ test('server_vad: a client that leaves while its audio is being heard leaves no 
     await s.closed;
   }
   for (let i = 0; i < 50 && /^stt_realtime_sessions [1-9]/m.test(await scrape(vadServer)); i++) await new Promise((r) => setTimeout(r, 100));
-  const errors = vadLogs.filter((l) => Number(l.level) >= 50);
+  // The last session's Silero call may still be on its way after the session closed: give it time to come back.
+  await new Promise((r) => setTimeout(r, 500));
+  const errors = vadLogs.slice(logged).filter((l) => Number(l.level) >= 50);
   assert.deepEqual(errors, []);
   const s = await connect({ on: vadServer });
   await s.next('session.created');

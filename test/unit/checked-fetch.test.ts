@@ -27,17 +27,20 @@ test('addressProblem: metadata and link-local never; loopback and private networ
 test('addressProblem: an IPv6 address that carries an IPv4 address to a translator or tunnel is held to that IPv4 address too', () => {
   const BOTH = { allowInsecureLoopback: true, allowPrivate: true };
   // 169.254.169.254 as NAT64 (well-known prefix), translated, 6to4 and a Teredo client (inverted).
-  for (const a of ['64:ff9b::a9fe:a9fe', '64:ff9b::169.254.169.254', '::ffff:0:a9fe:a9fe', '2002:a9fe:a9fe::1', '2001:0:4136:e378:8000:63bf:5601:5601']) {
+  for (const a of ['64:ff9b::a9fe:a9fe', '64:ff9b::169.254.169.254', '::ffff:0:a9fe:a9fe', '2002:a9fe:a9fe::1', '2001:0:4136:e378:8000:63bf:5601:5601', '::a9fe:a9fe', '64:ff9b::a9fe:a9fe%br-lan']) {
     assert.match(addressProblem(a, BOTH) ?? '', /metadata/, a);
   }
-  for (const a of ['64:ff9b::7f00:1', '2002:7f00:1::1']) assert.match(addressProblem(a, PUBLIC) ?? '', /loopback/, a);
+  for (const a of ['64:ff9b::7f00:1', '2002:7f00:1::1', '::7f00:1']) assert.match(addressProblem(a, PUBLIC) ?? '', /loopback/, a);
   for (const a of ['64:ff9b::a00:1', '2002:c0a8:101::1', '64:ff9b:1::a00:1', '64:ff9b:1:ffff::1']) {
     assert.match(addressProblem(a, PUBLIC) ?? '', /private network/, a);
     assert.equal(addressProblem(a, { allowInsecureLoopback: false, allowPrivate: true }), null, a);
   }
-  // The same prefixes carrying a public IPv4 address, and a zone ID, stay reachable.
-  for (const a of ['64:ff9b::5db8:d822', '2002:5db8:d822::1', '2001:0:4136:e378:8000:63bf:a247:29dd']) assert.equal(addressProblem(a, PUBLIC), null, a);
-  assert.match(addressProblem('fe80::1%eth0', BOTH) ?? '', /metadata/);
+  // The same prefixes carrying a public IPv4 address stay reachable.
+  for (const a of ['64:ff9b::5db8:d822', '2002:5db8:d822::1', '2001:0:4136:e378:8000:63bf:a247:29dd', '::5db8:d822']) assert.equal(addressProblem(a, PUBLIC), null, a);
+  // Zone IDs, in every form Node's isIP takes (ipaddr.js takes fewer), are checked, not thrown on.
+  for (const a of ['fe80::1%eth0', 'fe80::1%eth0.100', 'fe80::1%br-lan']) assert.match(addressProblem(a, BOTH) ?? '', /metadata/, a);
+  // :: and ::1 are themselves, not IPv4 addresses.
+  assert.match(addressProblem('::1', PUBLIC) ?? '', /loopback/);
 });
 
 /** A resolver answering from a table, counting its calls. */

@@ -211,7 +211,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
   });
 
-  test(`${backend}: a list carries no answers nor checkpoints, and otherwise the jobs as get() reads them`, async () => {
+  test(`${backend}: a list carries no answers nor checkpoints, and otherwise the jobs as get() reads them; a page's position reads only the place`, async () => {
     await withStore(backend, async (store) => {
       await store.create(job('running'));
       await store.claim('replica-1', LEASE);
@@ -219,7 +219,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       await store.create(job('done'));
       await store.claim('replica-1', LEASE);
       assert.equal(await store.finish('done', 'replica-1', '{"text":"all of it"}'), true);
-      for (const listed of await store.list('key-a', 10)) {
+      const list = await store.list('key-a', 10);
+      assert.deepEqual(list.map((j) => j.id).sort(), ['done', 'running']);
+      assert.deepEqual(await store.position('done', 'key-a'), { id: 'done', createdAt: (await store.get('done'))!.createdAt });
+      assert.equal(await store.position('done', 'key-b'), undefined, 'another key\'s job has no place in this key\'s list');
+      for (const listed of list) {
         const full = (await store.get(listed.id))!;
         assert.ok(full.result !== null || full.partial !== null, `${listed.id} has an answer or a checkpoint to leave out`);
         assert.deepEqual(listed, { ...full, result: null, partial: null }, listed.id);
