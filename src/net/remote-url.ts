@@ -54,7 +54,8 @@ function embeddedIPv4(address: string): string | null {
   // A zone ID (fe80::1%eth0.100) names an interface, not another address; ipaddr.js takes fewer zone forms than isIP.
   const v6 = ipaddr.IPv6.parse(address.replace(/%.*$/, ''));
   const p = v6.parts;
-  // IPv4-compatible (::a.b.c.d, deprecated; what tunnels of old took), but for :: and ::1.
+  // IPv4-compatible (::a9fe:a9fe, deprecated; what tunnels of old took), but for :: and ::1.
+  // ipaddr.js reads the dotted form ::a.b.c.d as mapped, which the switch below takes.
   if (p.slice(0, 6).every((x) => x === 0) && (p[6] !== 0 || p[7] > 1)) return ipv4Of(p[6], p[7]);
   switch (v6.range()) {
     case 'ipv4Mapped':

@@ -22,7 +22,7 @@ import { parseSessionUpdate, SESSION_UPDATE } from './session-update';
 import { HeldAudio } from './held-audio';
 import { AgreedWords } from './agreed-words';
 import { languageCode } from '../../stt/languages';
-import { ServerVad, type VadEdge } from './server-vad';
+import { ServerVad } from './server-vad';
 import { SERVER_VAD_DEFAULTS, type ServerVadSettings } from './turn-detector';
 import {
   cleared, committed, errorEvent, itemCreated, newId, sessionEvent, speechStarted, speechStopped, transcriptCompleted, transcriptDelta, transcriptFailed,
@@ -395,17 +395,12 @@ export class RealtimeSession {
     this.held.append(pcm);
     const vad = this.vad;
     if (!vad) return null;
-    let edges: VadEdge[];
-    try {
-      edges = await vad.hear(pcm);
-    } catch (err) {
-      // Freed while it listened (the session closed, or another listener set): no failure, nobody to tell.
-      if (this.closed || this.vad !== vad) return null;
-      throw err;
-    }
-    // Closed, or another listener set, while Silero listened: these edges are no one's now.
+    const heard = await vad.hear(pcm).then((edges) => ({ edges }), (err: unknown) => ({ err }));
+    // Closed, or another listener set, while Silero listened: its edges are no one's now, and its failure
+    // (it was freed while it listened) is no failure: there is nobody to tell.
     if (this.closed || this.vad !== vad) return null;
-    for (const edge of edges) {
+    if ('err' in heard) throw heard.err;
+    for (const edge of heard.edges) {
       if (edge.type === 'started') {
         this.startHearing(Math.max(this.held.start, edge.at - paddingSamples(vad.settings.prefix_padding_ms)));
       } else if (this.speech) {

@@ -376,7 +376,7 @@ export class LocalEngine {
 
   /** Waits for running and queued jobs, then frees the model. */
   async close(): Promise<void> {
-    this.loadsRefused = true;
+    this.refuseLoads();
     await this.opts.scheduler.idle();
     this.deactivate();
     // Shutting down on purpose during a load is no crash; the load's own
