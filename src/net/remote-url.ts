@@ -37,9 +37,6 @@ function addressFamily(address: string): 'ipv4' | 'ipv6' | null {
   return v === 4 ? 'ipv4' : v === 6 ? 'ipv6' : null;
 }
 
-/** An IPv4 address written as IPv6 (::ffff:a.b.c.d) is checked as the IPv4 address it is. */
-const unmapped = (address: string) => address.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, '$1');
-
 const ipv4Of = (high: number, low: number) => [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
 
 /**
@@ -73,11 +70,10 @@ function embeddedIPv4(address: string): string | null {
 }
 
 export function isForbiddenAddress(address: string): boolean {
-  const a = unmapped(address);
-  const family = addressFamily(a);
+  const family = addressFamily(address);
   if (family === null) return false;
-  const v4 = embeddedIPv4(a);
-  return forbidden.check(a, family) || (v4 !== null && forbidden.check(v4, 'ipv4'));
+  const v4 = embeddedIPv4(address);
+  return forbidden.check(address, family) || (v4 !== null && forbidden.check(v4, 'ipv4'));
 }
 
 /** Which addresses beyond the public internet the server may connect to. */
@@ -90,11 +86,11 @@ export interface AddressRules {
 
 /** Null when the server may connect to the IP address `address`, otherwise why not. */
 export function addressProblem(address: string, rules: AddressRules): string | null {
-  const a = unmapped(address);
-  const family = addressFamily(a);
+  const family = addressFamily(address);
   if (family === null) return null;
-  const v4 = embeddedIPv4(a);
-  return ownProblem(a, family, rules) ?? (v4 === null ? null : ownProblem(v4, 'ipv4', rules));
+  // A mapped address (::ffff:a.b.c.d) meets no IPv6 rule and is held to its IPv4 address's.
+  const v4 = embeddedIPv4(address);
+  return ownProblem(address, family, rules) ?? (v4 === null ? null : ownProblem(v4, 'ipv4', rules));
 }
 
 function ownProblem(a: string, family: 'ipv4' | 'ipv6', rules: AddressRules): string | null {
@@ -143,5 +139,5 @@ export function checkRemoteUrlWithRules(raw: string, rules: AddressRules): strin
   const problem = checkRemoteUrl(raw, rules.allowInsecureLoopback);
   if (problem) return problem;
   const host = bareHost(new URL(raw));
-  return addressFamily(unmapped(host)) ? addressProblem(host, rules) : null;
+  return addressFamily(host) ? addressProblem(host, rules) : null;
 }
