@@ -367,23 +367,7 @@ set(STT_FA_PREFETCH_KEYS 8)
 # does, so every finite value and infinity converts to the same bits
 # (test/native/f16c_conversions.cpp, ties and the overflow edge included;
 # a NaN stays a NaN). Could go upstream (define GGML_CPU_FP32_TO_FP16 for F16C).
-# 26. fa-head-keys (ops.cpp's tiled flash attention, and ggml-cpu.c's
-# scratch for it): the tiled path converted a head's f16 keys (packed
-# transposed, a tile at a time) and values to f32 again for every tile of
-# 128 queries, 12 times per head at 1,500 positions. perf on whisper-cli put
-# the value conversion at 2.0 % of the encoder's samples on the AVX2 EPYC and
-# the key packing at about 1.5 %. Here each tile of keys has its own slot in
-# the thread's scratch (sized for the head's keys), filled on the chunk's
-# first tile of queries for that head and read by the tiles after it; with a
-# mask, which can skip keys for one tile that the next needs, every tile
-# converts as before. The products read the same f32 values (conversion from
-# f16 is exact), so every output is bit for bit the same
-# (test/native/fa_tiles.cpp compares one thread, whose one chunk runs both
-# heads, with two, and against a double-precision attention). The padding
-# past a head's last key is zeros, as upstream's first tile's. Could go
-# upstream.
-
-set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch,q0-row-panels,fa-rows-avx2,detect-encode-reuse,q0-row-panels-avx512,beam-finished-hypotheses,f16c-conversions,fa-head-keys")
+set(STT_WHISPER_PATCH_ID "clear-padded-kv-caches,yielding-barrier,beam-top-k,shared-q0-tiles,q0-one-pass,fa-wide-tiles,resume-point,fresh-sampling-seed,fa-rows,fa-tile-loops,gelu-vector-table,dft-twiddles,fa-tile-gemm,lazy-probs,q0-offset-dot,q0-prefetch-rows,fa-fixed-key-chunks,decoder-threads,fa-row-prefetch,q0-row-panels,fa-rows-avx2,detect-encode-reuse,q0-row-panels-avx512,beam-finished-hypotheses,f16c-conversions")
 
 # Patches too long to keep in this file (read where they are inserted).
 set(STT_PATCHES_DIR "${CMAKE_CURRENT_LIST_DIR}/patches")
@@ -466,13 +450,6 @@ function(stt_patch_ggml_cpu whisper_dir out_file)
   stt_patch_replace(text
     "size_t prefill  = sizeof(float)*(GGML_FA_TILE_Q*DK + 2*GGML_FA_TILE_Q*GGML_FA_TILE_KV + GGML_FA_TILE_Q*DV + GGML_FA_TILE_KV*DV + GGML_FA_TILE_KV*DK)*n_tasks;"
     "size_t prefill  = sizeof(float)*(${STT_FA_TILE_Q}*DK + 2*${STT_FA_TILE_Q}*GGML_FA_TILE_KV + ${STT_FA_TILE_Q}*DV + GGML_FA_TILE_KV*DV + GGML_FA_TILE_KV*DK)*n_tasks; // stt-gateway (cmake/whisper-patches.cmake, fa-wide-tiles)")
-  # fa-head-keys: room for a head's keys and values, not one tile's.
-  stt_patch_replace(text
-    " + GGML_FA_TILE_KV*DV + GGML_FA_TILE_KV*DK)*n_tasks; // stt-gateway (cmake/whisper-patches.cmake, fa-wide-tiles)"
-    " + stt_keys_padded*(DV + DK))*n_tasks; // stt-gateway (cmake/whisper-patches.cmake, fa-wide-tiles, fa-head-keys)")
-  stt_patch_insert(text
-    "                        // Tiled flash attention scratch (tile sizes defined in common.h)\n"
-    "                        // stt-gateway (cmake/whisper-patches.cmake, fa-head-keys): a head's keys, in whole tiles\n                        const int64_t stt_keys_padded = (node->src[1]->ne[1] + GGML_FA_TILE_KV - 1)/GGML_FA_TILE_KV*GGML_FA_TILE_KV;\n")
   stt_write_if_changed("${out_file}" "${text}")
 endfunction()
 
@@ -563,44 +540,6 @@ function(stt_patch_ops whisper_dir out_file)
   stt_patch_replace(text
     "                        for (int i01 = ir0; i01 < ir1; i01++) {\n                            const src_t * src0_ptr = (src_t *) ((char *) src0->data + i01*nb01 + i02*nb02 + i03*nb03);\n                            for (int i00 = 0; i00 < ne00; i00++) {\n"
     "                        for (int i01 = ir0; i01 < ir1; i01++) {\n                            const src_t * src0_ptr = (src_t *) ((char *) src0->data + i01*nb01 + i02*nb02 + i03*nb03);\n                            // stt-gateway (cmake/whisper-patches.cmake, f16c-conversions): the row at once\n                            if (stt_convert_row(src0_ptr, dst_ptr + id, ne00)) {\n                                id += ne00;\n                                continue;\n                            }\n                            for (int i00 = 0; i00 < ne00; i00++) {\n")
-  # fa-head-keys: a head's keys and values converted once per chunk, not once per tile of queries.
-  stt_patch_insert(text
-    "    int ir = ir0;\n    while (ir < ir1) {\n"
-    [=[    // stt-gateway (cmake/whisper-patches.cmake, fa-head-keys): the scratch holds a head's keys and values
-    const int64_t stt_keys_padded = (nek1 + KV_TILE_SZ - 1) / KV_TILE_SZ * KV_TILE_SZ;
-    int64_t stt_converted_head = -1;  // the head whose keys and values K_head and V_head hold
-]=])
-  stt_patch_replace(text
-    " + Q_TILE_SZ*DV + KV_TILE_SZ*DV + KV_TILE_SZ*DK + CACHE_LINE_SIZE_F32);\n"
-    " + Q_TILE_SZ*DV + stt_keys_padded*(DV + DK) + CACHE_LINE_SIZE_F32); // stt-gateway (fa-head-keys)\n")
-  stt_patch_replace(text
-    "        float * V32    = VKQ32 + Q_TILE_SZ * DV;\n        float * K_f32  = V32 + KV_TILE_SZ * DV;\n"
-    "        float * V_head = VKQ32 + Q_TILE_SZ * DV;        // stt-gateway (fa-head-keys): [key][dv]\n        float * K_head = V_head + stt_keys_padded * DV;  // per tile of keys: [dk][key in the tile]\n")
-  stt_patch_replace(text
-    "        memset(K_f32, 0, DK * KV_TILE_SZ * sizeof(float));\n        memset(V32,   0, KV_TILE_SZ * DV * sizeof(float));\n"
-    [=[        // stt-gateway (cmake/whisper-patches.cmake, fa-head-keys): the chunk's first tile of queries in a head
-        // converts its keys and values, the tiles after it read them. A mask can skip keys for one tile that
-        // the next needs: then each tile converts, as upstream.
-        const int64_t stt_head = ik2 + ik3 * nek2;
-        const bool stt_convert = mask != nullptr || stt_head != stt_converted_head;
-        stt_converted_head = mask != nullptr ? -1 : stt_head;
-]=])
-  stt_patch_insert(text
-    "            // skip the tile entirely if all the masks are -inf\n"
-    "            float * K_f32 = K_head + ic * DK;  // stt-gateway (fa-head-keys): this tile's slots\n            float * V32   = V_head + ic * DV;\n\n")
-  stt_patch_replace(text
-    "            const int tk_packed = kv_type == GGML_TYPE_F16 ? stt_fa_pack_keys("
-    "            const int tk_packed = !stt_convert ? kv_tile : kv_type == GGML_TYPE_F16 ? stt_fa_pack_keys(")
-  stt_patch_insert(text
-    "            memset(KQ, 0, Q_TILE_SZ * KV_TILE_SZ * sizeof(float));\n"
-    [=[            if (stt_convert && kv_tile < KV_TILE_SZ) {  // stt-gateway (fa-head-keys): the padding is zeros, as upstream's first tile's
-                for (int64_t dk = 0; dk < DK; dk++) memset(K_f32 + dk * KV_TILE_SZ + kv_tile, 0, (KV_TILE_SZ - kv_tile) * sizeof(float));
-                memset(V32 + kv_tile * DV, 0, (KV_TILE_SZ - kv_tile) * DV * sizeof(float));
-            }
-]=])
-  stt_patch_replace(text
-    "            for (int tk = 0; tk < kv_tile; tk++) {\n                const char * v_data = "
-    "            for (int tk = 0; stt_convert && tk < kv_tile; tk++) {  // stt-gateway (fa-head-keys)\n                const char * v_data = ")
   string(REPLACE "@STT_FA_KEY_CHUNKS@" "${STT_FA_KEY_CHUNKS}" text "${text}")
   string(REPLACE "@STT_FA_PREFETCH_KEYS@" "${STT_FA_PREFETCH_KEYS}" text "${text}")
   stt_write_if_changed("${out_file}" "${text}")
