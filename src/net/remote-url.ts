@@ -88,7 +88,8 @@ export interface AddressRules {
 export function addressProblem(address: string, rules: AddressRules): string | null {
   const family = addressFamily(address);
   if (family === null) return null;
-  // A mapped address (::ffff:a.b.c.d) meets no IPv6 rule and is held to its IPv4 address's.
+  // A mapped address (::ffff:a.b.c.d) meets no IPv6 rule of ours; Node's BlockList already checks it against
+  // the IPv4 rules, and embeddedIPv4() holds it (and the other forms) to them whatever Node does.
   const v4 = embeddedIPv4(address);
   return ownProblem(address, family, rules) ?? (v4 === null ? null : ownProblem(v4, 'ipv4', rules));
 }

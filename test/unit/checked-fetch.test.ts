@@ -9,15 +9,15 @@ import { checkedLookup, RefusedAddressError, type Resolve } from '../../src/net/
 const PUBLIC = { allowInsecureLoopback: false, allowPrivate: false };
 
 test('addressProblem: metadata and link-local never; loopback and private networks only when the host allows them', () => {
-  for (const a of ['169.254.169.254', '::ffff:169.254.169.254', 'fe80::1', 'fd00:ec2::254', '0.0.0.0']) {
+  for (const a of ['169.254.169.254', '::ffff:169.254.169.254', '::ffff:a9fe:a9fe', '::169.254.169.254', 'fe80::1', 'fd00:ec2::254', '0.0.0.0', '::ffff:0.0.0.0']) {
     assert.match(addressProblem(a, { allowInsecureLoopback: true, allowPrivate: true }) ?? '', /metadata/, a);
   }
-  for (const a of ['127.0.0.1', '::1', '::ffff:127.0.0.2']) {
+  for (const a of ['127.0.0.1', '::1', '::ffff:127.0.0.2', '::ffff:7f00:2']) {
     assert.match(addressProblem(a, PUBLIC) ?? '', /loopback/, a);
     assert.equal(addressProblem(a, { allowInsecureLoopback: true, allowPrivate: false }), null, a);
     assert.equal(addressProblem(a, { allowInsecureLoopback: false, allowPrivate: true }), null, a);
   }
-  for (const a of ['10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.0.10', '100.64.0.1', 'fd12::1', '::ffff:10.0.0.1']) {
+  for (const a of ['10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.0.10', '100.64.0.1', 'fd12::1', '::ffff:10.0.0.1', '::ffff:a00:1']) {
     assert.match(addressProblem(a, { allowInsecureLoopback: true, allowPrivate: false }) ?? '', /private network/, a);
     assert.equal(addressProblem(a, { allowInsecureLoopback: false, allowPrivate: true }), null, a);
   }
